@@ -1,0 +1,266 @@
+// Package config is the one place that lists every session option, with
+// its default and meaning. SET and RESET check keys and values against
+// it, `SET;` lists it, and the options reference in docs/ is generated
+// from it (go run ./cmd/streamsql options). Option names are Flink's
+// wherever Flink has one.
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the type of an option's value.
+type Kind uint8
+
+// Option value kinds.
+const (
+	String Kind = iota
+	Int
+	Bool
+	Duration
+	Enum
+)
+
+// Def documents one option.
+type Def struct {
+	Key         string
+	Kind        Kind
+	Default     string
+	Enum        []string // allowed values of an Enum
+	Description string
+}
+
+// Defs is every session option.
+var Defs = []Def{
+	{Key: "parallelism.default", Kind: Int, Default: "1", Description: "Number of parallel subtasks of each operator that is not fixed by its connector."},
+	{Key: "pipeline.name", Kind: String, Default: "", Description: "Name of the jobs the session submits; defaults to a name derived from the statement."},
+	{Key: "pipeline.max-parallelism", Kind: Int, Default: "128", Description: "Number of key groups keyed state is split into; the upper bound of parallelism."},
+	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Idle keyed state older than this may be dropped; 0 keeps state forever."},
+	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update."},
+	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "A source partition without data for this long stops holding back the watermark; 0 disables."},
+	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often periodic watermarks are emitted."},
+	{Key: "execution.runtime-mode", Kind: Enum, Default: "streaming", Enum: []string{"streaming"}, Description: "Only streaming execution is supported; bounded inputs simply end."},
+	{Key: "execution.checkpointing.interval", Kind: Duration, Default: "0 ms", Description: "Interval between checkpoints; 0 disables checkpointing."},
+	{Key: "execution.checkpointing.timeout", Kind: Duration, Default: "10 min", Description: "A checkpoint not complete after this long is aborted."},
+	{Key: "execution.checkpointing.min-pause", Kind: Duration, Default: "0 ms", Description: "Minimum time between the end of one checkpoint and the start of the next."},
+	{Key: "state.checkpoints.dir", Kind: String, Default: "", Description: "Directory under which each job keeps its checkpoints, in a folder named after the job."},
+	{Key: "state.checkpoints.num-retained", Kind: Int, Default: "3", Description: "Completed checkpoints kept per job."},
+	{Key: "execution.savepoint.path", Kind: String, Default: "", Description: "Savepoint to restore the next submitted job from."},
+	{Key: "sql-client.execution.result-mode", Kind: Enum, Default: "tableau", Enum: []string{"tableau", "changelog", "table"}, Description: "How the client shows query results."},
+	{Key: "table.display.max-column-width", Kind: Int, Default: "30", Description: "Widest column the client prints before truncating."},
+}
+
+// Lookup returns the definition of key.
+func Lookup(key string) (Def, bool) {
+	for _, d := range Defs {
+		if d.Key == key {
+			return d, true
+		}
+	}
+	return Def{}, false
+}
+
+// Config is a session's option values.
+type Config struct {
+	set map[string]string
+}
+
+// New returns a Config with every option at its default.
+func New() *Config { return &Config{set: map[string]string{}} }
+
+// Clone copies c.
+func (c *Config) Clone() *Config {
+	n := New()
+	for k, v := range c.set {
+		n.set[k] = v
+	}
+	return n
+}
+
+// Set checks and sets one option.
+func (c *Config) Set(key, value string) error {
+	d, ok := Lookup(key)
+	if !ok {
+		return fmt.Errorf("unknown option '%s'%s", key, suggest(key))
+	}
+	if err := d.check(value); err != nil {
+		return fmt.Errorf("option '%s': %w", key, err)
+	}
+	c.set[key] = value
+	return nil
+}
+
+// Reset restores key to its default, or every option when key is "".
+func (c *Config) Reset(key string) error {
+	if key == "" {
+		c.set = map[string]string{}
+		return nil
+	}
+	if _, ok := Lookup(key); !ok {
+		return fmt.Errorf("unknown option '%s'%s", key, suggest(key))
+	}
+	delete(c.set, key)
+	return nil
+}
+
+// Get returns the value of key, or its default.
+func (c *Config) Get(key string) string {
+	if v, ok := c.set[key]; ok {
+		return v
+	}
+	d, ok := Lookup(key)
+	if !ok {
+		panic("config: unknown option " + key) // a programming error
+	}
+	return d.Default
+}
+
+// Int returns an Int option.
+func (c *Config) Int(key string) int {
+	n, _ := strconv.Atoi(c.Get(key)) // checked by Set
+	return n
+}
+
+// Bool returns a Bool option.
+func (c *Config) Bool(key string) bool { return c.Get(key) == "true" }
+
+// Duration returns a Duration option.
+func (c *Config) Duration(key string) time.Duration {
+	d, _ := ParseDuration(c.Get(key)) // checked by Set
+	return d
+}
+
+// Entries lists every option with its current value, sorted by key, and
+// whether it was set in this session.
+func (c *Config) Entries() [][3]string {
+	var out [][3]string
+	for _, d := range Defs {
+		v, set := c.set[d.Key]
+		if !set {
+			v = d.Default
+		}
+		mark := ""
+		if set {
+			mark = "set"
+		}
+		out = append(out, [3]string{d.Key, v, mark})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func (d Def) check(v string) error {
+	switch d.Kind {
+	case Int:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("'%s' is not a non-negative integer", v)
+		}
+		if d.Key == "parallelism.default" && (n < 1 || n > 128) {
+			return fmt.Errorf("parallelism must be between 1 and 128, got %d", n)
+		}
+	case Bool:
+		if v != "true" && v != "false" {
+			return fmt.Errorf("'%s' is not true or false", v)
+		}
+	case Duration:
+		if _, err := ParseDuration(v); err != nil {
+			return err
+		}
+	case Enum:
+		for _, e := range d.Enum {
+			if v == e {
+				return nil
+			}
+		}
+		return fmt.Errorf("'%s' is not one of %s", v, strings.Join(d.Enum, ", "))
+	}
+	return nil
+}
+
+// ParseDuration reads durations the way Flink writes them: "10 s",
+// "500 ms", "1 min", "2 h", "1 d", a bare number of milliseconds, or Go's
+// form ("1m30s").
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	if d, err := time.ParseDuration(t); err == nil && d >= 0 {
+		return d, nil
+	}
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("'%s' is not a duration (e.g. '10 s', '500 ms', '1 min')", s)
+	}
+	unit := strings.ToLower(strings.TrimSpace(t[i:]))
+	var m time.Duration
+	switch unit {
+	case "", "ms", "milli", "millis", "millisecond", "milliseconds":
+		m = time.Millisecond
+	case "s", "sec", "secs", "second", "seconds":
+		m = time.Second
+	case "min", "mins", "minute", "minutes", "m":
+		m = time.Minute
+	case "h", "hour", "hours":
+		m = time.Hour
+	case "d", "day", "days":
+		m = 24 * time.Hour
+	default:
+		return 0, fmt.Errorf("'%s' is not a duration (e.g. '10 s', '500 ms', '1 min')", s)
+	}
+	return time.Duration(n * float64(m)), nil
+}
+
+func suggest(key string) string {
+	best, bestD := "", 4
+	for _, d := range Defs {
+		if dd := distance(key, d.Key); dd < bestD {
+			best, bestD = d.Key, dd
+		}
+	}
+	if best == "" {
+		return "; SET; lists every option"
+	}
+	return fmt.Sprintf("; did you mean '%s'?", best)
+}
+
+// distance is the Levenshtein distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Markdown renders the options reference.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("# Session options\n\nGenerated by `streamsql options` from config/config.go. Set with `SET 'key' = 'value';`.\n\n| Key | Default | Meaning |\n|---|---|---|\n")
+	for _, d := range Defs {
+		def := d.Default
+		if def == "" {
+			def = "(none)"
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", d.Key, def, d.Description)
+	}
+	return b.String()
+}

@@ -1,0 +1,9 @@
+// Package all links every built-in connector into the binary.
+package all
+
+import (
+	_ "github.com/streamsql/streamsql/connectors/blackhole" // registers "blackhole"
+	_ "github.com/streamsql/streamsql/connectors/datagen"   // registers "datagen"
+	_ "github.com/streamsql/streamsql/connectors/print"     // registers "print"
+	_ "github.com/streamsql/streamsql/connectors/values"    // registers "values"
+)

@@ -1,0 +1,233 @@
+// Package connectors owns the contract between the engine and external
+// systems: connectors register themselves by name ('connector' = '...'),
+// declare their options, and create sources and sinks for a table.
+//
+// The contract is deliberately small. A source connector produces a
+// ScanSource, which tells the planner its changelog mode and creates one
+// dataflow.Source per subtask; a sink connector produces a TableSink,
+// which tells the planner which encoding it writes and creates one
+// dataflow.Operator per subtask. Extra abilities (checkpointable
+// positions, two-phase commit, lookups) are optional interfaces found by
+// type assertion, as database/sql/driver does, so that adding one never
+// breaks an existing connector.
+//
+// Each connector lives in its own folder (connectors/values,
+// connectors/datagen, ...) and registers itself from an init function;
+// importing connectors/all links every built-in connector.
+package connectors
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Column is one column of a table.
+type Column struct {
+	Name string
+	Type types.Type
+}
+
+// Table is what a connector sees of a catalog table.
+type Table struct {
+	Name       string
+	Columns    []Column
+	PrimaryKey []int // column indexes; nil if none
+	// Options are the table's WITH options, 'connector' included.
+	Options map[string]string
+	// HasWatermark is set when the table declares a WATERMARK; sources
+	// that can should then emit fine-grained chunks (see values).
+	HasWatermark bool
+}
+
+// Types returns the column types.
+func (t *Table) Types() []types.Type {
+	ts := make([]types.Type, len(t.Columns))
+	for i, c := range t.Columns {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+// Env is the engine-side environment connectors may use.
+type Env struct {
+	// Stdout is where print sinks write.
+	Stdout io.Writer
+	// Session holds session-scoped objects such as the rows of values
+	// tables. It outlives jobs.
+	Session *dataflow.Shared
+}
+
+// OptionDef documents one connector option.
+type OptionDef struct {
+	Key         string
+	Default     string // "" when there is none
+	Required    bool
+	Description string
+	// Prefix marks a family of keys, e.g. "fields.#.kind" where # stands
+	// for a column name.
+	Prefix bool
+}
+
+// Connector is the common part of every connector.
+type Connector interface {
+	// Name is the value of the 'connector' option.
+	Name() string
+	// Options lists every option the connector accepts.
+	Options() []OptionDef
+}
+
+// SourceConnector can read a table.
+type SourceConnector interface {
+	Connector
+	// NewScan validates t's options and returns the table's source.
+	NewScan(t *Table, env *Env) (ScanSource, error)
+}
+
+// ScanSource is a table read as a stream.
+type ScanSource interface {
+	// ChangelogMode is the kinds of rows the source produces.
+	ChangelogMode() dyntable.ChangelogMode
+	// Parallelism is the fixed number of subtasks, or 0 to follow the
+	// job's default.
+	Parallelism() int
+	// Bounded reports whether the source ends by itself.
+	Bounded() bool
+	// Create makes the source of one subtask.
+	Create(subtask, parallelism int) (dataflow.Source, error)
+}
+
+// SinkConnector can write a table.
+type SinkConnector interface {
+	Connector
+	// NewSink validates t's options and returns the table's sink.
+	NewSink(t *Table, env *Env) (TableSink, error)
+}
+
+// TableSink is a table written from a changelog.
+type TableSink interface {
+	// Encoding is how the sink writes; the planner rejects a query whose
+	// changelog mode the encoding cannot take.
+	Encoding() dyntable.SinkEncoding
+	// Parallelism is the fixed number of subtasks, or 0 to follow the
+	// job's default.
+	Parallelism() int
+	// Create makes the sink operator of one subtask. Its input rows have
+	// the table's columns, in order.
+	Create(subtask, parallelism int) (dataflow.Operator, error)
+}
+
+// ValuesInserter is an optional interface of ScanSources whose rows can
+// be added with INSERT INTO t VALUES (the values connector).
+type ValuesInserter interface {
+	// ValuesColumns are the types each VALUES tuple must have.
+	ValuesColumns() []types.Type
+	// InsertValues appends rows, already cast to ValuesColumns.
+	InsertValues(rows []types.Row) error
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]Connector{}
+)
+
+// Register makes a connector available under its name. It panics on a
+// duplicate, which is a programming error at init time.
+func Register(c Connector) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[c.Name()]; dup {
+		panic("connectors: duplicate connector " + c.Name())
+	}
+	registry[c.Name()] = c
+}
+
+// Lookup returns the named connector.
+func Lookup(name string) (Connector, error) {
+	mu.RLock()
+	defer mu.RUnlock()
+	c, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown connector '%s'; available: %s", name, strings.Join(namesLocked(), ", "))
+	}
+	return c, nil
+}
+
+// Names lists the registered connectors, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var ns []string
+	for n := range registry {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// CheckOptions rejects options the connector does not declare and
+// reports missing required ones, naming them as Flink does.
+func CheckOptions(c Connector, opts map[string]string) error {
+	defs := c.Options()
+	var unknown []string
+	for k := range opts {
+		if k == "connector" {
+			continue
+		}
+		if !optionKnown(defs, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	if len(unknown) > 0 {
+		var known []string
+		for _, d := range defs {
+			known = append(known, d.Key)
+		}
+		return fmt.Errorf("unsupported option(s) for connector '%s': %s (supported: %s)",
+			c.Name(), strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	for _, d := range defs {
+		if d.Required && !d.Prefix {
+			if _, ok := opts[d.Key]; !ok {
+				return fmt.Errorf("connector '%s' requires option '%s' (%s)", c.Name(), d.Key, d.Description)
+			}
+		}
+	}
+	return nil
+}
+
+func optionKnown(defs []OptionDef, k string) bool {
+	for _, d := range defs {
+		if !d.Prefix {
+			if d.Key == k {
+				return true
+			}
+			continue
+		}
+		// "fields.#.kind" matches "fields.<anything>.kind".
+		pre, post, _ := strings.Cut(d.Key, "#")
+		if strings.HasPrefix(k, pre) && strings.HasSuffix(k, post) && len(k) > len(pre)+len(post) {
+			return true
+		}
+	}
+	return false
+}
+
+// Option returns opts[key] or the default.
+func Option(opts map[string]string, key, def string) string {
+	if v, ok := opts[key]; ok {
+		return v
+	}
+	return def
+}

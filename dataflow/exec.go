@@ -1,0 +1,503 @@
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// MaxParallelism is the number of key groups: a row's key hashes to a key
+// group, and each subtask owns a contiguous range of key groups, as in
+// Flink. Keeping it fixed lets state be re-split when parallelism changes.
+const MaxParallelism = 128
+
+// KeyGroupToSubtask maps a key group to the subtask that owns it.
+func KeyGroupToSubtask(kg, parallelism int) int { return kg * parallelism / MaxParallelism }
+
+// Options configure a job run.
+type Options struct {
+	JobName string
+	// NewStore creates the state namespace of one operator subtask; nil
+	// means in-memory state.
+	NewStore func(node *Node, subtask int) state.Store
+	Log      *slog.Logger
+	// ChannelSize is the capacity, in elements, of each task's inbox.
+	ChannelSize int
+}
+
+// NodeMetrics are a node's counters, summed over its subtasks.
+type NodeMetrics struct {
+	ID         int
+	Name       string
+	RecordsIn  int64
+	RecordsOut int64
+	Watermark  int64 // the lowest current watermark among its subtasks
+}
+
+// Job is a running graph.
+type Job struct {
+	g       *Graph
+	opts    Options
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	wg      sync.WaitGroup
+	errOnce sync.Once
+	err     error
+	done    chan struct{}
+	metrics []*nodeCounters
+}
+
+type nodeCounters struct {
+	in, out atomic.Int64
+	wm      []atomic.Int64 // per subtask
+}
+
+// envelope is what travels on a task's inbox.
+type envelope struct {
+	node   int // target node id
+	input  int
+	sender int
+	elem   Element
+}
+
+type task struct {
+	inbox chan envelope
+	nodes map[int]*nodeRuntime
+	live  int // nodes not yet finished
+}
+
+// Start validates g and starts running it. The job stops when every
+// node has finished, on the first error, or when ctx is cancelled.
+func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.ChannelSize <= 0 {
+		opts.ChannelSize = 64
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.NewStore == nil {
+		opts.NewStore = func(n *Node, subtask int) state.Store {
+			return state.NewMemoryStore(fmt.Sprintf("%d-%s/%d", n.ID, n.Name, subtask))
+		}
+	}
+	j := &Job{g: g, opts: opts, done: make(chan struct{})}
+	j.ctx, j.cancel = context.WithCancelCause(ctx)
+	j.metrics = make([]*nodeCounters, len(g.Nodes))
+	for i, n := range g.Nodes {
+		j.metrics[i] = &nodeCounters{wm: make([]atomic.Int64, n.Parallelism)}
+		for s := range j.metrics[i].wm {
+			j.metrics[i].wm[s].Store(MinWatermark)
+		}
+	}
+	if err := j.build(); err != nil {
+		j.cancel(err)
+		return nil, err
+	}
+	go func() {
+		j.wg.Wait()
+		close(j.done)
+	}()
+	return j, nil
+}
+
+// Wait blocks until the job has stopped and returns its first error, or
+// nil when every node finished.
+func (j *Job) Wait() error {
+	<-j.done
+	return j.err
+}
+
+// Done is closed when the job has stopped.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Cancel stops the job; Wait then returns context.Canceled.
+func (j *Job) Cancel() { j.fail(context.Canceled) }
+
+// Metrics returns the current counters of every node.
+func (j *Job) Metrics() []NodeMetrics {
+	out := make([]NodeMetrics, len(j.g.Nodes))
+	for i, n := range j.g.Nodes {
+		c := j.metrics[i]
+		wm := int64(MaxWatermark)
+		for s := range c.wm {
+			wm = min(wm, c.wm[s].Load())
+		}
+		out[i] = NodeMetrics{ID: n.ID, Name: n.Name, RecordsIn: c.in.Load(), RecordsOut: c.out.Load(), Watermark: wm}
+	}
+	return out
+}
+
+func (j *Job) fail(err error) {
+	j.errOnce.Do(func() {
+		j.err = err
+		j.cancel(err)
+	})
+}
+
+// isLocal reports whether edge e into n chains n with e.From in one task.
+func isLocal(e Edge, n *Node) bool {
+	if e.From.NewSource != nil {
+		return false
+	}
+	return e.Partition == Forward || (e.From.Parallelism == 1 && n.Parallelism == 1)
+}
+
+// build wires tasks and starts their goroutines.
+func (j *Job) build() error {
+	g := j.g
+	// Fragments: union-find over local edges between operator nodes.
+	parent := make([]int, len(g.Nodes))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, n := range g.Nodes {
+		for _, e := range n.Inputs {
+			if isLocal(e, n) {
+				parent[find(n.ID)] = find(e.From.ID)
+			}
+		}
+	}
+	// tasks[fragmentRoot][subtask]
+	tasks := map[int][]*task{}
+	taskOf := func(nodeID, subtask int) *task { return tasks[find(nodeID)][subtask] }
+	for _, n := range g.Nodes {
+		if n.NewSource != nil {
+			continue
+		}
+		r := find(n.ID)
+		if tasks[r] == nil {
+			ts := make([]*task, n.Parallelism)
+			for s := range ts {
+				ts[s] = &task{inbox: make(chan envelope, j.opts.ChannelSize), nodes: map[int]*nodeRuntime{}}
+			}
+			tasks[r] = ts
+		}
+	}
+	shared := NewShared()
+	// consumers[node] lists (consumer node, input index).
+	type consumer struct {
+		node  *Node
+		input int
+	}
+	consumers := make([][]consumer, len(g.Nodes))
+	for _, n := range g.Nodes {
+		for i, e := range n.Inputs {
+			consumers[e.From.ID] = append(consumers[e.From.ID], consumer{n, i})
+		}
+	}
+	// Create node runtimes (operators) for every subtask.
+	var opened []*nodeRuntime
+	closeAll := func() {
+		for _, nr := range opened {
+			_ = nr.op.Close()
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.NewSource != nil {
+			continue
+		}
+		for s := 0; s < n.Parallelism; s++ {
+			op, err := n.NewOperator(s)
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			nr := &nodeRuntime{job: j, node: n, subtask: s, op: op, counters: j.metrics[n.ID], wm: MinWatermark, outWm: MinWatermark}
+			nr.inputs = make([]inputState, len(n.Inputs))
+			for i, e := range n.Inputs {
+				senders := 1
+				if !isLocal(e, n) && e.Partition != Forward {
+					senders = e.From.Parallelism
+				}
+				nr.inputs[i] = newInputState(senders)
+				nr.totalSenders += senders
+			}
+			ctx := &OpContext{JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
+				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
+				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
+			if err := op.Open(ctx); err != nil {
+				_ = op.Close()
+				closeAll()
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			opened = append(opened, nr)
+			t := taskOf(n.ID, s)
+			t.nodes[n.ID] = nr
+			t.live++
+		}
+	}
+	// outputsFor builds the output targets of (node, subtask).
+	outputsFor := func(n *Node, s int) []output {
+		var outs []output
+		for _, c := range consumers[n.ID] {
+			e := c.node.Inputs[c.input]
+			if isLocal(e, c.node) {
+				outs = append(outs, &localOutput{to: taskOf(c.node.ID, s).nodes[c.node.ID], input: c.input})
+				continue
+			}
+			x := &exchangeOutput{ctx: j.ctx, kind: e.Partition, keys: e.Keys, node: c.node.ID, input: c.input, sender: s}
+			switch e.Partition {
+			case Forward:
+				x.targets = []*task{taskOf(c.node.ID, s)}
+				x.sender = 0
+			case Single:
+				x.targets = []*task{taskOf(c.node.ID, 0)}
+			default:
+				x.targets = tasks[find(c.node.ID)]
+			}
+			outs = append(outs, x)
+		}
+		return outs
+	}
+	for _, n := range g.Nodes {
+		if n.NewSource != nil {
+			continue
+		}
+		for s := 0; s < n.Parallelism; s++ {
+			nr := taskOf(n.ID, s).nodes[n.ID]
+			nr.outputs = outputsFor(n, s)
+			nr.collector = collector{nr: nr}
+		}
+	}
+	// Sources.
+	type srcRun struct {
+		n    *Node
+		s    int
+		src  Source
+		outs []output
+	}
+	var srcs []srcRun
+	for _, n := range g.Nodes {
+		if n.NewSource == nil {
+			continue
+		}
+		for s := 0; s < n.Parallelism; s++ {
+			src, err := n.NewSource(s)
+			if err != nil {
+				closeAll()
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			ctx := &OpContext{JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
+				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
+				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
+			if err := src.Open(ctx); err != nil {
+				_ = src.Close()
+				closeAll()
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			srcs = append(srcs, srcRun{n, s, src, outputsFor(n, s)})
+		}
+	}
+	// Start everything.
+	for _, ts := range tasks {
+		for _, t := range ts {
+			j.wg.Add(1)
+			go j.runTask(t)
+		}
+	}
+	for _, sr := range srcs {
+		j.wg.Add(1)
+		go j.runSource(sr.n, sr.s, sr.src, sr.outs)
+	}
+	return nil
+}
+
+// guard turns a panic in operator code into a loud job failure with the
+// stack, instead of crashing the process that may host other jobs.
+func (j *Job) guard(name string) {
+	if r := recover(); r != nil {
+		j.fail(fmt.Errorf("internal error in %s: %v\n%s", name, r, debug.Stack()))
+	}
+}
+
+func (j *Job) runTask(t *task) {
+	defer j.wg.Done()
+	defer func() {
+		for _, nr := range t.nodes {
+			if err := nr.op.Close(); err != nil {
+				j.fail(fmt.Errorf("%s: close: %w", nr.node.Name, err))
+			}
+		}
+	}()
+	defer j.guard("task")
+	for t.live > 0 {
+		select {
+		case <-j.ctx.Done():
+			return
+		case env := <-t.inbox:
+			nr := t.nodes[env.node]
+			if err := nr.handle(env.input, env.sender, env.elem); err != nil {
+				j.fail(err)
+				return
+			}
+			// A node finishes when all its inputs ended; chained nodes
+			// downstream finish within the same call.
+			t.live = 0
+			for _, n := range t.nodes {
+				if !n.finished {
+					t.live++
+				}
+			}
+		}
+	}
+}
+
+func (j *Job) runSource(n *Node, s int, src Source, outs []output) {
+	defer j.wg.Done()
+	defer func() {
+		if err := src.Close(); err != nil {
+			j.fail(fmt.Errorf("%s: close: %w", n.Name, err))
+		}
+	}()
+	defer j.guard(n.Name)
+	so := &sourceOutput{j: j, outs: outs, counters: j.metrics[n.ID], subtask: s, wm: MinWatermark}
+	err := src.Run(j.ctx, so)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) || j.ctx.Err() == nil {
+			j.fail(fmt.Errorf("%s: %w", n.Name, err))
+		}
+		return
+	}
+	if err := so.EmitWatermark(MaxWatermark); err != nil {
+		return
+	}
+	for _, o := range outs {
+		if err := o.send(Element{Kind: KindEndOfInput}); err != nil {
+			return
+		}
+	}
+}
+
+type sourceOutput struct {
+	j        *Job
+	outs     []output
+	counters *nodeCounters
+	subtask  int
+	wm       int64
+}
+
+func (so *sourceOutput) Emit(c *dyntable.Chunk) error {
+	so.counters.out.Add(int64(c.Len()))
+	return emitTo(so.outs, c)
+}
+
+func (so *sourceOutput) EmitWatermark(ts int64) error {
+	if ts <= so.wm {
+		return nil
+	}
+	so.wm = ts
+	so.counters.wm[so.subtask].Store(ts)
+	for _, o := range so.outs {
+		if err := o.send(WatermarkElement(ts)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitTo hands c to every output; all but the last get a copy of the
+// change slice because each consumer owns what it receives.
+func emitTo(outs []output, c *dyntable.Chunk) error {
+	for i, o := range outs {
+		cc := c
+		if i < len(outs)-1 {
+			cc = &dyntable.Chunk{Changes: append([]dyntable.Change(nil), c.Changes...)}
+		}
+		if err := o.send(DataElement(cc)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// output is one downstream target of a node subtask.
+type output interface {
+	send(e Element) error
+}
+
+type localOutput struct {
+	to    *nodeRuntime
+	input int
+}
+
+func (o *localOutput) send(e Element) error { return o.to.handle(o.input, 0, e) }
+
+type exchangeOutput struct {
+	ctx     context.Context
+	kind    PartitionKind
+	keys    []int
+	targets []*task
+	node    int
+	input   int
+	sender  int
+	rr      int
+	buf     []dyntable.Chunk
+}
+
+func (x *exchangeOutput) put(t *task, e Element) error {
+	select {
+	case t.inbox <- envelope{node: x.node, input: x.input, sender: x.sender, elem: e}:
+		return nil
+	case <-x.ctx.Done():
+		return context.Cause(x.ctx)
+	}
+}
+
+func (x *exchangeOutput) send(e Element) error {
+	if e.Kind != KindData {
+		for _, t := range x.targets {
+			if err := x.put(t, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(x.targets) == 1 {
+		return x.put(x.targets[0], e)
+	}
+	switch x.kind {
+	case Rebalance:
+		x.rr = (x.rr + 1) % len(x.targets)
+		return x.put(x.targets[x.rr], e)
+	case Hash:
+		parts := make([]*dyntable.Chunk, len(x.targets))
+		var kb []byte
+		for _, ch := range e.Chunk.Changes {
+			kb = types.EncodeKey(kb[:0], ch.Row, x.keys)
+			kg := int(hashBytes(kb) % MaxParallelism)
+			s := KeyGroupToSubtask(kg, len(x.targets))
+			if parts[s] == nil {
+				parts[s] = &dyntable.Chunk{}
+			}
+			parts[s].Changes = append(parts[s].Changes, ch)
+		}
+		for s, p := range parts {
+			if p != nil {
+				if err := x.put(x.targets[s], DataElement(p)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("dataflow: edge kind %d with %d targets", x.kind, len(x.targets))
+}

@@ -1,0 +1,242 @@
+package dataflow
+
+import (
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/streamsql/streamsql/dyntable"
+)
+
+func hashBytes(b []byte) uint64 { return xxhash.Sum64(b) }
+
+// inputState tracks the senders of one input of a node subtask.
+type inputState struct {
+	wm      []int64
+	ended   []bool
+	barrier []int64 // last barrier id received per sender
+}
+
+func newInputState(senders int) inputState {
+	in := inputState{wm: make([]int64, senders), ended: make([]bool, senders), barrier: make([]int64, senders)}
+	for i := range in.wm {
+		in.wm[i] = MinWatermark
+	}
+	return in
+}
+
+type pending struct {
+	input, sender int
+	elem          Element
+}
+
+// nodeRuntime runs one operator subtask: it tracks watermarks, barrier
+// alignment and end-of-input over all of the operator's senders.
+type nodeRuntime struct {
+	job          *Job
+	node         *Node
+	subtask      int
+	op           Operator
+	outputs      []output
+	collector    collector
+	counters     *nodeCounters
+	inputs       []inputState
+	totalSenders int
+
+	wm       int64 // combined input watermark
+	outWm    int64 // last watermark forwarded
+	ended    int
+	finished bool
+
+	// Barrier alignment.
+	aligning       int64 // checkpoint id being aligned, 0 if none
+	arrived        int   // senders that delivered it
+	held           []pending
+	pendingBarrier Barrier
+
+	// err holds the first error raised downstream while the operator was
+	// emitting; Collector.Emit has no error result, so handle checks it
+	// after every operator call.
+	err error
+}
+
+// check returns the operator's error, or else the first downstream error.
+func (nr *nodeRuntime) check(err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", nr.node.Name, err)
+	}
+	if nr.err != nil {
+		err, nr.err = nr.err, nil
+		return err
+	}
+	return nil
+}
+
+func (nr *nodeRuntime) blocked(input, sender int) bool {
+	return nr.aligning != 0 && nr.inputs[input].barrier[sender] == nr.aligning
+}
+
+// handle processes one element from (input, sender).
+func (nr *nodeRuntime) handle(input, sender int, e Element) error {
+	if nr.finished {
+		return fmt.Errorf("%s: %s after end-of-input", nr.node.Name, e.Kind)
+	}
+	if nr.blocked(input, sender) {
+		nr.held = append(nr.held, pending{input, sender, e})
+		return nil
+	}
+	in := &nr.inputs[input]
+	switch e.Kind {
+	case KindData:
+		nr.counters.in.Add(int64(e.Chunk.Len()))
+		return nr.check(nr.op.ProcessChunk(input, e.Chunk, &nr.collector))
+	case KindWatermark:
+		if e.Watermark <= in.wm[sender] {
+			return nil
+		}
+		in.wm[sender] = e.Watermark
+		return nr.advanceWatermark()
+	case KindBarrier:
+		return nr.onBarrier(input, sender, e.Barrier)
+	case KindEndOfInput:
+		if in.ended[sender] {
+			return fmt.Errorf("%s: duplicate end-of-input on input %d", nr.node.Name, input)
+		}
+		in.ended[sender] = true
+		in.wm[sender] = MaxWatermark
+		nr.ended++
+		if err := nr.advanceWatermark(); err != nil {
+			return err
+		}
+		if nr.aligning != 0 {
+			// An ended sender can deliver no barrier: count it as arrived.
+			if err := nr.maybeAligned(); err != nil {
+				return err
+			}
+		}
+		if nr.ended < nr.totalSenders {
+			return nil
+		}
+		if err := nr.check(nr.op.Finish(&nr.collector)); err != nil {
+			return err
+		}
+		nr.finished = true
+		for _, o := range nr.outputs {
+			if err := o.send(Element{Kind: KindEndOfInput}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: unknown element kind %d", nr.node.Name, e.Kind)
+}
+
+func (nr *nodeRuntime) advanceWatermark() error {
+	m := int64(MaxWatermark)
+	for i := range nr.inputs {
+		for _, w := range nr.inputs[i].wm {
+			m = min(m, w)
+		}
+	}
+	if m <= nr.wm {
+		return nil
+	}
+	nr.wm = m
+	nr.counters.wm[nr.subtask].Store(m)
+	if err := nr.check(nr.op.ProcessWatermark(m, &nr.collector)); err != nil {
+		return err
+	}
+	if nr.node.GeneratesWatermarks && m != MaxWatermark {
+		return nil
+	}
+	return nr.forwardWatermark(m)
+}
+
+// forwardWatermark sends wm downstream if it advances the node's output
+// watermark.
+func (nr *nodeRuntime) forwardWatermark(wm int64) error {
+	if wm <= nr.outWm {
+		return nil
+	}
+	nr.outWm = wm
+	for _, o := range nr.outputs {
+		if err := o.send(WatermarkElement(wm)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (nr *nodeRuntime) onBarrier(input, sender int, b Barrier) error {
+	in := &nr.inputs[input]
+	switch {
+	case nr.aligning == 0:
+		nr.aligning = b.CheckpointID
+		nr.arrived = 0
+	case b.CheckpointID != nr.aligning:
+		return fmt.Errorf("%s: barrier %d arrived while aligning barrier %d", nr.node.Name, b.CheckpointID, nr.aligning)
+	}
+	in.barrier[sender] = b.CheckpointID
+	nr.arrived++
+	nr.pendingBarrier = b
+	return nr.maybeAligned()
+}
+
+func (nr *nodeRuntime) maybeAligned() error {
+	n := 0
+	for i := range nr.inputs {
+		for s := range nr.inputs[i].barrier {
+			if nr.inputs[i].barrier[s] == nr.aligning || nr.inputs[i].ended[s] {
+				n++
+			}
+		}
+	}
+	if n < nr.totalSenders {
+		return nil
+	}
+	b := nr.pendingBarrier
+	if sn, ok := nr.op.(Snapshotter); ok {
+		if err := sn.SnapshotState(b); err != nil {
+			return fmt.Errorf("%s: snapshot for checkpoint %d: %w", nr.node.Name, b.CheckpointID, err)
+		}
+	}
+	nr.aligning = 0
+	for _, o := range nr.outputs {
+		if err := o.send(Element{Kind: KindBarrier, Barrier: b}); err != nil {
+			return err
+		}
+	}
+	held := nr.held
+	nr.held = nil
+	for _, p := range held {
+		if err := nr.handle(p.input, p.sender, p.elem); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collector is the Collector a node's operator emits into.
+type collector struct{ nr *nodeRuntime }
+
+func (c *collector) Emit(ch *dyntable.Chunk) {
+	if ch.Len() == 0 {
+		return
+	}
+	nr := c.nr
+	nr.counters.out.Add(int64(ch.Len()))
+	if nr.err != nil {
+		return
+	}
+	if err := emitTo(nr.outputs, ch); err != nil {
+		nr.err = err
+	}
+}
+
+// EmitWatermark implements WatermarkEmitter for nodes that generate
+// watermarks.
+func (c *collector) EmitWatermark(ts int64) error {
+	if !c.nr.node.GeneratesWatermarks {
+		return fmt.Errorf("%s emits watermarks but its node does not generate them", c.nr.node.Name)
+	}
+	return c.nr.forwardWatermark(ts)
+}

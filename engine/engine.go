@@ -1,0 +1,471 @@
+// Package engine owns a SQL session: it executes parsed statements
+// against a catalog, keeps the session's options, plans queries and runs
+// them as dataflow jobs. The command line, the REPL and the golden test
+// runner are all thin clients of a Session.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/config"
+	"github.com/streamsql/streamsql/connectors"
+	_ "github.com/streamsql/streamsql/connectors/all" // every built-in connector
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/planner"
+)
+
+// Session is one user's SQL session. It is not safe for concurrent
+// Execute calls; the jobs it starts run concurrently with it.
+type Session struct {
+	Conf    *config.Config
+	planner *planner.Planner
+	env     *connectors.Env
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	jobs   []*Job
+	nextID int
+}
+
+// NewSession returns a session whose print sinks write to stdout.
+func NewSession(stdout io.Writer) *Session {
+	conf := config.New()
+	env := &connectors.Env{Stdout: stdout, Session: dataflow.NewShared()}
+	return &Session{Conf: conf, env: env, log: slog.Default(),
+		planner: &planner.Planner{Cat: planner.NewCatalog(), Env: env, Conf: conf}}
+}
+
+// SetLogger sets the logger handed to jobs.
+func (s *Session) SetLogger(l *slog.Logger) { s.log = l }
+
+// Result is what a statement returns. Exactly one of its parts is set,
+// except Message, which may accompany any.
+type Result struct {
+	Message string
+	// A table of text, e.g. SHOW TABLES or DESCRIBE.
+	Header []string
+	Rows   [][]string
+	// Text is multi-line output, e.g. EXPLAIN or SHOW CREATE TABLE.
+	Text string
+	// Query is a streaming SELECT, not yet running: call Run.
+	Query *Query
+	// Job is an INSERT job, already running.
+	Job *Job
+}
+
+// Execute runs one statement.
+func (s *Session) Execute(ctx context.Context, st *parser.Statement) (*Result, error) {
+	if st.Command != nil {
+		return s.command(st.Command)
+	}
+	switch n := st.Node.(type) {
+	case *ast.CreateTableStmt:
+		return s.createTable(st, n)
+	case *ast.CreateViewStmt:
+		return s.createView(st, n)
+	case *ast.DropTableStmt:
+		return s.drop(st, n)
+	case *ast.ShowStmt:
+		return s.show(st, n)
+	case *ast.ExplainStmt:
+		return s.explain(st, n)
+	case *ast.InsertStmt:
+		return s.insert(ctx, st, n)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return s.query(st, n.(ast.ResultSetNode))
+	case *ast.UseStmt:
+		return &Result{Message: "OK (streamsql has one catalog; USE is accepted and ignored)"}, nil
+	case *ast.SetStmt:
+		return nil, st.ErrorAtNode(n, "MySQL SET is not supported; set options with SET 'key' = 'value'")
+	}
+	return nil, st.ErrorAtNode(st.Node, "statement %s is not supported", stmtKind(st.Node))
+}
+
+func stmtKind(n ast.StmtNode) string {
+	t := fmt.Sprintf("%T", n)
+	t = strings.TrimPrefix(t, "*ast.")
+	return strings.TrimSuffix(t, "Stmt")
+}
+
+func (s *Session) command(c *parser.Command) (*Result, error) {
+	switch c.Kind {
+	case parser.CmdSet:
+		if c.Key == "" {
+			r := &Result{Header: []string{"key", "value"}}
+			for _, e := range s.Conf.Entries() {
+				r.Rows = append(r.Rows, []string{e[0], e[1]})
+			}
+			return r, nil
+		}
+		if err := s.Conf.Set(c.Key, c.Value); err != nil {
+			return nil, err
+		}
+		return &Result{Message: "OK"}, nil
+	case parser.CmdReset:
+		if err := s.Conf.Reset(c.Key); err != nil {
+			return nil, err
+		}
+		return &Result{Message: "OK"}, nil
+	case parser.CmdShowJobs:
+		r := &Result{Header: []string{"id", "name", "status", "start time", "records in", "records out"}}
+		for _, j := range s.Jobs() {
+			in, out := j.Records()
+			r.Rows = append(r.Rows, []string{j.ID, j.Name, j.Status(), j.Start.Format(time.DateTime), fmt.Sprint(in), fmt.Sprint(out)})
+		}
+		return r, nil
+	case parser.CmdStopJob:
+		if c.WithSavepoint {
+			return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT needs checkpointing, which is not available yet")
+		}
+		j := s.Job(c.JobID)
+		if j == nil {
+			return nil, fmt.Errorf("no job with id '%s'; SHOW JOBS lists them", c.JobID)
+		}
+		j.Cancel()
+		<-j.Done()
+		return &Result{Message: fmt.Sprintf("Job '%s' stopped", j.ID)}, nil
+	case parser.CmdHelp:
+		return &Result{Text: HelpText}, nil
+	}
+	return nil, fmt.Errorf("unknown command %s", c.Kind)
+}
+
+func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Result, error) {
+	if st.MaterializedView {
+		return nil, st.ErrorAtNode(n, "CREATE MATERIALIZED VIEW is not supported yet")
+	}
+	name := n.Table.Name.O
+	if s.planner.Cat.Exists(name) {
+		if n.IfNotExists {
+			return &Result{Message: fmt.Sprintf("Table '%s' already exists; nothing done", name)}, nil
+		}
+		return nil, st.ErrorAtNode(n.Table, "Table '%s' already exists", name)
+	}
+	t, err := s.planner.CreateTable(st, n)
+	if err != nil {
+		return nil, err
+	}
+	s.planner.Cat.AddTable(t)
+	return &Result{Message: fmt.Sprintf("Table '%s' created", t.Name)}, nil
+}
+
+func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Result, error) {
+	name := n.ViewName.Name.O
+	if s.planner.Cat.Exists(name) {
+		if _, isView := s.planner.Cat.View(name); !(isView && n.OrReplace) {
+			return nil, st.ErrorAtNode(n.ViewName, "Table '%s' already exists", name)
+		}
+	}
+	v, err := s.planner.CreateView(st, n)
+	if err != nil {
+		return nil, err
+	}
+	s.planner.Cat.Drop(name, true)
+	s.planner.Cat.AddView(v)
+	return &Result{Message: fmt.Sprintf("View '%s' created", v.Name)}, nil
+}
+
+func (s *Session) drop(st *parser.Statement, n *ast.DropTableStmt) (*Result, error) {
+	kind := "Table"
+	if n.IsView {
+		kind = "View"
+	}
+	var dropped []string
+	for _, t := range n.Tables {
+		if !s.planner.Cat.Drop(t.Name.O, n.IsView) {
+			if n.IfExists {
+				continue
+			}
+			return nil, st.ErrorAtNode(t, "%s '%s' doesn't exist", kind, t.Name.O)
+		}
+		dropped = append(dropped, t.Name.O)
+	}
+	if len(dropped) == 0 {
+		return &Result{Message: "Nothing dropped"}, nil
+	}
+	return &Result{Message: fmt.Sprintf("%s '%s' dropped", kind, strings.Join(dropped, "', '"))}, nil
+}
+
+func (s *Session) show(st *parser.Statement, n *ast.ShowStmt) (*Result, error) {
+	switch n.Tp {
+	case ast.ShowTables:
+		r := &Result{Header: []string{"table name"}}
+		for _, name := range s.planner.Cat.Names() {
+			r.Rows = append(r.Rows, []string{name})
+		}
+		return r, nil
+	case ast.ShowCreateTable, ast.ShowCreateView:
+		if t, ok := s.planner.Cat.Table(n.Table.Name.O); ok {
+			return &Result{Text: t.DDL}, nil
+		}
+		if v, ok := s.planner.Cat.View(n.Table.Name.O); ok {
+			return &Result{Text: v.DDL}, nil
+		}
+		return nil, st.ErrorAtNode(n.Table, "Table '%s' doesn't exist", n.Table.Name.O)
+	case ast.ShowColumns:
+		cols, pk, err := s.planner.Describe(n.Table.Name.O)
+		if err != nil {
+			return nil, st.ErrorAtNode(n.Table, "%v", err)
+		}
+		return describe(cols, pk), nil
+	}
+	return nil, st.ErrorAtNode(n, "this SHOW statement is not supported; SHOW TABLES, SHOW CREATE TABLE and SHOW JOBS are")
+}
+
+func describe(cols []expr.Column, pk []int) *Result {
+	r := &Result{Header: []string{"name", "type", "null", "key"}}
+	for i, c := range cols {
+		null, key := "true", ""
+		if c.Type.NotNull {
+			null = "false"
+		}
+		for _, k := range pk {
+			if k == i {
+				key = "PRI"
+			}
+		}
+		r.Rows = append(r.Rows, []string{c.Name, c.Type.Nullable().String(), null, key})
+	}
+	return r
+}
+
+func (s *Session) explain(st *parser.Statement, n *ast.ExplainStmt) (*Result, error) {
+	if show, ok := n.Stmt.(*ast.ShowStmt); ok { // DESCRIBE t
+		return s.show(st, show)
+	}
+	if n.Analyze {
+		return nil, st.ErrorAtNode(n, "EXPLAIN ANALYZE is not supported")
+	}
+	var plan *planner.Plan
+	var err error
+	switch q := n.Stmt.(type) {
+	case *ast.InsertStmt:
+		plan, err = s.planner.PlanInsert(st, q)
+	case ast.ResultSetNode:
+		plan, err = s.planner.PlanQuery(st, q)
+	default:
+		return nil, st.ErrorAtNode(n, "EXPLAIN takes a query or an INSERT")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Text: strings.TrimRight(plan.Explain(), "\n")}, nil
+}
+
+func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.InsertStmt) (*Result, error) {
+	// INSERT INTO <values table> VALUES ... adds rows to the table itself.
+	if n.Select == nil {
+		if tn, ok := insertTarget(n); ok {
+			if t, ok := s.planner.Cat.Table(tn); ok {
+				if sc, err := t.Scan(s.env); err == nil {
+					if vi, ok := sc.(connectors.ValuesInserter); ok {
+						if len(n.Columns) > 0 {
+							return nil, st.ErrorAtNode(n, "INSERT INTO %s (columns) VALUES is not supported for values tables; list every column", tn)
+						}
+						rows, err := s.planner.EvalTuples(st, n.Lists, vi.ValuesColumns(), n)
+						if err != nil {
+							return nil, err
+						}
+						if err := vi.InsertValues(rows); err != nil {
+							return nil, st.ErrorAtNode(n, "%v", err)
+						}
+						return &Result{Message: fmt.Sprintf("%d row(s) inserted into '%s'", len(rows), t.Name)}, nil
+					}
+				}
+			}
+		}
+	}
+	plan, err := s.planner.PlanInsert(st, n)
+	if err != nil {
+		return nil, err
+	}
+	name := s.jobName("insert-into-" + plan.Root.Table.Name)
+	g, err := s.planner.BuildGraph(name, plan, nil)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.startJob(name, g)
+	if err != nil {
+		return nil, err
+	}
+	j.Bounded = plan.Bounded(s.env)
+	return &Result{Job: j, Message: fmt.Sprintf("Job '%s' submitted", j.ID)}, nil
+}
+
+func insertTarget(n *ast.InsertStmt) (string, bool) {
+	if n.Table == nil || n.Table.TableRefs == nil || n.Table.TableRefs.Right != nil {
+		return "", false
+	}
+	ts, ok := n.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return "", false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return "", false
+	}
+	return tn.Name.O, true
+}
+
+func (s *Session) jobName(def string) string {
+	if n := s.Conf.Get("pipeline.name"); n != "" {
+		return n
+	}
+	return def
+}
+
+func (s *Session) query(st *parser.Statement, q ast.ResultSetNode) (*Result, error) {
+	plan, err := s.planner.PlanQuery(st, q)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Query: &Query{s: s, plan: plan, Columns: plan.Columns, Mode: plan.Root.Mode()}}, nil
+}
+
+// Query is a planned SELECT.
+type Query struct {
+	s       *Session
+	plan    *planner.Plan
+	Columns []expr.Column
+	Mode    dyntable.ChangelogMode
+}
+
+// Run runs the query until its input ends, ctx is cancelled, or fn
+// returns an error. fn sees every change of the result in order, from one
+// goroutine; it must not retain the chunk.
+func (q *Query) Run(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
+	name := q.s.jobName("select")
+	g, err := q.s.planner.BuildGraph(name, q.plan, fn)
+	if err != nil {
+		return err
+	}
+	j, err := dataflow.Start(ctx, g, dataflow.Options{JobName: name, Log: q.s.log})
+	if err != nil {
+		return err
+	}
+	return j.Wait()
+}
+
+// Job is a running INSERT.
+type Job struct {
+	// Bounded is set when every source of the job ends by itself.
+	Bounded bool
+	ID      string
+	Name    string
+	Start   time.Time
+	job     *dataflow.Job
+	end     time.Time
+}
+
+func (s *Session) startJob(name string, g *dataflow.Graph) (*Job, error) {
+	dj, err := dataflow.Start(context.Background(), g, dataflow.Options{JobName: name, Log: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), job: dj}
+	s.jobs = append(s.jobs, j)
+	return j, nil
+}
+
+// Jobs lists the session's jobs, oldest first.
+func (s *Session) Jobs() []*Job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Job(nil), s.jobs...)
+}
+
+// Job returns the job with the id, or nil.
+func (s *Session) Job(id string) *Job {
+	for _, j := range s.Jobs() {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
+// Wait blocks until the job stops and returns its error.
+func (j *Job) Wait() error { return j.job.Wait() }
+
+// Done is closed when the job stops.
+func (j *Job) Done() <-chan struct{} { return j.job.Done() }
+
+// Cancel stops the job.
+func (j *Job) Cancel() { j.job.Cancel() }
+
+// Status is RUNNING, FINISHED, CANCELED or FAILED.
+func (j *Job) Status() string {
+	select {
+	case <-j.job.Done():
+	default:
+		return "RUNNING"
+	}
+	err := j.job.Wait()
+	switch {
+	case err == nil:
+		return "FINISHED"
+	case errors.Is(err, context.Canceled):
+		return "CANCELED"
+	}
+	return "FAILED"
+}
+
+// Records returns the records read by sources and written by sinks.
+func (j *Job) Records() (in, out int64) {
+	ms := j.job.Metrics()
+	for _, m := range ms {
+		if strings.HasPrefix(m.Name, "TableSourceScan") || m.Name == "Values" {
+			in += m.RecordsOut
+		}
+		if strings.HasPrefix(m.Name, "Sink") {
+			out += m.RecordsIn
+		}
+	}
+	return in, out
+}
+
+// WaitAll waits for every running job of the session.
+func (s *Session) WaitAll() error {
+	var errs []error
+	for _, j := range s.Jobs() {
+		if err := j.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, fmt.Errorf("%s: %w", j.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Tables lists table and view names, for completion.
+func (s *Session) Tables() []string { return s.planner.Cat.Names() }
+
+// Columns lists the columns of every table, for completion.
+func (s *Session) Columns() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range s.planner.Cat.Names() {
+		cols, _, _ := s.planner.Describe(n)
+		for _, c := range cols {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,15 @@
+package engine
+
+// HelpText is what HELP prints.
+const HelpText = `Statements (end each with ;):
+  CREATE TABLE t (...) WITH ('connector' = '...', ...)   declare a source or sink table
+  CREATE VIEW v AS SELECT ...                             name a query
+  DROP TABLE [IF EXISTS] t / DROP VIEW [IF EXISTS] v      remove it
+  SHOW TABLES / DESCRIBE t / SHOW CREATE TABLE t          inspect the catalog
+  SELECT ...                                              run a continuous query and show its changelog
+  INSERT INTO t SELECT ... / INSERT INTO t VALUES ...     start a job writing into t
+  EXPLAIN SELECT ... / EXPLAIN INSERT ...                 show the plan with changelog modes
+  SET 'key' = 'value' / SET / RESET 'key' / RESET         session options (SET lists them)
+  SHOW JOBS / STOP JOB 'id'                               manage running jobs
+  HELP                                                    this text
+Connectors: values, datagen, print, blackhole.`

@@ -1,0 +1,339 @@
+package expr
+
+import (
+	"math"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Arithmetic operators.
+const (
+	opAdd byte = '+'
+	opSub byte = '-'
+	opMul byte = '*'
+	opDiv byte = '/'
+	opMod byte = '%'
+)
+
+type arithMode uint8
+
+const (
+	amInt32 arithMode = iota // INT op INT, checked against int32
+	amInt64                  // BIGINT, checked against int64
+	amFloat                  // DOUBLE; operands read with types.ToFloat
+	amDecimal                // DECIMAL; operands read with types.ToDecimal
+	amTsInterval             // TIMESTAMP/DATE +- INTERVAL (interval on the right)
+	amInterval               // INTERVAL +- INTERVAL
+)
+
+// arith is a binary arithmetic expression. Operands are never converted
+// by cast nodes: the mode says how to read them.
+type arith struct {
+	op   byte
+	sym  string // rendered operator: "+", "%", "DIV"
+	l, r Expr
+	typ  types.Type
+	mode arithMode
+}
+
+// arithConstInt is arith with an integer literal on the right, the hot
+// case of "a * 2" / "a + 1".
+type arithConstInt struct {
+	arith
+	c int64
+}
+
+// arithResult decides the result type and mode of l op r; ok is false if
+// the operand types do not support op.
+func arithResult(op byte, lt, rt types.Type) (types.Type, arithMode, bool) {
+	nn := lt.NotNull && rt.NotNull && op != opDiv && op != opMod
+	if lt.ID == types.Null && rt.ID == types.Null {
+		return types.Type{ID: types.Null}, amInt64, true
+	}
+	if lt.ID == types.Null {
+		lt = rt
+	}
+	if rt.ID == types.Null {
+		rt = lt
+	}
+	var t types.Type
+	var m arithMode
+	switch {
+	case lt.IsNumeric() && rt.IsNumeric():
+		switch {
+		case lt.ID == types.Double || rt.ID == types.Double:
+			t, m = types.TypeDouble, amFloat
+		case lt.ID == types.Decimal || rt.ID == types.Decimal:
+			t, m = decimalArithType(op, lt, rt), amDecimal
+		case lt.ID == types.BigInt || rt.ID == types.BigInt:
+			t, m = types.TypeBigInt, amInt64
+		default:
+			t, m = types.TypeInt, amInt32
+		}
+	case isTemporal(lt) && rt.ID == types.Interval && (op == opAdd || op == opSub):
+		t, m = types.TimestampType(3), amTsInterval
+		if lt.ID == types.Timestamp {
+			t = types.TimestampType(lt.Precision)
+		}
+	case lt.ID == types.Interval && rt.ID == types.Interval && (op == opAdd || op == opSub):
+		t, m = types.TypeInterval, amInterval
+	default:
+		return types.Type{}, 0, false
+	}
+	t.NotNull = nn
+	return t, m, true
+}
+
+func newArith(op byte, sym string, l, r Expr, t types.Type, m arithMode) Expr {
+	a := arith{op: op, sym: sym, l: l, r: r, typ: t, mode: m}
+	if m == amInt32 || m == amInt64 {
+		if lit, ok := r.(*literal); ok && !lit.v.IsNull() {
+			return &arithConstInt{arith: a, c: lit.v.Int()}
+		}
+	}
+	return &a
+}
+
+func (a *arith) Type() types.Type { return a.typ }
+func (a *arith) String() string {
+	return "(" + a.l.String() + " " + a.sym + " " + a.r.String() + ")"
+}
+func (a *arith) children() []Expr { return []Expr{a.l, a.r} }
+func (a *arith) withChildren(k []Expr) Expr {
+	return newArith(a.op, a.sym, k[0], k[1], a.typ, a.mode)
+}
+
+func (a *arith) Eval(row types.Row) (types.Value, error) {
+	lv, err := a.l.Eval(row)
+	if err != nil || lv.IsNull() {
+		return types.NullValue, err
+	}
+	rv, err := a.r.Eval(row)
+	if err != nil || rv.IsNull() {
+		return types.NullValue, err
+	}
+	switch a.mode {
+	case amInt32:
+		return a.int32op(lv.Raw(), rv.Raw())
+	case amInt64:
+		return a.int64op(lv.Raw(), rv.Raw())
+	case amFloat:
+		return a.floatop(types.ToFloat(lv), types.ToFloat(rv))
+	case amDecimal:
+		return a.decimalop(types.ToDecimal(lv), types.ToDecimal(rv))
+	case amTsInterval:
+		return a.tsop(lv, rv.Raw())
+	default:
+		x, y := lv.Raw(), rv.Raw()
+		if a.op == opSub {
+			y = -y
+		}
+		s := x + y
+		if (x > 0 && y > 0 && s < 0) || (x < 0 && y < 0 && s >= 0) {
+			return types.NullValue, evalErr(a, "INTERVAL overflow")
+		}
+		return types.NewInterval(timeDuration(s)), nil
+	}
+}
+
+func (a *arithConstInt) Eval(row types.Row) (types.Value, error) {
+	lv, err := a.l.Eval(row)
+	if err != nil || lv.IsNull() {
+		return types.NullValue, err
+	}
+	if a.mode == amInt32 {
+		return a.int32op(lv.Raw(), a.c)
+	}
+	return a.int64op(lv.Raw(), a.c)
+}
+
+func (a *arithConstInt) withChildren(k []Expr) Expr {
+	return newArith(a.op, a.sym, k[0], k[1], a.typ, a.mode)
+}
+
+func (a *arith) overflow(x, y int64) error {
+	return evalErr(a, "%s overflow (%d %s %d)", a.typ.ID, x, a.sym, y)
+}
+
+func (a *arith) int32op(x, y int64) (types.Value, error) {
+	var r int64
+	switch a.op {
+	case opAdd:
+		r = x + y
+	case opSub:
+		r = x - y
+	case opMul:
+		r = x * y
+	case opDiv:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		r = x / y
+	default:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		r = x % y
+	}
+	if r < math.MinInt32 || r > math.MaxInt32 {
+		return types.NullValue, a.overflow(x, y)
+	}
+	return types.NewInt(r), nil
+}
+
+func (a *arith) int64op(x, y int64) (types.Value, error) {
+	var r int64
+	switch a.op {
+	case opAdd:
+		r = x + y
+		if (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0) {
+			return types.NullValue, a.overflow(x, y)
+		}
+	case opSub:
+		r = x - y
+		if (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0) {
+			return types.NullValue, a.overflow(x, y)
+		}
+	case opMul:
+		r = x * y
+		if x != 0 && (r/x != y || (x == -1 && y == math.MinInt64)) {
+			return types.NullValue, a.overflow(x, y)
+		}
+	case opDiv:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		if x == math.MinInt64 && y == -1 {
+			return types.NullValue, a.overflow(x, y)
+		}
+		r = x / y
+	default:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		if y == -1 {
+			return types.NewInt(0), nil
+		}
+		r = x % y
+	}
+	return types.NewInt(r), nil
+}
+
+func (a *arith) floatop(x, y float64) (types.Value, error) {
+	switch a.op {
+	case opAdd:
+		return types.NewFloat(x + y), nil
+	case opSub:
+		return types.NewFloat(x - y), nil
+	case opMul:
+		return types.NewFloat(x * y), nil
+	case opDiv:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		return types.NewFloat(x / y), nil
+	default:
+		if y == 0 {
+			return types.NullValue, nil
+		}
+		return types.NewFloat(math.Mod(x, y)), nil
+	}
+}
+
+func (a *arith) decimalop(x, y *apd.Decimal) (types.Value, error) {
+	r := new(apd.Decimal)
+	var err error
+	switch a.op {
+	case opAdd:
+		_, err = decCtx.Add(r, x, y)
+	case opSub:
+		_, err = decCtx.Sub(r, x, y)
+	case opMul:
+		_, err = decCtx.Mul(r, x, y)
+	case opDiv:
+		if y.IsZero() {
+			return types.NullValue, nil
+		}
+		_, err = decCtx.Quo(r, x, y)
+	default:
+		if y.IsZero() {
+			return types.NullValue, nil
+		}
+		_, err = decCtx.Rem(r, x, y)
+	}
+	if err != nil {
+		return types.NullValue, evalErr(a, "%s overflow (%s %s %s)", typeName(a.typ), x, a.sym, y)
+	}
+	d, ok := fitDecimal(r, a.typ.Precision, a.typ.Scale)
+	if !ok {
+		return types.NullValue, evalErr(a, "%s overflow (%s %s %s)", typeName(a.typ), x, a.sym, y)
+	}
+	return types.NewDecimal(d), nil
+}
+
+func (a *arith) tsop(lv types.Value, iv int64) (types.Value, error) {
+	var ts int64
+	if lv.Kind() == types.KindDate {
+		var ok bool
+		if ts, ok = tsFromDaysNanos(lv.Date(), 0); !ok {
+			return types.NullValue, evalErr(a, "TIMESTAMP out of range")
+		}
+	} else {
+		ts = lv.Raw()
+	}
+	if a.op == opSub {
+		if iv == math.MinInt64 {
+			return types.NullValue, evalErr(a, "TIMESTAMP out of range")
+		}
+		iv = -iv
+	}
+	r := ts + iv
+	if (iv > 0 && r < ts) || (iv < 0 && r > ts) {
+		return types.NullValue, evalErr(a, "TIMESTAMP out of range")
+	}
+	return types.NewTimestamp(r), nil
+}
+
+// neg is unary minus.
+type neg struct {
+	e   Expr
+	typ types.Type
+}
+
+func (n *neg) Type() types.Type { return n.typ }
+func (n *neg) String() string   { return "-" + n.e.String() }
+func (n *neg) children() []Expr { return []Expr{n.e} }
+func (n *neg) withChildren(k []Expr) Expr {
+	c := *n
+	c.e = k[0]
+	return &c
+}
+func (n *neg) Eval(row types.Row) (types.Value, error) {
+	v, err := n.e.Eval(row)
+	if err != nil || v.IsNull() {
+		return types.NullValue, err
+	}
+	switch v.Kind() {
+	case types.KindInt:
+		x := v.Int()
+		if (n.typ.ID == types.Int && x == math.MinInt32) || x == math.MinInt64 {
+			return types.NullValue, evalErr(n, "%s overflow (-(%d))", n.typ.ID, x)
+		}
+		return types.NewInt(-x), nil
+	case types.KindFloat:
+		return types.NewFloat(-v.Float()), nil
+	case types.KindDecimal:
+		d := new(apd.Decimal).Neg(v.Decimal())
+		if d.IsZero() {
+			d.Negative = false
+		}
+		return types.NewDecimal(d), nil
+	case types.KindInterval:
+		if v.Raw() == math.MinInt64 {
+			return types.NullValue, evalErr(n, "INTERVAL overflow")
+		}
+		return types.NewInterval(timeDuration(-v.Raw())), nil
+	}
+	return types.NullValue, evalErr(n, "cannot negate %s", typeName(n.e.Type()))
+}

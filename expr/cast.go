@@ -1,0 +1,369 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/types"
+)
+
+// decCtx is the context of all DECIMAL arithmetic: wide enough that +, -
+// and * of two 38-digit values are exact before the final rounding.
+var decCtx = apd.Context{
+	Precision:   100,
+	MaxExponent: apd.MaxExponent,
+	MinExponent: apd.MinExponent,
+	Traps:       apd.DefaultTraps,
+	Rounding:    apd.RoundHalfUp,
+}
+
+// fitDecimal rounds d HALF_UP to scale s and reports whether the result
+// fits DECIMAL(p, s).
+func fitDecimal(d *apd.Decimal, p, s int) (*apd.Decimal, bool) {
+	if d.Form != apd.Finite {
+		return nil, false
+	}
+	r := new(apd.Decimal)
+	if _, err := decCtx.Quantize(r, d, -int32(s)); err != nil {
+		return nil, false
+	}
+	if r.IsZero() {
+		r.Negative = false
+	} else if r.NumDigits() > int64(p) {
+		return nil, false
+	}
+	return r, true
+}
+
+// castAllowed reports whether CAST(from AS to) is accepted at bind time.
+func castAllowed(from, to types.Type) bool {
+	f, t := from.ID, to.ID
+	switch {
+	case f == types.Null || f == t:
+		return true
+	case t == types.String:
+		return true
+	case f == types.String:
+		return t != types.Interval && t != types.Null
+	case from.IsNumeric() && to.IsNumeric():
+		return true
+	case (from.IsNumeric() && t == types.Boolean) || (f == types.Boolean && to.IsNumeric()):
+		return true
+	case isTemporal(from) && isTemporal(to):
+		return true
+	}
+	return false
+}
+
+// implicitAllowed reports whether from converts to `to` without an
+// explicit CAST (Flink's implicit widening rules).
+func implicitAllowed(from, to types.Type) bool {
+	f, t := from.ID, to.ID
+	if f == types.Null || f == t {
+		return true
+	}
+	switch f {
+	case types.Int:
+		return t == types.BigInt || t == types.Decimal || t == types.Double
+	case types.BigInt:
+		return t == types.Decimal || t == types.Double
+	case types.Decimal:
+		return t == types.Double
+	case types.Date:
+		return t == types.Timestamp
+	}
+	return false
+}
+
+// CastValue converts one value of type from to type to. It is what CAST
+// does at run time, and what INSERT VALUES and connectors use to turn text
+// into typed values. Errors are plain (they do not name an expression).
+func CastValue(v types.Value, from, to types.Type) (types.Value, error) {
+	if !castAllowed(from, to) {
+		return types.NullValue, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+	}
+	return castValue(v, from, to)
+}
+
+func castFail(v types.Value, from, to types.Type, why string) error {
+	msg := "cannot cast " + renderValue(v, from) + " to " + typeName(to)
+	if why != "" {
+		msg += ": " + why
+	}
+	return errors.New(msg)
+}
+
+func castValue(v types.Value, from, to types.Type) (types.Value, error) {
+	if v.IsNull() {
+		return v, nil
+	}
+	switch to.ID {
+	case types.Boolean:
+		switch v.Kind() {
+		case types.KindBool:
+			return v, nil
+		case types.KindInt:
+			return types.NewBool(v.Int() != 0), nil
+		case types.KindFloat:
+			return types.NewBool(v.Float() != 0), nil
+		case types.KindDecimal:
+			return types.NewBool(!v.Decimal().IsZero()), nil
+		case types.KindString:
+			switch strings.ToLower(strings.TrimSpace(v.Str())) {
+			case "true", "t", "yes", "y", "1":
+				return types.NewBool(true), nil
+			case "false", "f", "no", "n", "0":
+				return types.NewBool(false), nil
+			}
+		}
+	case types.Int, types.BigInt:
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if to.ID == types.Int {
+			lo, hi = math.MinInt32, math.MaxInt32
+		}
+		var i int64
+		switch v.Kind() {
+		case types.KindInt:
+			i = v.Int()
+		case types.KindBool:
+			i = v.Raw()
+		case types.KindFloat:
+			f := math.Trunc(v.Float())
+			if math.IsNaN(f) || f < float64(lo) || f >= -float64(lo) {
+				return types.NullValue, castFail(v, from, to, "out of range")
+			}
+			i = int64(f)
+		case types.KindDecimal:
+			var ip, fp apd.Decimal
+			v.Decimal().Modf(&ip, &fp)
+			n, err := ip.Int64()
+			if err != nil {
+				return types.NullValue, castFail(v, from, to, "out of range")
+			}
+			i = n
+		case types.KindString:
+			n, err := strconv.ParseInt(strings.TrimSpace(v.Str()), 10, 64)
+			if err != nil {
+				if errors.Is(err, strconv.ErrRange) {
+					return types.NullValue, castFail(v, from, to, "out of range")
+				}
+				return types.NullValue, castFail(v, from, to, "")
+			}
+			i = n
+		default:
+			return types.NullValue, castFail(v, from, to, "")
+		}
+		if i < lo || i > hi {
+			return types.NullValue, castFail(v, from, to, "out of range")
+		}
+		return types.NewInt(i), nil
+	case types.Double:
+		switch v.Kind() {
+		case types.KindFloat:
+			return v, nil
+		case types.KindInt:
+			return types.NewFloat(float64(v.Int())), nil
+		case types.KindBool:
+			return types.NewFloat(float64(v.Raw())), nil
+		case types.KindDecimal:
+			return types.NewFloat(types.ToFloat(v)), nil
+		case types.KindString:
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.Str()), 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return types.NullValue, castFail(v, from, to, "")
+			}
+			return types.NewFloat(f), nil
+		}
+	case types.Decimal:
+		var d *apd.Decimal
+		switch v.Kind() {
+		case types.KindDecimal:
+			d = v.Decimal()
+		case types.KindInt, types.KindBool:
+			d = apd.New(v.Raw(), 0)
+		case types.KindFloat:
+			f := v.Float()
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return types.NullValue, castFail(v, from, to, "")
+			}
+			d = new(apd.Decimal)
+			if _, err := d.SetFloat64(f); err != nil {
+				return types.NullValue, castFail(v, from, to, "")
+			}
+		case types.KindString:
+			x, _, err := apd.NewFromString(strings.TrimSpace(v.Str()))
+			if err != nil || x.Form != apd.Finite {
+				return types.NullValue, castFail(v, from, to, "")
+			}
+			d = x
+		default:
+			return types.NullValue, castFail(v, from, to, "")
+		}
+		r, ok := fitDecimal(d, to.Precision, to.Scale)
+		if !ok {
+			return types.NullValue, castFail(v, from, to, "overflow")
+		}
+		return types.NewDecimal(r), nil
+	case types.String:
+		var s string
+		if v.Kind() == types.KindString {
+			s = v.Str()
+		} else {
+			s = types.Format(v, from)
+		}
+		if n := to.Precision; n > 0 && n < types.MaxStringLength && utf8.RuneCountInString(s) > n {
+			s = truncRunes(s, n)
+		}
+		if v.Kind() == types.KindString && len(s) == len(v.Str()) {
+			return v, nil
+		}
+		return types.NewString(s), nil
+	case types.Date:
+		switch v.Kind() {
+		case types.KindDate:
+			return v, nil
+		case types.KindTimestamp:
+			return types.NewDate(floorDiv(v.Timestamp(), nsPerDay)), nil
+		case types.KindString:
+			if d, ok := parseDateText(v.Str()); ok {
+				return types.NewDate(d), nil
+			}
+		}
+	case types.Timestamp:
+		switch v.Kind() {
+		case types.KindTimestamp:
+			if from.ID == types.Timestamp && from.Precision <= to.Precision {
+				return v, nil
+			}
+			return types.NewTimestamp(truncNanos(v.Timestamp(), to.Precision)), nil
+		case types.KindDate:
+			ns, ok := tsFromDaysNanos(v.Date(), 0)
+			if !ok {
+				return types.NullValue, castFail(v, from, to, "out of range")
+			}
+			return types.NewTimestamp(ns), nil
+		case types.KindString:
+			if ns, _, ok := parseTimestampText(v.Str()); ok {
+				return types.NewTimestamp(truncNanos(ns, to.Precision)), nil
+			}
+		}
+	case types.Interval:
+		if v.Kind() == types.KindInterval {
+			return v, nil
+		}
+	}
+	return types.NullValue, castFail(v, from, to, "")
+}
+
+func truncRunes(s string, n int) string {
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k]
+		}
+		i++
+	}
+	return s
+}
+
+// castExpr converts its operand at run time.
+type castExpr struct {
+	e        Expr
+	to       types.Type
+	try      bool
+	explicit bool
+}
+
+func (c *castExpr) Type() types.Type { return c.to }
+func (c *castExpr) Eval(row types.Row) (types.Value, error) {
+	v, err := c.e.Eval(row)
+	if err != nil || v.IsNull() {
+		return v, err
+	}
+	r, err := castValue(v, c.e.Type(), c.to)
+	if err != nil {
+		if c.try {
+			return types.NullValue, nil
+		}
+		return r, wrapErr(c, err)
+	}
+	return r, nil
+}
+func (c *castExpr) String() string {
+	if !c.explicit {
+		return c.e.String()
+	}
+	name := "CAST"
+	if c.try {
+		name = "TRY_CAST"
+	}
+	return name + "(" + c.e.String() + " AS " + typeName(c.to) + ")"
+}
+func (c *castExpr) children() []Expr { return []Expr{c.e} }
+func (c *castExpr) withChildren(kids []Expr) Expr {
+	n := *c
+	n.e = kids[0]
+	return &n
+}
+
+// Cast builds an explicit CAST(e AS to). It fails if no value of e's type
+// could ever be converted (CAST(TRUE AS DATE)); values that fail at run
+// time (CAST('abc' AS INT)) make Eval return an error.
+func Cast(e Expr, to types.Type) (Expr, error) {
+	return newCast(e, to, false)
+}
+
+// TryCast is Cast whose run-time failures yield NULL.
+func TryCast(e Expr, to types.Type) (Expr, error) {
+	return newCast(e, to, true)
+}
+
+func newCast(e Expr, to types.Type, try bool) (Expr, error) {
+	from := e.Type()
+	if !castAllowed(from, to) {
+		return nil, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+	}
+	to.NotNull = from.NotNull && !try
+	c := &castExpr{e: e, to: to, try: try, explicit: true}
+	if _, ok := e.(*literal); ok {
+		return fold(c), nil
+	}
+	return c, nil
+}
+
+// ImplicitCast coerces e to type to for INSERT, UNION and comparisons:
+// widening numeric conversions (INT -> BIGINT -> DECIMAL -> DOUBLE), any
+// DECIMAL to any DECIMAL, any VARCHAR to any VARCHAR, DATE -> TIMESTAMP,
+// TIMESTAMP(p) -> TIMESTAMP(q), and a string literal to DATE / TIMESTAMP
+// (converted now: unparsable text is an error here). NULL converts to
+// anything. Anything else is an error.
+func ImplicitCast(e Expr, to types.Type) (Expr, error) {
+	from := e.Type()
+	if from.Equal(to) || (from.ID == types.String && to.ID == types.String) {
+		return e, nil
+	}
+	lit, isLit := e.(*literal)
+	if !implicitAllowed(from, to) {
+		ok := isLit && from.ID == types.String && isTemporal(to)
+		if !ok {
+			return nil, fmt.Errorf("cannot implicitly convert %s to %s", typeName(from), typeName(to))
+		}
+	}
+	to.NotNull = from.NotNull
+	if isLit {
+		v, err := castValue(lit.v, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return NewLiteral(v, to), nil
+	}
+	if from.ID == types.Timestamp && to.ID == types.Timestamp && from.Precision <= to.Precision {
+		return &castExpr{e: e, to: to}, nil
+	}
+	return &castExpr{e: e, to: to}, nil
+}

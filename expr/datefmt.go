@@ -1,0 +1,428 @@
+package expr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type fmtKind uint8
+
+const (
+	fkLit fmtKind = iota
+	fkYear
+	fkYear2
+	fkMonth
+	fkMonthAbbr
+	fkMonthName
+	fkDay
+	fkDaySuffix
+	fkHour24
+	fkHour12
+	fkMinute
+	fkSecond
+	fkFrac
+	fkAmPm
+	fkDayAbbr
+	fkDayName
+	fkDoy
+	fkWeekday
+)
+
+type fmtItem struct {
+	kind fmtKind
+	n    int // zero padding width (fraction: digit count)
+	lit  string
+}
+
+// dateFmt is a compiled DATE_FORMAT / TO_TIMESTAMP pattern.
+type dateFmt []fmtItem
+
+// compileDateFormat compiles a MySQL pattern (one containing '%', e.g.
+// '%Y-%m-%d %H:%i:%s') or else a Java pattern ('yyyy-MM-dd HH:mm:ss.SSS').
+func compileDateFormat(p string) (dateFmt, error) {
+	if strings.ContainsRune(p, '%') {
+		return compileMySQLFormat(p), nil
+	}
+	return compileJavaFormat(p)
+}
+
+func (f *dateFmt) lit(s string) {
+	if n := len(*f); n > 0 && (*f)[n-1].kind == fkLit {
+		(*f)[n-1].lit += s
+		return
+	}
+	*f = append(*f, fmtItem{kind: fkLit, lit: s})
+}
+
+func compileMySQLFormat(p string) dateFmt {
+	var f dateFmt
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c != '%' || i+1 >= len(p) {
+			f.lit(string(c))
+			continue
+		}
+		i++
+		switch p[i] {
+		case 'Y':
+			f = append(f, fmtItem{kind: fkYear, n: 4})
+		case 'y':
+			f = append(f, fmtItem{kind: fkYear2, n: 2})
+		case 'm':
+			f = append(f, fmtItem{kind: fkMonth, n: 2})
+		case 'c':
+			f = append(f, fmtItem{kind: fkMonth, n: 1})
+		case 'M':
+			f = append(f, fmtItem{kind: fkMonthName})
+		case 'b':
+			f = append(f, fmtItem{kind: fkMonthAbbr})
+		case 'd':
+			f = append(f, fmtItem{kind: fkDay, n: 2})
+		case 'e':
+			f = append(f, fmtItem{kind: fkDay, n: 1})
+		case 'D':
+			f = append(f, fmtItem{kind: fkDaySuffix})
+		case 'H':
+			f = append(f, fmtItem{kind: fkHour24, n: 2})
+		case 'k':
+			f = append(f, fmtItem{kind: fkHour24, n: 1})
+		case 'h', 'I':
+			f = append(f, fmtItem{kind: fkHour12, n: 2})
+		case 'l':
+			f = append(f, fmtItem{kind: fkHour12, n: 1})
+		case 'i':
+			f = append(f, fmtItem{kind: fkMinute, n: 2})
+		case 's', 'S':
+			f = append(f, fmtItem{kind: fkSecond, n: 2})
+		case 'f':
+			f = append(f, fmtItem{kind: fkFrac, n: 6})
+		case 'p':
+			f = append(f, fmtItem{kind: fkAmPm})
+		case 'W':
+			f = append(f, fmtItem{kind: fkDayName})
+		case 'a':
+			f = append(f, fmtItem{kind: fkDayAbbr})
+		case 'j':
+			f = append(f, fmtItem{kind: fkDoy, n: 3})
+		case 'w':
+			f = append(f, fmtItem{kind: fkWeekday, n: 1})
+		case 'T':
+			f = append(f, fmtItem{kind: fkHour24, n: 2})
+			f.lit(":")
+			f = append(f, fmtItem{kind: fkMinute, n: 2})
+			f.lit(":")
+			f = append(f, fmtItem{kind: fkSecond, n: 2})
+		case 'r':
+			f = append(f, fmtItem{kind: fkHour12, n: 2})
+			f.lit(":")
+			f = append(f, fmtItem{kind: fkMinute, n: 2})
+			f.lit(":")
+			f = append(f, fmtItem{kind: fkSecond, n: 2})
+			f.lit(" ")
+			f = append(f, fmtItem{kind: fkAmPm})
+		default: // %% and unknown specifiers print the character
+			f.lit(string(p[i]))
+		}
+	}
+	return f
+}
+
+func compileJavaFormat(p string) (dateFmt, error) {
+	var f dateFmt
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c == '\'' {
+			j := i + 1
+			var sb strings.Builder
+			for {
+				if j >= len(p) {
+					return nil, fmt.Errorf("unterminated quote in date pattern %q", p)
+				}
+				if p[j] == '\'' {
+					if j+1 < len(p) && p[j+1] == '\'' {
+						sb.WriteByte('\'')
+						j += 2
+						continue
+					}
+					break
+				}
+				sb.WriteByte(p[j])
+				j++
+			}
+			if j == i+1 {
+				f.lit("'") // '' is a quote
+			} else {
+				f.lit(sb.String())
+			}
+			i = j + 1
+			continue
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			f.lit(string(c))
+			i++
+			continue
+		}
+		n := 1
+		for i+n < len(p) && p[i+n] == c {
+			n++
+		}
+		i += n
+		switch c {
+		case 'y', 'u':
+			if n == 2 {
+				f = append(f, fmtItem{kind: fkYear2, n: 2})
+			} else {
+				f = append(f, fmtItem{kind: fkYear, n: n})
+			}
+		case 'M', 'L':
+			switch {
+			case n <= 2:
+				f = append(f, fmtItem{kind: fkMonth, n: n})
+			case n == 3:
+				f = append(f, fmtItem{kind: fkMonthAbbr})
+			default:
+				f = append(f, fmtItem{kind: fkMonthName})
+			}
+		case 'd':
+			f = append(f, fmtItem{kind: fkDay, n: n})
+		case 'H':
+			f = append(f, fmtItem{kind: fkHour24, n: n})
+		case 'h':
+			f = append(f, fmtItem{kind: fkHour12, n: n})
+		case 'm':
+			f = append(f, fmtItem{kind: fkMinute, n: n})
+		case 's':
+			f = append(f, fmtItem{kind: fkSecond, n: n})
+		case 'S':
+			if n > 9 {
+				return nil, fmt.Errorf("too many fraction digits in date pattern %q", p)
+			}
+			f = append(f, fmtItem{kind: fkFrac, n: n})
+		case 'a':
+			f = append(f, fmtItem{kind: fkAmPm})
+		case 'E':
+			if n >= 4 {
+				f = append(f, fmtItem{kind: fkDayName})
+			} else {
+				f = append(f, fmtItem{kind: fkDayAbbr})
+			}
+		case 'D':
+			f = append(f, fmtItem{kind: fkDoy, n: n})
+		default:
+			return nil, fmt.Errorf("unsupported letter '%c' in date pattern %q", c, p)
+		}
+	}
+	return f, nil
+}
+
+func appendPadded(dst []byte, v int64, n int) []byte {
+	if v < 0 {
+		dst = append(dst, '-')
+		v = -v
+	}
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], v, 10)
+	for i := len(s); i < n; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+func daySuffix(d int64) string {
+	if d/10%10 == 1 {
+		return "th"
+	}
+	switch d % 10 {
+	case 1:
+		return "st"
+	case 2:
+		return "nd"
+	case 3:
+		return "rd"
+	}
+	return "th"
+}
+
+// format appends the formatted time to dst.
+func (f dateFmt) format(dst []byte, t tsFields) []byte {
+	for _, it := range f {
+		switch it.kind {
+		case fkLit:
+			dst = append(dst, it.lit...)
+		case fkYear:
+			dst = appendPadded(dst, t.y, it.n)
+		case fkYear2:
+			dst = appendPadded(dst, floorMod(t.y, 100), 2)
+		case fkMonth:
+			dst = appendPadded(dst, t.mo, it.n)
+		case fkMonthAbbr:
+			dst = append(dst, time.Month(t.mo).String()[:3]...)
+		case fkMonthName:
+			dst = append(dst, time.Month(t.mo).String()...)
+		case fkDay:
+			dst = appendPadded(dst, t.d, it.n)
+		case fkDaySuffix:
+			dst = strconv.AppendInt(dst, t.d, 10)
+			dst = append(dst, daySuffix(t.d)...)
+		case fkHour24:
+			dst = appendPadded(dst, t.h, it.n)
+		case fkHour12:
+			h := t.h % 12
+			if h == 0 {
+				h = 12
+			}
+			dst = appendPadded(dst, h, it.n)
+		case fkMinute:
+			dst = appendPadded(dst, t.mi, it.n)
+		case fkSecond:
+			dst = appendPadded(dst, t.s, it.n)
+		case fkFrac:
+			dst = appendPadded(dst, t.ns/pow10[9-it.n], it.n)
+		case fkAmPm:
+			if t.h < 12 {
+				dst = append(dst, "AM"...)
+			} else {
+				dst = append(dst, "PM"...)
+			}
+		case fkDayAbbr:
+			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()[:3]...)
+		case fkDayName:
+			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()...)
+		case fkDoy:
+			dst = appendPadded(dst, t.days-daysFromCivil(t.y, 1, 1)+1, it.n)
+		case fkWeekday:
+			dst = strconv.AppendInt(dst, floorMod(t.days+4, 7), 10)
+		}
+	}
+	return dst
+}
+
+// matchName matches one of names (or its 3-letter abbreviation when
+// abbr) case-insensitively at the start of s; it returns the 1-based index
+// and the length consumed.
+func matchName(s string, names func(i int) string, count int, abbr bool) (int, int) {
+	for i := 1; i <= count; i++ {
+		n := names(i)
+		if abbr {
+			n = n[:3]
+		}
+		if len(s) >= len(n) && strings.EqualFold(s[:len(n)], n) {
+			return i, len(n)
+		}
+	}
+	return 0, 0
+}
+
+// parse parses s with the pattern into a TIMESTAMP.
+func (f dateFmt) parse(s string) (int64, bool) {
+	y, mo, d, h, mi, sec, ns := int64(1970), int64(1), int64(1), int64(0), int64(0), int64(0), int64(0)
+	pm, h12, doy := -1, false, int64(-1)
+	sc := &scanner{s: s}
+	for _, it := range f {
+		switch it.kind {
+		case fkLit:
+			if !strings.HasPrefix(sc.s[sc.i:], it.lit) {
+				return 0, false
+			}
+			sc.i += len(it.lit)
+			continue
+		case fkMonthAbbr, fkMonthName:
+			m, n := matchName(sc.s[sc.i:], func(i int) string { return time.Month(i).String() }, 12, it.kind == fkMonthAbbr)
+			if n == 0 {
+				return 0, false
+			}
+			mo, sc.i = int64(m), sc.i+n
+			continue
+		case fkDayAbbr, fkDayName:
+			_, n := matchName(sc.s[sc.i:], func(i int) string { return time.Weekday(i - 1).String() }, 7, it.kind == fkDayAbbr)
+			if n == 0 {
+				return 0, false
+			}
+			sc.i += n
+			continue
+		case fkAmPm:
+			rest := strings.ToUpper(sc.s[sc.i:min(len(sc.s), sc.i+2)])
+			switch rest {
+			case "AM":
+				pm = 0
+			case "PM":
+				pm = 1
+			default:
+				return 0, false
+			}
+			sc.i += 2
+			continue
+		case fkDaySuffix:
+			v, _, ok := sc.digits(2)
+			if !ok || len(sc.s)-sc.i < 2 {
+				return 0, false
+			}
+			d, sc.i = v, sc.i+2
+			continue
+		}
+		maxN := 2
+		switch it.kind {
+		case fkYear:
+			maxN = max(4, it.n)
+		case fkFrac:
+			maxN = it.n
+		case fkDoy:
+			maxN = 3
+		}
+		v, n, ok := sc.digits(maxN)
+		if !ok {
+			return 0, false
+		}
+		switch it.kind {
+		case fkYear:
+			y = v
+		case fkYear2:
+			if v < 70 {
+				y = 2000 + v
+			} else {
+				y = 1900 + v
+			}
+		case fkMonth:
+			mo = v
+		case fkDay:
+			d = v
+		case fkHour24:
+			h = v
+		case fkHour12:
+			h, h12 = v, true
+		case fkMinute:
+			mi = v
+		case fkSecond:
+			sec = v
+		case fkFrac:
+			ns = v * pow10[9-n]
+		case fkDoy:
+			doy = v
+		}
+	}
+	if !sc.eof() {
+		return 0, false
+	}
+	if h12 || pm >= 0 {
+		if h < 1 || h > 12 {
+			if h12 {
+				return 0, false
+			}
+		}
+		if pm == 1 && h < 12 {
+			h += 12
+		} else if pm == 0 && h == 12 {
+			h = 0
+		}
+	}
+	if mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59 {
+		return 0, false
+	}
+	days := daysFromCivil(y, mo, d)
+	if doy > 0 {
+		days = daysFromCivil(y, 1, 1) + doy - 1
+	}
+	return tsFromDaysNanos(days, h*nsPerHour+mi*nsPerMin+sec*nsPerSec+ns)
+}

@@ -1,0 +1,1105 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/types"
+)
+
+// nowFunc is the clock of NOW() and friends; tests replace it.
+var nowFunc = time.Now
+
+func registerTimeFuncs(r map[string]funcDef) {
+	for name, d := range map[string]funcDef{
+		"date_format":       {2, 2, buildDateFormat},
+		"extract":           {2, 2, buildExtract},
+		"year":              {1, 1, buildField},
+		"quarter":           {1, 1, buildField},
+		"month":             {1, 1, buildField},
+		"week":              {1, 1, buildField},
+		"weekofyear":        {1, 1, buildField},
+		"dayofyear":         {1, 1, buildField},
+		"dayofmonth":        {1, 1, buildField},
+		"day":               {1, 1, buildField},
+		"dayofweek":         {1, 1, buildField},
+		"hour":              {1, 1, buildField},
+		"minute":            {1, 1, buildField},
+		"second":            {1, 1, buildField},
+		"timestampdiff":     {3, 3, buildTimestampDiff},
+		"timestampadd":      {3, 3, buildTimestampAdd},
+		"date_add":          {3, 3, buildDateAdd},
+		"adddate":           {3, 3, buildDateAdd},
+		"date_sub":          {3, 3, buildDateAdd},
+		"subdate":           {3, 3, buildDateAdd},
+		"datediff":          {2, 2, buildDateDiff},
+		FuncFloorTo:         {2, 2, buildFloorTo},
+		FuncCeilTo:          {2, 2, buildFloorTo},
+		FuncInterval:        {2, 2, buildInterval},
+		"to_timestamp":      {1, 2, buildToTimestamp},
+		"to_date":           {1, 2, buildToTimestamp},
+		"unix_timestamp":    {0, 2, buildUnixTimestamp},
+		"from_unixtime":     {1, 2, buildFromUnixtime},
+		"to_timestamp_ltz":  {1, 2, buildToTimestampLTZ},
+		"current_timestamp": {0, 1, buildNow},
+		"now":               {0, 1, buildNow},
+		"localtimestamp":    {0, 1, buildNow},
+		"localtime":         {0, 1, buildNow},
+		"sysdate":           {0, 1, buildNow},
+		"utc_timestamp":     {0, 1, buildNow},
+		"proctime":          {0, 0, buildNow},
+		"current_date":      {0, 0, buildNow},
+		"curdate":           {0, 0, buildNow},
+		"utc_date":          {0, 0, buildNow},
+	} {
+		r[name] = d
+	}
+}
+
+// temporalLiteralNode binds TIMESTAMP '...' and DATE '...'.
+func (b *binder) temporalLiteralNode(x *ast.FuncCallExpr) (Expr, error) {
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	s, ok := constString(e)
+	isDate := x.FnName.L == ast.DateLiteral
+	kw := "TIMESTAMP"
+	if isDate {
+		kw = "DATE"
+	}
+	if !ok {
+		return nil, b.errf(x, "%s literal expects a string", kw)
+	}
+	days, tod, frac, hasTime, ok := parseDateTime(s)
+	if !ok || (isDate && hasTime) {
+		return nil, b.errf(x, "invalid %s literal '%s'", kw, s)
+	}
+	if isDate {
+		return NewLiteral(types.NewDate(days), types.TypeDate), nil
+	}
+	ns, ok := tsFromDaysNanos(days, tod)
+	if !ok {
+		return nil, b.errf(x, "%s literal '%s' is out of range", kw, s)
+	}
+	return NewLiteral(types.NewTimestamp(ns), types.TimestampType(frac)), nil
+}
+
+// timeArg binds a DATE/TIMESTAMP argument; a string literal is converted.
+func (b *binder) timeArg(x *ast.FuncCallExpr, name string, i int, e Expr) (Expr, error) {
+	t := e.Type()
+	if t.ID == types.String {
+		if _, ok := e.(*literal); ok {
+			c, err := temporalLiteral(e, types.TypeDate)
+			if err != nil {
+				return nil, b.errf(x.Args[i], "%s: %s", name, err)
+			}
+			return c, nil
+		}
+	}
+	if !isTemporalType(t) {
+		return nil, b.argErr(x.Args[i], name, i, len(x.Args), e, wantTime)
+	}
+	if t.ID == types.Null {
+		return NewLiteral(types.NullValue, types.TimestampType(0)), nil
+	}
+	return e, nil
+}
+
+// fieldsOf splits a DATE or TIMESTAMP value.
+func fieldsOf(v types.Value) tsFields {
+	if v.Kind() == types.KindDate {
+		y, m, d := civilFromDays(v.Date())
+		return tsFields{y: y, mo: m, d: d, days: v.Date()}
+	}
+	return splitTS(v.Raw())
+}
+
+// nanosOf returns a DATE or TIMESTAMP as TIMESTAMP nanoseconds.
+func nanosOf(v types.Value) (int64, bool) {
+	if v.Kind() == types.KindDate {
+		return tsFromDaysNanos(v.Date(), 0)
+	}
+	return v.Raw(), true
+}
+
+var errTimeRange = errors.New("TIMESTAMP out of range")
+
+// ---------------------------------------------------------------------------
+// DATE_FORMAT
+
+func buildDateFormat(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	ts := args[0]
+	if ts.Type().ID != types.String {
+		if ts, err = b.timeArg(x, name, 0, ts); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.expect(x, name, 1, args[1], isStringType, wantString); err != nil {
+		return nil, err
+	}
+	var fixed dateFmt
+	if s, ok := constString(args[1]); ok {
+		if fixed, err = compileDateFormat(s); err != nil {
+			return nil, b.errf(x.Args[1], "%s: %s", name, err)
+		}
+	}
+	fromString := ts.Type().ID == types.String
+	t := strictType(types.TypeString, ts, args[1])
+	if fromString {
+		t.NotNull = false
+	}
+	return &call{name: name, args: []Expr{ts, args[1]}, typ: t, strict: true,
+		f2: func(v, p types.Value) (types.Value, error) {
+			f := fixed
+			if f == nil {
+				var err error
+				if f, err = compileDateFormat(p.Str()); err != nil {
+					return types.NullValue, err
+				}
+			}
+			var tf tsFields
+			if v.Kind() == types.KindString {
+				ns, _, ok := parseTimestampText(v.Str())
+				if !ok {
+					return types.NullValue, nil
+				}
+				tf = splitTS(ns)
+			} else {
+				tf = fieldsOf(v)
+			}
+			var buf [32]byte
+			return types.NewString(string(f.format(buf[:0], tf))), nil
+		}}, nil
+}
+
+// ---------------------------------------------------------------------------
+// EXTRACT and field functions
+
+// extractUnit returns a field extractor for unit.
+func extractUnit(unit string) (func(tsFields) int64, bool) {
+	switch unit {
+	case "YEAR":
+		return func(t tsFields) int64 { return t.y }, true
+	case "QUARTER":
+		return func(t tsFields) int64 { return (t.mo-1)/3 + 1 }, true
+	case "MONTH":
+		return func(t tsFields) int64 { return t.mo }, true
+	case "WEEK", "WEEKOFYEAR":
+		return func(t tsFields) int64 {
+			_, w := time.Unix(t.days*86400, 0).UTC().ISOWeek()
+			return int64(w)
+		}, true
+	case "DAY", "DAYOFMONTH":
+		return func(t tsFields) int64 { return t.d }, true
+	case "DAYOFYEAR", "DOY":
+		return func(t tsFields) int64 { return t.days - daysFromCivil(t.y, 1, 1) + 1 }, true
+	case "DAYOFWEEK", "DOW":
+		return func(t tsFields) int64 { return floorMod(t.days+4, 7) + 1 }, true
+	case "HOUR":
+		return func(t tsFields) int64 { return t.h }, true
+	case "MINUTE":
+		return func(t tsFields) int64 { return t.mi }, true
+	case "SECOND":
+		return func(t tsFields) int64 { return t.s }, true
+	case "MILLISECOND":
+		return func(t tsFields) int64 { return t.ns / 1e6 }, true
+	case "MICROSECOND":
+		return func(t tsFields) int64 { return t.ns / 1e3 }, true
+	}
+	return nil, false
+}
+
+func newField(name string, unit string, arg Expr, render func([]Expr) string) Expr {
+	f, _ := extractUnit(unit)
+	return &call{name: name, args: []Expr{arg}, typ: strictType(types.TypeBigInt, arg), strict: true,
+		render: render,
+		f1: func(v types.Value) (types.Value, error) { return types.NewInt(f(fieldsOf(v))), nil }}
+}
+
+func buildExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	u, ok := x.Args[0].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, b.errf(x, "EXTRACT expects a time unit")
+	}
+	unit := u.Unit.String()
+	if _, ok := extractUnit(unit); !ok {
+		return nil, b.errf(x.Args[0], "EXTRACT: unsupported unit %s", unit)
+	}
+	e, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.timeArg(x, name, 1, e); err != nil {
+		return nil, err
+	}
+	return newField(name, unit, e, func(a []Expr) string {
+		return "EXTRACT(" + unit + " FROM " + a[0].String() + ")"
+	}), nil
+}
+
+func buildField(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.timeArg(x, name, 0, e); err != nil {
+		return nil, err
+	}
+	return newField(name, name, e, nil), nil
+}
+
+// ---------------------------------------------------------------------------
+// Units and intervals
+
+// ivl is an interval: a year-month part and a day-time part.
+type ivl struct {
+	months int64
+	nanos  int64
+}
+
+// unitSize returns the size of one single unit.
+func unitSize(unit string) (ivl, bool) {
+	switch unit {
+	case "NANOSECOND":
+		return ivl{nanos: 1}, true
+	case "MICROSECOND":
+		return ivl{nanos: 1e3}, true
+	case "MILLISECOND":
+		return ivl{nanos: 1e6}, true
+	case "SECOND":
+		return ivl{nanos: nsPerSec}, true
+	case "MINUTE":
+		return ivl{nanos: nsPerMin}, true
+	case "HOUR":
+		return ivl{nanos: nsPerHour}, true
+	case "DAY":
+		return ivl{nanos: nsPerDay}, true
+	case "WEEK":
+		return ivl{nanos: 7 * nsPerDay}, true
+	case "MONTH":
+		return ivl{months: 1}, true
+	case "QUARTER":
+		return ivl{months: 3}, true
+	case "YEAR":
+		return ivl{months: 12}, true
+	}
+	return ivl{}, false
+}
+
+// compositeUnits lists the fields of MySQL's compound units.
+var compositeUnits = map[string][]string{
+	"SECOND_MICROSECOND": {"SECOND", "MICROSECOND"},
+	"MINUTE_MICROSECOND": {"MINUTE", "SECOND", "MICROSECOND"},
+	"MINUTE_SECOND":      {"MINUTE", "SECOND"},
+	"HOUR_MICROSECOND":   {"HOUR", "MINUTE", "SECOND", "MICROSECOND"},
+	"HOUR_SECOND":        {"HOUR", "MINUTE", "SECOND"},
+	"HOUR_MINUTE":        {"HOUR", "MINUTE"},
+	"DAY_MICROSECOND":    {"DAY", "HOUR", "MINUTE", "SECOND", "MICROSECOND"},
+	"DAY_SECOND":         {"DAY", "HOUR", "MINUTE", "SECOND"},
+	"DAY_MINUTE":         {"DAY", "HOUR", "MINUTE"},
+	"DAY_HOUR":           {"DAY", "HOUR"},
+	"YEAR_MONTH":         {"YEAR", "MONTH"},
+}
+
+// normUnit normalizes a unit name: "day to second" -> "DAY_SECOND",
+// plural forms accepted.
+func normUnit(s string) string {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	u = strings.Join(strings.Fields(u), " ")
+	u = strings.ReplaceAll(u, " TO ", "_")
+	if _, ok := unitSize(u); !ok && strings.HasSuffix(u, "S") {
+		if _, ok := unitSize(u[:len(u)-1]); ok {
+			return u[:len(u)-1]
+		}
+	}
+	return u
+}
+
+func unitFields(unit string) ([]string, bool) {
+	if f, ok := compositeUnits[unit]; ok {
+		return f, true
+	}
+	if _, ok := unitSize(unit); ok {
+		return []string{unit}, true
+	}
+	return nil, false
+}
+
+func mulAdd(acc, n, size int64) (int64, bool) {
+	if size != 0 && (n > math.MaxInt64/size || n < math.MinInt64/size) {
+		return 0, false
+	}
+	p := n * size
+	s := acc + p
+	if (p > 0 && s < acc) || (p < 0 && s > acc) {
+		return 0, false
+	}
+	return s, true
+}
+
+// intervalOfInt is n units.
+func intervalOfInt(n int64, unit string) (ivl, error) {
+	fields, ok := unitFields(unit)
+	if !ok {
+		return ivl{}, fmt.Errorf("unsupported interval unit %s", unit)
+	}
+	sz, _ := unitSize(fields[len(fields)-1])
+	var r ivl
+	if r.months, ok = mulAdd(0, n, sz.months); !ok {
+		return r, errors.New("INTERVAL overflow")
+	}
+	if r.nanos, ok = mulAdd(0, n, sz.nanos); !ok {
+		return r, errors.New("INTERVAL overflow")
+	}
+	return r, nil
+}
+
+// parseInterval parses interval text for unit: '5', '-1.5' (SECOND),
+// '1:30' (MINUTE_SECOND), '1 02:03:04.5' (DAY_SECOND). Fields are right
+// aligned, as MySQL does. It returns the number of fraction digits.
+func parseInterval(text, unit string) (ivl, int, error) {
+	fields, ok := unitFields(unit)
+	if !ok {
+		return ivl{}, 0, fmt.Errorf("unsupported interval unit %s", unit)
+	}
+	bad := fmt.Errorf("invalid INTERVAL '%s' %s", text, strings.ReplaceAll(unit, "_", " TO "))
+	s := strings.TrimSpace(text)
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, strings.TrimSpace(s[1:])
+	} else if strings.HasPrefix(s, "+") {
+		s = strings.TrimSpace(s[1:])
+	}
+	var groups []string
+	var seps []byte
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == i {
+			return ivl{}, 0, bad
+		}
+		groups = append(groups, s[i:j])
+		if j < len(s) {
+			seps = append(seps, s[j])
+			j++
+			if j == len(s) {
+				return ivl{}, 0, bad
+			}
+		}
+		i = j
+	}
+	if len(groups) == 0 {
+		return ivl{}, 0, bad
+	}
+	// A fraction of seconds: the last group after a '.' when the unit ends
+	// with SECOND.
+	frac := ""
+	if fields[len(fields)-1] == "SECOND" && len(seps) > 0 && seps[len(seps)-1] == '.' {
+		frac = groups[len(groups)-1]
+		groups = groups[:len(groups)-1]
+		if len(frac) > 9 {
+			return ivl{}, 0, bad
+		}
+	}
+	if len(groups) > len(fields) {
+		return ivl{}, 0, bad
+	}
+	var r ivl
+	off := len(fields) - len(groups)
+	for i, g := range groups {
+		var n int64
+		for _, c := range g {
+			if n > (math.MaxInt64-9)/10 {
+				return ivl{}, 0, errors.New("INTERVAL overflow")
+			}
+			n = n*10 + int64(c-'0')
+		}
+		sz, _ := unitSize(fields[off+i])
+		if r.months, ok = mulAdd(r.months, n, sz.months); !ok {
+			return ivl{}, 0, errors.New("INTERVAL overflow")
+		}
+		if r.nanos, ok = mulAdd(r.nanos, n, sz.nanos); !ok {
+			return ivl{}, 0, errors.New("INTERVAL overflow")
+		}
+	}
+	if frac != "" {
+		var f int64
+		for _, c := range frac {
+			f = f*10 + int64(c-'0')
+		}
+		f *= pow10[9-len(frac)]
+		if r.nanos, ok = mulAdd(r.nanos, f, 1); !ok {
+			return ivl{}, 0, errors.New("INTERVAL overflow")
+		}
+	}
+	if neg {
+		r.months, r.nanos = -r.months, -r.nanos
+	}
+	return r, len(frac), nil
+}
+
+// intervalOfValue converts a run-time interval amount.
+func intervalOfValue(v types.Value, t types.Type, unit string) (ivl, error) {
+	switch v.Kind() {
+	case types.KindInt:
+		return intervalOfInt(v.Int(), unit)
+	case types.KindString:
+		r, _, err := parseInterval(v.Str(), unit)
+		return r, err
+	}
+	r, _, err := parseInterval(types.Format(v, t), unit)
+	return r, err
+}
+
+// addIvl adds sign * iv to a TIMESTAMP.
+func addIvl(ns int64, iv ivl, sign int64) (int64, bool) {
+	if iv.months != 0 {
+		m := sign * iv.months
+		if m > 12*100000 || m < -12*100000 {
+			return 0, false
+		}
+		days := floorDiv(ns, nsPerDay)
+		tod := ns - days*nsPerDay
+		var ok bool
+		if ns, ok = tsFromDaysNanos(addMonths(days, m), tod); !ok {
+			return 0, false
+		}
+	}
+	d := iv.nanos
+	if sign < 0 {
+		if d == math.MinInt64 {
+			return 0, false
+		}
+		d = -d
+	}
+	return mulAdd(ns, d, 1)
+}
+
+// unitPrecision is the TIMESTAMP precision an interval of unit needs.
+func unitPrecision(unit string) int {
+	switch {
+	case strings.HasSuffix(unit, "MICROSECOND"):
+		return 6
+	case unit == "MILLISECOND":
+		return 3
+	case unit == "NANOSECOND":
+		return 9
+	}
+	return 0
+}
+
+func dateUnit(unit string) bool {
+	switch unit {
+	case "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "YEAR_MONTH":
+		return true
+	}
+	return false
+}
+
+// newDateArith builds DATE_ADD(e, INTERVAL n unit) with sign +1 or -1.
+// fixed is the interval when n is constant.
+func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, frac int, render func([]Expr) string) Expr {
+	et := e.Type()
+	var t types.Type
+	switch {
+	case et.ID == types.Date && dateUnit(unit) && (fixed == nil || fixed.nanos%nsPerDay == 0):
+		t = types.TypeDate
+	case et.ID == types.Date:
+		t = types.TimestampType(max(unitPrecision(unit), frac))
+	default:
+		t = types.TimestampType(max(et.Precision, unitPrecision(unit), frac))
+	}
+	t = strictType(t, e, n)
+	isDate := t.ID == types.Date
+	nt := n.Type()
+	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
+		f2: func(v, amount types.Value) (types.Value, error) {
+			var iv ivl
+			if fixed != nil {
+				iv = *fixed
+			} else {
+				var err error
+				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
+					return types.NullValue, err
+				}
+			}
+			if isDate {
+				days := v.Date()
+				if iv.months != 0 {
+					days = addMonths(days, sign*iv.months)
+				}
+				return types.NewDate(days + sign*iv.nanos/nsPerDay), nil
+			}
+			ns, ok := nanosOf(v)
+			if ok {
+				ns, ok = addIvl(ns, iv, sign)
+			}
+			if !ok {
+				return types.NullValue, errTimeRange
+			}
+			return types.NewTimestamp(ns), nil
+		}}
+}
+
+// intervalAmount checks an interval amount and evaluates it when constant.
+func (b *binder) intervalAmount(node ast.Node, n Expr, unit string) (*ivl, int, error) {
+	if _, ok := unitFields(unit); !ok {
+		return nil, 0, b.errf(node, "unsupported interval unit %s", unit)
+	}
+	t := n.Type()
+	if lit, ok := n.(*literal); ok && !lit.v.IsNull() {
+		var iv ivl
+		var frac int
+		var err error
+		if lit.v.Kind() == types.KindInt {
+			iv, err = intervalOfInt(lit.v.Int(), unit)
+		} else if lit.v.Kind() == types.KindString {
+			iv, frac, err = parseInterval(lit.v.Str(), unit)
+		} else if t.IsNumeric() {
+			iv, frac, err = parseInterval(types.Format(lit.v, t), unit)
+		} else {
+			err = fmt.Errorf("INTERVAL expects a number or a string, got %s", typeName(t))
+		}
+		if err != nil {
+			return nil, 0, b.errf(node, "%s", err)
+		}
+		return &iv, frac, nil
+	}
+	if !(t.IsNumeric() || t.ID == types.String || t.ID == types.Null) {
+		return nil, 0, b.errf(node, "INTERVAL expects a number or a string, got %s", typeName(t))
+	}
+	return nil, 0, nil
+}
+
+func renderInterval(n Expr, unit string) string {
+	return "INTERVAL " + n.String() + " " + unit
+}
+
+func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	u, ok := x.Args[2].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, b.errf(x, "%s expects INTERVAL n unit", name)
+	}
+	unit := u.Unit.String()
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.timeArg(x, name, 0, e); err != nil {
+		return nil, err
+	}
+	n, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	fixed, frac, err := b.intervalAmount(x.Args[1], n, unit)
+	if err != nil {
+		return nil, err
+	}
+	sign := int64(1)
+	if name == "DATE_SUB" || name == "SUBDATE" {
+		sign = -1
+	}
+	return newDateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
+		return name + "(" + a[0].String() + ", " + renderInterval(a[1], unit) + ")"
+	}), nil
+}
+
+func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	u, ok := x.Args[0].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, b.errf(x, "%s expects a time unit", name)
+	}
+	unit := u.Unit.String()
+	n, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 1, n, isIntegerType, wantInteger); err != nil {
+		return nil, err
+	}
+	e, err := b.bind(x.Args[2])
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.timeArg(x, name, 2, e); err != nil {
+		return nil, err
+	}
+	fixed, frac, err := b.intervalAmount(x.Args[1], n, unit)
+	if err != nil {
+		return nil, err
+	}
+	return newDateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
+		return name + "(" + unit + ", " + a[1].String() + ", " + a[0].String() + ")"
+	}), nil
+}
+
+func buildTimestampDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	u, ok := x.Args[0].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, b.errf(x, "%s expects a time unit", name)
+	}
+	unit := u.Unit.String()
+	sz, ok := unitSize(unit)
+	if !ok {
+		return nil, b.errf(x.Args[0], "%s: unsupported unit %s", name, unit)
+	}
+	var args []Expr
+	for i := 1; i <= 2; i++ {
+		e, err := b.bind(x.Args[i])
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.timeArg(x, name, i, e); err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
+		render: func(a []Expr) string {
+			return name + "(" + unit + ", " + a[0].String() + ", " + a[1].String() + ")"
+		},
+		f2: func(a, c types.Value) (types.Value, error) {
+			var n int64
+			if sz.months != 0 {
+				fa, fb := fieldsOf(a), fieldsOf(c)
+				months := (fb.y-fa.y)*12 + (fb.mo - fa.mo)
+				ra := fa.d*nsPerDay + fa.h*nsPerHour + fa.mi*nsPerMin + fa.s*nsPerSec + fa.ns
+				rb := fb.d*nsPerDay + fb.h*nsPerHour + fb.mi*nsPerMin + fb.s*nsPerSec + fb.ns
+				if months > 0 && rb < ra {
+					months--
+				} else if months < 0 && rb > ra {
+					months++
+				}
+				n = months / sz.months
+			} else {
+				x, ok1 := nanosOf(a)
+				y, ok2 := nanosOf(c)
+				d := y - x
+				if !ok1 || !ok2 || (x < 0 && y > 0 && d < 0) || (x > 0 && y < 0 && d > 0) {
+					return types.NullValue, errTimeRange
+				}
+				n = d / sz.nanos
+			}
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return types.NullValue, fmt.Errorf("INT overflow (%d %s)", n, unit)
+			}
+			return types.NewInt(n), nil
+		}}, nil
+}
+
+func buildDateDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	var args []Expr
+	for i := 0; i < 2; i++ {
+		e, err := b.bind(x.Args[i])
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.timeArg(x, name, i, e); err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
+		f2: func(a, c types.Value) (types.Value, error) {
+			n := fieldsOf(a).days - fieldsOf(c).days
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return types.NullValue, fmt.Errorf("INT overflow (%d days)", n)
+			}
+			return types.NewInt(n), nil
+		}}, nil
+}
+
+// ---------------------------------------------------------------------------
+// FLOOR(ts TO unit), CEIL(ts TO unit)
+
+// floorTime floors TIMESTAMP nanoseconds to unit. Weeks start on Sunday,
+// as in Calcite.
+func floorTime(ns int64, unit string) int64 {
+	switch unit {
+	case "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY":
+		sz, _ := unitSize(unit)
+		return floorDiv(ns, sz.nanos) * sz.nanos
+	}
+	days := floorDiv(ns, nsPerDay)
+	return floorDays(days, unit) * nsPerDay
+}
+
+func floorDays(days int64, unit string) int64 {
+	switch unit {
+	case "WEEK":
+		return days - floorMod(days+4, 7)
+	case "MONTH", "QUARTER", "YEAR":
+		y, m, _ := civilFromDays(days)
+		switch unit {
+		case "QUARTER":
+			m = (m-1)/3*3 + 1
+		case "YEAR":
+			m = 1
+		}
+		return daysFromCivil(y, m, 1)
+	}
+	return days
+}
+
+func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	fname := "FLOOR"
+	if x.FnName.L == FuncCeilTo {
+		fname = "CEIL"
+	}
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if e, err = b.timeArg(x, fname, 0, e); err != nil {
+		return nil, err
+	}
+	ue, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	us, ok := constString(ue)
+	unit := normUnit(us)
+	switch unit {
+	case "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR":
+	default:
+		ok = false
+	}
+	if !ok {
+		return nil, b.errf(x.Args[1], "%s: unsupported unit %s", fname, us)
+	}
+	ceil := fname == "CEIL"
+	return &call{name: fname, args: []Expr{e, ue}, typ: e.Type(), strict: true,
+		render: func(a []Expr) string { return fname + "(" + a[0].String() + " TO " + unit + ")" },
+		f2: func(v, _ types.Value) (types.Value, error) {
+			if v.Kind() == types.KindDate {
+				d := v.Date()
+				f := floorDays(d, unit)
+				if ceil && f != d {
+					switch unit {
+					case "WEEK":
+						f += 7
+					case "MONTH":
+						f = addMonths(f, 1)
+					case "QUARTER":
+						f = addMonths(f, 3)
+					case "YEAR":
+						f = addMonths(f, 12)
+					}
+				}
+				return types.NewDate(f), nil
+			}
+			ns := v.Timestamp()
+			f := floorTime(ns, unit)
+			if ceil && f != ns {
+				var ok bool
+				switch unit {
+				case "MONTH":
+					f, ok = addIvl(f, ivl{months: 1}, 1)
+				case "QUARTER":
+					f, ok = addIvl(f, ivl{months: 3}, 1)
+				case "YEAR":
+					f, ok = addIvl(f, ivl{months: 12}, 1)
+				default:
+					sz, _ := unitSize(unit)
+					f, ok = mulAdd(f, 1, sz.nanos)
+				}
+				if !ok {
+					return types.NullValue, errTimeRange
+				}
+			}
+			return types.NewTimestamp(f), nil
+		}}, nil
+}
+
+// buildInterval binds __interval(amount, 'UNIT'): a day-time INTERVAL.
+func buildInterval(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	n, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	ue, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	us, ok := constString(ue)
+	if !ok {
+		return nil, b.errf(x.Args[1], "INTERVAL expects a unit name")
+	}
+	unit := normUnit(us)
+	fields, ok := unitFields(unit)
+	if !ok {
+		return nil, b.errf(x.Args[1], "unsupported interval unit %s", us)
+	}
+	for _, f := range fields {
+		if sz, _ := unitSize(f); sz.months != 0 {
+			return nil, b.errf(x, "INTERVAL %s is not supported here: only day-time intervals (DAY, HOUR, MINUTE, SECOND, ...) are", strings.ReplaceAll(unit, "_", " TO "))
+		}
+	}
+	fixed, _, err := b.intervalAmount(x.Args[0], n, unit)
+	if err != nil {
+		return nil, err
+	}
+	display := strings.ReplaceAll(unit, "_", " TO ")
+	if fixed != nil {
+		return NewLiteral(types.NewInterval(time.Duration(fixed.nanos)), types.TypeInterval), nil
+	}
+	nt := n.Type()
+	return &call{name: "INTERVAL", args: []Expr{n}, typ: strictType(types.TypeInterval, n), strict: true,
+		render: func(a []Expr) string { return "INTERVAL " + a[0].String() + " " + display },
+		f1: func(v types.Value) (types.Value, error) {
+			iv, err := intervalOfValue(v, nt, unit)
+			if err != nil {
+				return types.NullValue, err
+			}
+			return types.NewInterval(time.Duration(iv.nanos)), nil
+		}}, nil
+}
+
+// ---------------------------------------------------------------------------
+// Conversions to and from text and epoch numbers
+
+const defaultTimeFormat = "yyyy-MM-dd HH:mm:ss"
+
+// formatArg compiles an optional literal pattern argument i.
+func (b *binder) formatArg(x *ast.FuncCallExpr, name string, args []Expr, i int) (dateFmt, error) {
+	if i >= len(args) {
+		return nil, nil
+	}
+	if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
+		return nil, err
+	}
+	if s, ok := constString(args[i]); ok {
+		f, err := compileDateFormat(s)
+		if err != nil {
+			return nil, b.errf(x.Args[i], "%s: %s", name, err)
+		}
+		return f, nil
+	}
+	return nil, nil
+}
+
+// parseWith parses text with a fixed or run-time pattern, or flexibly.
+func parseWith(fixed dateFmt, s string, p *types.Value) (int64, bool, error) {
+	f := fixed
+	if f == nil && p != nil {
+		var err error
+		if f, err = compileDateFormat(p.Str()); err != nil {
+			return 0, false, err
+		}
+	}
+	if f == nil {
+		ns, _, ok := parseTimestampText(s)
+		return ns, ok, nil
+	}
+	ns, ok := f.parse(s)
+	return ns, ok, nil
+}
+
+func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
+		return nil, err
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	toDate := name == "TO_DATE"
+	t := types.TimestampType(3)
+	if toDate {
+		t = types.TypeDate
+	}
+	conv := func(s types.Value, p *types.Value) (types.Value, error) {
+		ns, ok, err := parseWith(fixed, s.Str(), p)
+		if err != nil || !ok {
+			return types.NullValue, err
+		}
+		if toDate {
+			return types.NewDate(floorDiv(ns, nsPerDay)), nil
+		}
+		return types.NewTimestamp(truncNanos(ns, 3)), nil
+	}
+	c := &call{name: name, args: args, typ: t, strict: true}
+	if len(args) == 2 {
+		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
+	} else {
+		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
+	}
+	return c, nil
+}
+
+func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		return &call{name: name, typ: types.Type{ID: types.BigInt, NotNull: true}, nondet: true,
+			f0: func() (types.Value, error) { return types.NewInt(nowFunc().Unix()), nil }}, nil
+	}
+	a := args[0]
+	if a.Type().ID != types.String || len(args) == 2 {
+		if len(args) == 2 && a.Type().ID != types.String {
+			return nil, b.argErr(x.Args[0], name, 0, 2, a, wantString)
+		}
+		if a.Type().ID != types.String {
+			if a, err = b.timeArg(x, name, 0, a); err != nil {
+				return nil, err
+			}
+			return &call{name: name, args: []Expr{a}, typ: strictType(types.TypeBigInt, a), strict: true,
+				f1: func(v types.Value) (types.Value, error) {
+					if v.Kind() == types.KindDate {
+						return types.NewInt(v.Date() * 86400), nil
+					}
+					return types.NewInt(floorDiv(v.Timestamp(), nsPerSec)), nil
+				}}, nil
+		}
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	conv := func(s types.Value, p *types.Value) (types.Value, error) {
+		ns, ok, err := parseWith(fixed, s.Str(), p)
+		if err != nil || !ok {
+			return types.NullValue, err
+		}
+		return types.NewInt(floorDiv(ns, nsPerSec)), nil
+	}
+	c := &call{name: name, args: args, typ: types.TypeBigInt, strict: true}
+	if len(args) == 2 {
+		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
+	} else {
+		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
+	}
+	return c, nil
+}
+
+func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 0, args[0], isNumericType, wantNumber); err != nil {
+		return nil, err
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 1 {
+		fixed, _ = compileDateFormat(defaultTimeFormat)
+	}
+	conv := func(n types.Value, p *types.Value) (types.Value, error) {
+		var secs float64
+		if n.Kind() == types.KindInt {
+			secs = float64(n.Int())
+		} else {
+			secs = math.Floor(types.ToFloat(n))
+		}
+		if secs > float64(math.MaxInt64/nsPerSec) || secs < float64(math.MinInt64/nsPerSec) || math.IsNaN(secs) {
+			return types.NullValue, errTimeRange
+		}
+		f := fixed
+		if f == nil {
+			var err error
+			if f, err = compileDateFormat(p.Str()); err != nil {
+				return types.NullValue, err
+			}
+		}
+		var buf [32]byte
+		return types.NewString(string(f.format(buf[:0], splitTS(int64(secs)*nsPerSec)))), nil
+	}
+	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
+	if len(args) == 2 {
+		c.f2 = func(n, p types.Value) (types.Value, error) { return conv(n, &p) }
+	} else {
+		c.f1 = func(n types.Value) (types.Value, error) { return conv(n, nil) }
+	}
+	return c, nil
+}
+
+func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 0, args[0], isNumericType, wantNumber); err != nil {
+		return nil, err
+	}
+	prec := int64(3)
+	if len(args) == 2 {
+		p, ok := constInt(args[1])
+		if !ok || (p != 0 && p != 3) {
+			return nil, b.errf(x.Args[1], "%s expects precision 0 or 3", name)
+		}
+		prec = p
+	}
+	unit := nsPerSec
+	if prec == 3 {
+		unit = 1e6
+	}
+	return &call{name: name, args: args, typ: strictType(types.TimestampType(3), args[0]), strict: true,
+		fn: func(vs []types.Value) (types.Value, error) {
+			var ns int64
+			var ok bool
+			if vs[0].Kind() == types.KindInt {
+				ns, ok = mulAdd(0, vs[0].Int(), unit)
+			} else {
+				f := types.ToFloat(vs[0]) * float64(unit)
+				ok = !math.IsNaN(f) && f < math.MaxInt64 && f > math.MinInt64
+				ns = int64(f)
+			}
+			if !ok {
+				return types.NullValue, errTimeRange
+			}
+			return types.NewTimestamp(truncNanos(ns, 3)), nil
+		}}, nil
+}
+
+func buildNow(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	p := 3
+	if len(x.Args) == 1 {
+		e, err := b.bind(x.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		v, ok := constInt(e)
+		if !ok || v < 0 || v > 9 {
+			return nil, b.errf(x.Args[0], "%s expects a precision 0..9", name)
+		}
+		p = int(v)
+	}
+	switch name {
+	case "CURRENT_DATE", "CURDATE", "UTC_DATE":
+		return &call{name: name, typ: types.Type{ID: types.Date, NotNull: true}, nondet: true,
+			render: func([]Expr) string { return name },
+			f0: func() (types.Value, error) {
+				return types.NewDate(floorDiv(nowFunc().Unix(), 86400)), nil
+			}}, nil
+	}
+	render := func([]Expr) string { return name + "()" }
+	if name == "CURRENT_TIMESTAMP" || name == "LOCALTIMESTAMP" || name == "LOCALTIME" {
+		render = func([]Expr) string { return name }
+	}
+	return &call{name: name, typ: types.Type{ID: types.Timestamp, Precision: p, NotNull: true}, nondet: true,
+		render: render,
+		f0: func() (types.Value, error) {
+			return types.NewTimestamp(truncNanos(nowFunc().UnixNano(), p)), nil
+		}}, nil
+}

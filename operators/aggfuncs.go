@@ -1,0 +1,461 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/types"
+)
+
+// AggKind names an aggregate function.
+type AggKind uint8
+
+// Aggregate functions of group aggregation.
+const (
+	AggCountStar AggKind = iota // COUNT(*): counts rows
+	AggCount                    // COUNT(x): counts non-NULL x
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+)
+
+var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX"}
+
+func (k AggKind) String() string { return aggNames[k] }
+
+// AggCall is one aggregate of a GROUP BY.
+type AggCall struct {
+	Kind     AggKind
+	Arg      int // input column; unused for COUNT(*)
+	Distinct bool
+	// ArgType and ResultType were fixed by the planner:
+	//   COUNT -> BIGINT NOT NULL
+	//   SUM   -> INT for INT, BIGINT for BIGINT, DOUBLE, DECIMAL(38, s)
+	//   AVG   -> the argument's type for INT/BIGINT/DOUBLE (integer AVG
+	//            truncates, as Flink's does), DECIMAL(38, max(s, 6))
+	//   MIN, MAX -> the argument's type
+	ArgType, ResultType types.Type
+}
+
+// accumulator is the running state of one aggregate in one group. add
+// and retract see only non-NULL values (COUNT(*) sees a placeholder).
+type accumulator interface {
+	add(v types.Value) error
+	retract(v types.Value) error
+	result() types.Value
+	encode(dst []byte) []byte
+	decode(b []byte) ([]byte, error)
+}
+
+// decCtx is the DECIMAL context for aggregates: 38 digits, overflow is
+// an error (the documented rule).
+var decCtx = func() *apd.Context {
+	c := apd.BaseContext.WithPrecision(types.MaxDecimalPrecision)
+	c.Rounding = apd.RoundHalfUp
+	c.Traps = apd.Overflow | apd.InvalidOperation | apd.DivisionByZero
+	return c
+}()
+
+func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
+	var a accumulator
+	switch c.Kind {
+	case AggCountStar, AggCount:
+		a = &countAcc{}
+	case AggSum, AggAvg:
+		switch c.ArgType.ID {
+		case types.Int, types.BigInt:
+			lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+			if c.ResultType.ID == types.Int {
+				lo, hi = math.MinInt32, math.MaxInt32
+			}
+			a = &intSumAcc{avg: c.Kind == AggAvg, lo: lo, hi: hi}
+		case types.Double:
+			a = &floatSumAcc{avg: c.Kind == AggAvg}
+		case types.Decimal:
+			a = &decSumAcc{avg: c.Kind == AggAvg, scale: int32(c.ResultType.Scale)}
+		default:
+			return nil, fmt.Errorf("%s of %s is not supported", c.Kind, c.ArgType)
+		}
+	case AggMin, AggMax:
+		sign := 1
+		if c.Kind == AggMin {
+			sign = -1
+		}
+		// DISTINCT does not change MIN or MAX.
+		if retracts {
+			return &retractExtremeAcc{sign: sign, set: newMultiset()}, nil
+		}
+		return &extremeAcc{sign: sign}, nil
+	default:
+		return nil, fmt.Errorf("unknown aggregate %d", c.Kind)
+	}
+	if c.Distinct && c.Kind != AggCountStar {
+		a = &distinctAcc{inner: a, set: newMultiset()}
+	}
+	return a, nil
+}
+
+type countAcc struct{ n int64 }
+
+func (a *countAcc) add(types.Value) error     { a.n++; return nil }
+func (a *countAcc) retract(types.Value) error { a.n--; return nil }
+func (a *countAcc) result() types.Value       { return types.NewInt(a.n) }
+func (a *countAcc) encode(dst []byte) []byte  { return binary.AppendVarint(dst, a.n) }
+func (a *countAcc) decode(b []byte) ([]byte, error) {
+	n, k := binary.Varint(b)
+	if k <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	a.n = n
+	return b[k:], nil
+}
+
+// intSumAcc sums INT/BIGINT with overflow checking against [lo, hi].
+type intSumAcc struct {
+	sum, n int64
+	avg    bool
+	lo, hi int64
+}
+
+func (a *intSumAcc) add(v types.Value) error {
+	x := v.Int()
+	s := a.sum + x
+	if (x > 0 && s < a.sum) || (x < 0 && s > a.sum) || s < a.lo || s > a.hi {
+		return fmt.Errorf("integer overflow in SUM: %d + %d", a.sum, x)
+	}
+	a.sum, a.n = s, a.n+1
+	return nil
+}
+
+func (a *intSumAcc) retract(v types.Value) error {
+	x := v.Int()
+	s := a.sum - x
+	if (x < 0 && s < a.sum) || (x > 0 && s > a.sum) {
+		return fmt.Errorf("integer overflow in SUM: %d - %d", a.sum, x)
+	}
+	a.sum, a.n = s, a.n-1
+	return nil
+}
+
+func (a *intSumAcc) result() types.Value {
+	if a.n == 0 {
+		return types.NullValue
+	}
+	if a.avg {
+		return types.NewInt(a.sum / a.n)
+	}
+	return types.NewInt(a.sum)
+}
+
+func (a *intSumAcc) encode(dst []byte) []byte {
+	return binary.AppendVarint(binary.AppendVarint(dst, a.sum), a.n)
+}
+
+func (a *intSumAcc) decode(b []byte) ([]byte, error) {
+	var k1, k2 int
+	a.sum, k1 = binary.Varint(b)
+	if k1 <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	a.n, k2 = binary.Varint(b[k1:])
+	if k2 <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	return b[k1+k2:], nil
+}
+
+type floatSumAcc struct {
+	sum float64
+	n   int64
+	avg bool
+}
+
+func (a *floatSumAcc) add(v types.Value) error     { a.sum += v.Float(); a.n++; return nil }
+func (a *floatSumAcc) retract(v types.Value) error { a.sum -= v.Float(); a.n--; return nil }
+func (a *floatSumAcc) result() types.Value {
+	if a.n == 0 {
+		return types.NullValue
+	}
+	if a.avg {
+		return types.NewFloat(a.sum / float64(a.n))
+	}
+	return types.NewFloat(a.sum)
+}
+func (a *floatSumAcc) encode(dst []byte) []byte {
+	return binary.AppendVarint(binary.BigEndian.AppendUint64(dst, math.Float64bits(a.sum)), a.n)
+}
+func (a *floatSumAcc) decode(b []byte) ([]byte, error) {
+	if len(b) < 8 {
+		return nil, types.ErrCorrupt
+	}
+	a.sum = math.Float64frombits(binary.BigEndian.Uint64(b))
+	n, k := binary.Varint(b[8:])
+	if k <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	a.n = n
+	return b[8+k:], nil
+}
+
+type decSumAcc struct {
+	sum   apd.Decimal
+	n     int64
+	avg   bool
+	scale int32
+}
+
+func (a *decSumAcc) add(v types.Value) error {
+	if _, err := decCtx.Add(&a.sum, &a.sum, v.Decimal()); err != nil {
+		return fmt.Errorf("DECIMAL overflow in SUM: %v", err)
+	}
+	a.n++
+	return nil
+}
+
+func (a *decSumAcc) retract(v types.Value) error {
+	if _, err := decCtx.Sub(&a.sum, &a.sum, v.Decimal()); err != nil {
+		return fmt.Errorf("DECIMAL overflow in SUM: %v", err)
+	}
+	a.n--
+	return nil
+}
+
+func (a *decSumAcc) result() types.Value {
+	if a.n == 0 {
+		return types.NullValue
+	}
+	r := new(apd.Decimal)
+	if a.avg {
+		if _, err := decCtx.Quo(r, &a.sum, apd.New(a.n, 0)); err != nil {
+			return types.NullValue
+		}
+	} else {
+		r.Set(&a.sum)
+	}
+	q := new(apd.Decimal)
+	c := *decCtx
+	c.Rounding = apd.RoundDown // Flink truncates AVG of DECIMAL to the result scale
+	if !a.avg {
+		c.Rounding = apd.RoundHalfUp
+	}
+	if _, err := c.Quantize(q, r, -a.scale); err != nil {
+		return types.NullValue
+	}
+	return types.NewDecimal(q)
+}
+
+func (a *decSumAcc) encode(dst []byte) []byte {
+	dst = types.AppendValue(dst, types.NewDecimal(&a.sum))
+	return binary.AppendVarint(dst, a.n)
+}
+
+func (a *decSumAcc) decode(b []byte) ([]byte, error) {
+	v, rest, err := types.DecodeValue(b)
+	if err != nil || v.Kind() != types.KindDecimal {
+		return nil, types.ErrCorrupt
+	}
+	a.sum.Set(v.Decimal())
+	n, k := binary.Varint(rest)
+	if k <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	a.n = n
+	return rest[k:], nil
+}
+
+// extremeAcc is MIN/MAX over an insert-only input: just the extreme.
+type extremeAcc struct {
+	v    types.Value
+	sign int
+}
+
+func (a *extremeAcc) add(v types.Value) error {
+	if a.v.IsNull() || types.Compare(v, a.v)*a.sign > 0 {
+		a.v = v
+	}
+	return nil
+}
+
+func (a *extremeAcc) retract(types.Value) error {
+	return fmt.Errorf("MIN/MAX received a retraction on a plan that declared its input insert-only")
+}
+
+func (a *extremeAcc) result() types.Value      { return a.v }
+func (a *extremeAcc) encode(dst []byte) []byte { return types.AppendValue(dst, a.v) }
+func (a *extremeAcc) decode(b []byte) ([]byte, error) {
+	v, rest, err := types.DecodeValue(b)
+	if err != nil {
+		return nil, err
+	}
+	a.v = v
+	return rest, nil
+}
+
+// retractExtremeAcc is MIN/MAX over an input with retractions: it keeps a
+// multiset of the live values so that retracting the current extreme
+// finds the next one.
+type retractExtremeAcc struct {
+	sign int
+	set  *multiset
+	v    types.Value
+}
+
+func (a *retractExtremeAcc) add(v types.Value) error {
+	a.set.add(v)
+	if a.v.IsNull() || types.Compare(v, a.v)*a.sign > 0 {
+		a.v = v
+	}
+	return nil
+}
+
+func (a *retractExtremeAcc) retract(v types.Value) error {
+	if err := a.set.remove(v); err != nil {
+		return err
+	}
+	if types.Compare(v, a.v) == 0 && a.set.count(v) == 0 {
+		a.v = a.set.extreme(a.sign)
+	}
+	return nil
+}
+
+func (a *retractExtremeAcc) result() types.Value { return a.v }
+func (a *retractExtremeAcc) encode(dst []byte) []byte {
+	return a.set.encode(dst)
+}
+func (a *retractExtremeAcc) decode(b []byte) ([]byte, error) {
+	a.set = newMultiset()
+	rest, err := a.set.decode(b)
+	if err != nil {
+		return nil, err
+	}
+	a.v = a.set.extreme(a.sign)
+	return rest, nil
+}
+
+// distinctAcc feeds its inner accumulator only the first copy of each
+// value and retracts from it only when the last copy goes.
+type distinctAcc struct {
+	inner accumulator
+	set   *multiset
+}
+
+func (a *distinctAcc) add(v types.Value) error {
+	if a.set.add(v) == 1 {
+		return a.inner.add(v)
+	}
+	return nil
+}
+
+func (a *distinctAcc) retract(v types.Value) error {
+	if err := a.set.remove(v); err != nil {
+		return err
+	}
+	if a.set.count(v) == 0 {
+		return a.inner.retract(v)
+	}
+	return nil
+}
+
+func (a *distinctAcc) result() types.Value { return a.inner.result() }
+func (a *distinctAcc) encode(dst []byte) []byte {
+	return a.set.encode(a.inner.encode(dst))
+}
+func (a *distinctAcc) decode(b []byte) ([]byte, error) {
+	rest, err := a.inner.decode(b)
+	if err != nil {
+		return nil, err
+	}
+	a.set = newMultiset()
+	return a.set.decode(rest)
+}
+
+// multiset counts values by their key encoding.
+type multiset struct {
+	m map[string]*msEntry
+}
+
+type msEntry struct {
+	v types.Value
+	n int64
+}
+
+func newMultiset() *multiset { return &multiset{m: map[string]*msEntry{}} }
+
+func (s *multiset) add(v types.Value) int64 {
+	var buf [32]byte
+	k := types.AppendValue(buf[:0], v)
+	e := s.m[string(k)]
+	if e == nil {
+		e = &msEntry{v: v}
+		s.m[string(k)] = e
+	}
+	e.n++
+	return e.n
+}
+
+func (s *multiset) count(v types.Value) int64 {
+	var buf [32]byte
+	if e := s.m[string(types.AppendValue(buf[:0], v))]; e != nil {
+		return e.n
+	}
+	return 0
+}
+
+func (s *multiset) remove(v types.Value) error {
+	var buf [32]byte
+	k := types.AppendValue(buf[:0], v)
+	e := s.m[string(k)]
+	if e == nil {
+		return fmt.Errorf("retraction of value %s that was never accumulated", types.Format(v, types.Type{}))
+	}
+	e.n--
+	if e.n == 0 {
+		delete(s.m, string(k))
+	}
+	return nil
+}
+
+// extreme returns the largest (sign 1) or smallest (sign -1) value, or
+// NULL when the set is empty.
+func (s *multiset) extreme(sign int) types.Value {
+	var best types.Value
+	for _, e := range s.m {
+		if best.IsNull() || types.Compare(e.v, best)*sign > 0 {
+			best = e.v
+		}
+	}
+	return best
+}
+
+func (s *multiset) encode(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s.m)))
+	for _, e := range s.m {
+		dst = types.AppendValue(dst, e.v)
+		dst = binary.AppendVarint(dst, e.n)
+	}
+	return dst
+}
+
+func (s *multiset) decode(b []byte) ([]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, types.ErrCorrupt
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		v, rest, err := types.DecodeValue(b)
+		if err != nil {
+			return nil, err
+		}
+		c, k := binary.Varint(rest)
+		if k <= 0 {
+			return nil, types.ErrCorrupt
+		}
+		s.m[string(types.AppendValue(nil, v))] = &msEntry{v: v, n: c}
+		b = rest[k:]
+	}
+	return b, nil
+}

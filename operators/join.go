@@ -1,0 +1,440 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// JoinType is the kind of a regular join.
+type JoinType uint8
+
+// The join types. LEFT, RIGHT and FULL are outer joins: rows of the outer
+// side(s) without a match are emitted padded with NULLs.
+const (
+	InnerJoin JoinType = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+)
+
+func (t JoinType) String() string {
+	switch t {
+	case InnerJoin:
+		return "INNER"
+	case LeftJoin:
+		return "LEFT"
+	case RightJoin:
+		return "RIGHT"
+	case FullJoin:
+		return "FULL"
+	}
+	return fmt.Sprintf("JoinType(%d)", t)
+}
+
+// JoinSpec describes a regular (unwindowed) equi-join.
+type JoinSpec struct {
+	Type JoinType
+	// LeftKeys and RightKeys are the equi-join key column indexes into the
+	// left and right input rows; LeftKeys[i] = RightKeys[i]. Both may be
+	// empty, which joins every row with every row (subject to Condition).
+	LeftKeys, RightKeys []int
+	// LeftWidth and RightWidth are the numbers of columns of each input.
+	LeftWidth, RightWidth int
+	// Condition is an extra non-equi predicate over the joined row (left
+	// columns then right columns); nil means none. It returns true only
+	// when the predicate is TRUE (NULL and false are no match). It must be
+	// deterministic: it is re-evaluated when a row is retracted.
+	Condition func(joined types.Row) (bool, error)
+}
+
+// NewJoin returns the streaming regular join operator (Flink's
+// StreamingJoinOperator), with retractions on both sides.
+//
+// Input 0 is the left side, input 1 the right side; an output row is the
+// left columns followed by the right columns.
+//
+// Semantics. A row arriving with +I/+U is added to its side's state and
+// joined with the matching rows of the other side; a row arriving with
+// -U/-D is removed and its joined rows are retracted. Key equality is
+// SQL equality: a NULL in any key column never matches (such rows are kept
+// in state so outer joins can pad them and retractions can be checked).
+// DECIMAL keys match by numeric value (1.5 = 1.50) and DOUBLE keys treat
+// -0 and 0 as equal.
+//
+// Output kinds: the operator emits only +I and -D (changelog mode [I,D]):
+// an accumulating input (+I/+U) produces +I rows, a retracting input
+// (-U/-D) produces -D rows. For an outer side, a row without matches is
+// emitted as +I[row, NULL…]; when its first match arrives the operator
+// emits -D[row, NULL…] and then +I[row, match]; when its last match is
+// retracted it emits -D[row, match] and then +I[row, NULL…]. Identical
+// rows are a multiset: each copy joins and pads separately.
+//
+// Output order is deterministic: the changes for one input row come in
+// ascending order of the encoded matching rows of the other side
+// (types.EncodeRow byte order), and the changes of one input chunk are
+// emitted as one chunk in input order.
+//
+// State, per side: a MapState keyed by the encoded join key whose map
+// key is the encoded row (types.EncodeRow) and whose value is a joinEntry
+// {Count, Matches}: the row's multiplicity and, for an outer side, how
+// many rows of the other side (with multiplicity) match it. Nothing is
+// ever dropped: every live row of both sides is kept.
+//
+// Retracting a row that is not in its side's state is an invariant
+// violation and fails with an error naming the join.
+func NewJoin(spec JoinSpec) dataflow.Operator {
+	return &joinOp{spec: spec}
+}
+
+// joinEntry is the state value of one distinct stored row of a side.
+type joinEntry struct {
+	// Count is the multiplicity of the row (> 0 while stored).
+	Count int64
+	// Matches is the number of rows of the other side (counting
+	// multiplicity) that join with this row; maintained for outer sides
+	// only, and 0 on inner sides.
+	Matches int64
+}
+
+// joinEntryCodec serializes a joinEntry as two unsigned varints.
+type joinEntryCodec struct{}
+
+func (joinEntryCodec) Encode(dst []byte, e joinEntry) []byte {
+	dst = binary.AppendUvarint(dst, uint64(e.Count))
+	return binary.AppendUvarint(dst, uint64(e.Matches))
+}
+
+func (joinEntryCodec) Decode(b []byte) (joinEntry, error) {
+	c, n := binary.Uvarint(b)
+	if n <= 0 || c > math.MaxInt64 {
+		return joinEntry{}, fmt.Errorf("join state: corrupt entry count")
+	}
+	b = b[n:]
+	m, n := binary.Uvarint(b)
+	if n <= 0 || m > math.MaxInt64 {
+		return joinEntry{}, fmt.Errorf("join state: corrupt entry match count")
+	}
+	if n != len(b) {
+		return joinEntry{}, fmt.Errorf("join state: %d trailing bytes after entry", len(b)-n)
+	}
+	return joinEntry{Count: int64(c), Matches: int64(m)}, nil
+}
+
+type joinOp struct {
+	base // no-op ProcessWatermark, Finish and Close
+
+	spec  JoinSpec
+	name  string
+	sides [2]state.MapState[joinEntry]
+	keys  [2][]int
+	width [2]int
+	outer [2]bool
+}
+
+func (j *joinOp) Open(ctx *dataflow.OpContext) error {
+	s := j.spec
+	j.name = "Join(" + s.Type.String() + ")"
+	if s.Type > FullJoin {
+		return fmt.Errorf("%s: unknown join type", j.name)
+	}
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if len(s.LeftKeys) != len(s.RightKeys) {
+		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.LeftKeys), len(s.RightKeys))
+	}
+	if s.LeftWidth < 0 || s.RightWidth < 0 {
+		return fmt.Errorf("%s: negative input width", j.name)
+	}
+	j.keys = [2][]int{s.LeftKeys, s.RightKeys}
+	j.width = [2]int{s.LeftWidth, s.RightWidth}
+	j.outer = [2]bool{s.Type == LeftJoin || s.Type == FullJoin, s.Type == RightJoin || s.Type == FullJoin}
+	for side, ks := range j.keys {
+		for _, k := range ks {
+			if k < 0 || k >= j.width[side] {
+				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, joinSideName(side), k, j.width[side])
+			}
+		}
+	}
+	var err error
+	if j.sides[0], err = state.NewMapState[joinEntry](ctx.State, "join.left", joinEntryCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.sides[1], err = state.NewMapState[joinEntry](ctx.State, "join.right", joinEntryCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+func joinSideName(side int) string {
+	if side == 0 {
+		return "left"
+	}
+	return "right"
+}
+
+func (j *joinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("%s: unknown input %d", j.name, input)
+	}
+	res := &dyntable.Chunk{}
+	for _, ch := range c.Changes {
+		if err := j.process(input, ch, res); err != nil {
+			return err
+		}
+	}
+	if res.Len() > 0 {
+		out.Emit(res)
+	}
+	return nil
+}
+
+// joinMatch is a row of the other side that joins with the input row.
+type joinMatch struct {
+	mapKey string
+	entry  joinEntry
+	row    types.Row // the other side's row
+	joined types.Row // left ++ right
+}
+
+func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) error {
+	row := ch.Row
+	if len(row) != j.width[side] {
+		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, joinSideName(side), types.FormatRow(row, nil, ", "), len(row), j.width[side])
+	}
+	other := 1 - side
+	own, oth := j.sides[side], j.sides[other]
+	acc := ch.Kind.IsAccumulate()
+	key, hasNull := joinEncodeKey(nil, row, j.keys[side])
+	rowKey := types.EncodeRow(nil, row)
+
+	// Validate the own side first so that an invariant violation leaves
+	// state and output untouched.
+	ownEntry, found, err := own.Get(key, rowKey)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if !acc && !found {
+		return fmt.Errorf("%s: %s of %s row [%s] that is not in the join state", j.name, ch.Kind, joinSideName(side), types.FormatRow(row, nil, ", "))
+	}
+
+	// Collect the matching rows of the other side, and evaluate the
+	// residual condition, before changing anything.
+	var matches []joinMatch
+	if !hasNull {
+		var rangeErr error
+		err := oth.Range(key, func(mk []byte, e joinEntry) bool {
+			r, derr := types.DecodeRow(mk)
+			if derr != nil {
+				rangeErr = derr
+				return false
+			}
+			matches = append(matches, joinMatch{mapKey: string(mk), entry: e, row: r})
+			return true
+		})
+		if err == nil {
+			err = rangeErr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: reading %s state: %w", j.name, joinSideName(other), err)
+		}
+		kept := matches[:0]
+		for _, m := range matches {
+			m.joined = j.concat(side, row, m.row)
+			if j.spec.Condition != nil {
+				ok, err := j.spec.Condition(m.joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			kept = append(kept, m)
+		}
+		matches = kept
+	}
+
+	var total int64
+	for _, m := range matches {
+		total += m.entry.Count
+	}
+
+	for _, m := range matches {
+		e := m.entry
+		if acc {
+			if j.outer[other] && e.Matches == 0 {
+				joinEmitN(res, dyntable.Delete, j.pad(other, m.row), e.Count)
+			}
+			joinEmitN(res, dyntable.Insert, m.joined, e.Count)
+		} else {
+			joinEmitN(res, dyntable.Delete, m.joined, e.Count)
+		}
+		if !j.outer[other] {
+			continue
+		}
+		if acc {
+			e.Matches++
+		} else {
+			if e.Matches <= 0 {
+				return fmt.Errorf("%s: %s row [%s] loses a match it never had", j.name, joinSideName(other), types.FormatRow(m.row, nil, ", "))
+			}
+			e.Matches--
+			if e.Matches == 0 {
+				joinEmitN(res, dyntable.Insert, j.pad(other, m.row), e.Count)
+			}
+		}
+		if err := oth.Put(key, []byte(m.mapKey), e); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+
+	if j.outer[side] && total == 0 {
+		k := dyntable.Insert
+		if !acc {
+			k = dyntable.Delete
+		}
+		res.Append(k, j.pad(side, row))
+	}
+
+	// Update the own side.
+	if acc {
+		if !found {
+			ownEntry = joinEntry{}
+			if j.outer[side] {
+				ownEntry.Matches = total
+			}
+		}
+		ownEntry.Count++
+		err = own.Put(key, rowKey, ownEntry)
+	} else {
+		ownEntry.Count--
+		if ownEntry.Count <= 0 {
+			err = own.Delete(key, rowKey)
+		} else {
+			err = own.Put(key, rowKey, ownEntry)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+// concat builds left ++ right from the row of side and a row of the other side.
+func (j *joinOp) concat(side int, row, otherRow types.Row) types.Row {
+	out := make(types.Row, 0, j.width[0]+j.width[1])
+	if side == 0 {
+		return append(append(out, row...), otherRow...)
+	}
+	return append(append(out, otherRow...), row...)
+}
+
+// pad returns a row of side padded with NULLs for the other side.
+func (j *joinOp) pad(side int, row types.Row) types.Row {
+	out := make(types.Row, j.width[0]+j.width[1]) // zero Values are NULL
+	if side == 0 {
+		copy(out, row)
+	} else {
+		copy(out[j.width[0]:], row)
+	}
+	return out
+}
+
+func joinEmitN(res *dyntable.Chunk, k dyntable.RowKind, r types.Row, n int64) {
+	for i := int64(0); i < n; i++ {
+		res.Append(k, r)
+	}
+}
+
+// joinEncodeKey appends the canonical key encoding of r's columns cols to
+// dst and reports whether any of them is NULL. Unlike types.EncodeKey, an
+// empty cols encodes no column (not the whole row), and values equal under
+// SQL comparison encode equally: DECIMALs by numeric value whatever their
+// scale, DOUBLE -0 as 0 and every NaN alike. The join, Rank and
+// ChangelogNormalize use it for join, partition and primary keys.
+func joinEncodeKey(dst []byte, r types.Row, cols []int) ([]byte, bool) {
+	hasNull := false
+	for _, c := range cols {
+		v := r[c]
+		if v.IsNull() {
+			hasNull = true
+		}
+		dst = joinAppendValue(dst, v)
+	}
+	return dst, hasNull
+}
+
+// joinDecimalTag is the tag byte of a canonical DECIMAL; it sorts after
+// types' NULL tag and differs from types' other tags.
+const joinDecimalTag byte = 0xE0
+
+// joinAppendValue appends a canonical, self-delimiting encoding of v whose
+// byte order is types.Compare's order for values of one kind, DECIMAL
+// included (NULL first). Values of different kinds order by kind.
+func joinAppendValue(dst []byte, v types.Value) []byte {
+	switch v.Kind() {
+	case types.KindDecimal:
+		return joinAppendDecimal(append(dst, joinDecimalTag), v.Decimal())
+	case types.KindFloat:
+		f := v.Float()
+		switch {
+		case f == 0:
+			f = 0 // -0 → +0
+		case math.IsNaN(f):
+			f = math.NaN()
+		}
+		return types.AppendValue(dst, types.NewFloat(f))
+	}
+	return types.AppendValue(dst, v)
+}
+
+// joinAppendDecimal encodes a decimal in numeric order: a sign byte
+// (-Inf 0, negative 1, zero 2, positive 3, +Inf 4, NaN 5), then for finite
+// non-zero values the adjusted (scientific) exponent as 8 sortable bytes
+// and the coefficient digits without trailing zeros ended by 0x00 — all
+// bit-inverted for negative values.
+func joinAppendDecimal(dst []byte, d *apd.Decimal) []byte {
+	switch d.Form {
+	case apd.NaN, apd.NaNSignaling:
+		return append(dst, 5)
+	case apd.Infinite:
+		if d.Negative {
+			return append(dst, 0)
+		}
+		return append(dst, 4)
+	}
+	digits := d.Coeff.String()
+	exp := int64(d.Exponent)
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	if digits == "0" {
+		return append(dst, 2)
+	}
+	adjusted := exp + int64(len(digits)) - 1
+	if d.Negative {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 3)
+	}
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(adjusted)^(1<<63))
+	dst = append(dst, digits...)
+	dst = append(dst, 0)
+	if d.Negative {
+		for i := start; i < len(dst); i++ {
+			dst[i] = ^dst[i]
+		}
+	}
+	return dst
+}

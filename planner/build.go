@@ -1,0 +1,588 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	"github.com/streamsql/streamsql/config"
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Planner plans statements of one session.
+type Planner struct {
+	Cat  *Catalog
+	Env  *connectors.Env
+	Conf *config.Config
+}
+
+// rel is a relation under construction: a plan node and the scope its
+// columns are visible under (names with their table qualifiers).
+type rel struct {
+	node  Node
+	scope []expr.Column
+}
+
+// builder builds the plan of one statement.
+type builder struct {
+	p    *Planner
+	stmt *parser.Statement
+	ctes map[string]*cte
+	// ranks are the ROW_NUMBER ranks created, checked in finish.
+	ranks []*pendingRank
+	depth int
+}
+
+type cte struct {
+	query ast.ResultSetNode
+	cols  []string
+}
+
+type pendingRank struct {
+	node *RankNode
+	at   ast.Node
+	stmt *parser.Statement
+}
+
+func (p *Planner) newBuilder(stmt *parser.Statement) *builder {
+	return &builder{p: p, stmt: stmt, ctes: map[string]*cte{}}
+}
+
+func (b *builder) errf(n ast.Node, format string, args ...any) error {
+	return b.stmt.ErrorAtNode(n, format, args...)
+}
+
+// finish checks what can only be checked once the plan is complete.
+func (b *builder) finish(root Node) error {
+	for _, r := range b.ranks {
+		if r.node.Limit < 0 {
+			return r.stmt.ErrorAtNode(r.at, "ROW_NUMBER() must be filtered in the enclosing query by rn <= N (Top-N) or rn = 1 (deduplication)")
+		}
+	}
+	return nil
+}
+
+// buildQuery builds a SELECT, a set operation, or a parenthesized query.
+func (b *builder) buildQuery(n ast.ResultSetNode) (rel, error) {
+	b.depth++
+	defer func() { b.depth-- }()
+	if b.depth > 64 {
+		return rel{}, b.errf(n, "query nested too deeply")
+	}
+	switch n := n.(type) {
+	case *ast.SelectStmt:
+		return b.buildSelect(n)
+	case *ast.SetOprStmt:
+		return b.buildSetOpr(n)
+	case *ast.SubqueryExpr:
+		return b.buildQuery(n.Query)
+	}
+	return rel{}, b.errf(n, "unsupported query form %T", n)
+}
+
+func (b *builder) withCTEs(w *ast.WithClause) error {
+	if w == nil {
+		return nil
+	}
+	if w.IsRecursive {
+		return b.errf(w, "WITH RECURSIVE is not supported")
+	}
+	for _, c := range w.CTEs {
+		var cols []string
+		for _, n := range c.ColNameList {
+			cols = append(cols, n.O)
+		}
+		b.ctes[norm(c.Name.O)] = &cte{query: c.Query.Query, cols: cols}
+	}
+	return nil
+}
+
+func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
+	if err := b.withCTEs(sel.With); err != nil {
+		return rel{}, err
+	}
+	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
+		return rel{}, b.errf(sel, "VALUES/TABLE as a query is not supported; use SELECT")
+	}
+	if sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone {
+		return rel{}, b.errf(sel, "SELECT ... FOR UPDATE is not supported")
+	}
+	if sel.SelectIntoOpt != nil {
+		return rel{}, b.errf(sel, "SELECT ... INTO is not supported")
+	}
+	var in rel
+	var err error
+	if sel.From == nil {
+		in = rel{node: &ValuesNode{nodeBase: nodeBase{mode: dyntable.InsertOnly}, Rows: []types.Row{{}}}}
+	} else if in, err = b.buildFrom(sel.From.TableRefs); err != nil {
+		return rel{}, err
+	}
+	if sel.Where != nil {
+		if in, err = b.buildWhere(in, sel.Where); err != nil {
+			return rel{}, err
+		}
+	}
+	fields, err := b.expandFields(in, sel.Fields.Fields)
+	if err != nil {
+		return rel{}, err
+	}
+	// Aggregation.
+	if sel.GroupBy != nil || hasAggregate(sel) {
+		return b.buildAggregateSelect(in, sel, fields)
+	}
+	if sel.Having != nil {
+		return rel{}, b.errf(sel.Having, "HAVING without GROUP BY or aggregate is not supported")
+	}
+	// Window functions (ROW_NUMBER).
+	var rk *RankNode
+	var rkCol int
+	replace := func(n ast.ExprNode) (int, bool) { return 0, false }
+	if wf := findWindowFunc(fields); wf != nil {
+		if rk, err = b.buildRank(in, wf); err != nil {
+			return rel{}, err
+		}
+		rkCol = len(in.scope)
+		in = rel{node: rk, scope: append(append([]expr.Column(nil), in.scope...), expr.Column{Name: "rn", Type: types.TypeBigInt.WithNotNull(true)})}
+		replace = func(n ast.ExprNode) (int, bool) {
+			if n == ast.ExprNode(wf) {
+				return rkCol, true
+			}
+			return 0, false
+		}
+	}
+	out, err := b.project(in, fields, replace)
+	if err != nil {
+		return rel{}, err
+	}
+	if rk != nil {
+		rk.rankFrom = "ROW_NUMBER"
+	}
+	if sel.Distinct {
+		out = b.distinct(out)
+	}
+	return b.orderLimit(out, sel.OrderBy, sel.Limit)
+}
+
+// field is one SELECT item after * expansion.
+type field struct {
+	expr ast.ExprNode
+	name string
+	// col is set for fields expanded from *: the input column index.
+	col int
+}
+
+func (b *builder) expandFields(in rel, fs []*ast.SelectField) ([]field, error) {
+	var out []field
+	for _, f := range fs {
+		if f.WildCard != nil {
+			q := f.WildCard.Table.O
+			found := false
+			for i, c := range in.scope {
+				if q == "" || strings.EqualFold(c.Table, q) {
+					out = append(out, field{name: c.Name, col: i})
+					found = true
+				}
+			}
+			if !found && q != "" {
+				return nil, b.errf(f, "Unknown table '%s'", q)
+			}
+			continue
+		}
+		name := f.AsName.O
+		if name == "" {
+			name = fieldName(f)
+		}
+		out = append(out, field{expr: f.Expr, name: name, col: -1})
+	}
+	return out, nil
+}
+
+// fieldName is the name of an unaliased SELECT item: a column's own
+// name, or the item's text as written, as MySQL names it.
+func fieldName(f *ast.SelectField) string {
+	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		return c.Name.Name.O
+	}
+	if t := strings.TrimSpace(f.Text()); t != "" {
+		return t
+	}
+	var sb strings.Builder
+	_ = restore(f.Expr, &sb)
+	return sb.String()
+}
+
+// project builds the Calc of a SELECT list.
+func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (int, bool)) (rel, error) {
+	var proj []expr.Expr
+	var scope []expr.Column
+	identity := len(fields) == len(in.scope)
+	for i, f := range fields {
+		var e expr.Expr
+		if f.expr == nil {
+			c := in.scope[f.col]
+			e = expr.NewColumnRef(f.col, c.Name, c.Type)
+		} else {
+			var err error
+			e, err = expr.Bind(f.expr, &expr.Scope{Columns: in.scope, Replace: replace}, b.stmt.ErrorAtNode)
+			if err != nil {
+				return rel{}, err
+			}
+		}
+		if idx, ok := expr.ColumnIndex(e); !ok || idx != i || in.scope[idx].Name != f.name {
+			identity = false
+		}
+		proj = append(proj, e)
+		scope = append(scope, expr.Column{Name: f.name, Type: e.Type()})
+	}
+	if identity {
+		return rel{node: in.node, scope: unqualified(in.scope)}, nil
+	}
+	return rel{node: newCalc(in.node, nil, proj, scope), scope: scope}, nil
+}
+
+func unqualified(cols []expr.Column) []expr.Column {
+	out := make([]expr.Column, len(cols))
+	for i, c := range cols {
+		out[i] = expr.Column{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+func isIdentity(proj []expr.Expr, width int) bool {
+	if len(proj) != width {
+		return false
+	}
+	for i, p := range proj {
+		if idx, ok := expr.ColumnIndex(p); !ok || idx != i {
+			return false
+		}
+	}
+	return true
+}
+
+// newCalc builds a Calc and infers its mode and upsert key: the mode is
+// the input's, and the key survives if every key column is projected as
+// is.
+func newCalc(in Node, filter expr.Expr, proj []expr.Expr, cols []expr.Column) *CalcNode {
+	// A Calc over a filter-only Calc merges with it: one operator, and the
+	// scan below can then be pruned to the columns both use.
+	if lower, ok := in.(*CalcNode); ok && isIdentity(lower.Proj, len(lower.inputs[0].Columns())) {
+		in, filter = lower.inputs[0], andExpr(lower.Filter, filter)
+	}
+	if proj == nil {
+		for i, c := range in.Columns() {
+			proj = append(proj, expr.NewColumnRef(i, c.Name, c.Type))
+		}
+		cols = in.Columns()
+	}
+	n := &CalcNode{nodeBase: nodeBase{cols: unqualified(cols), inputs: []Node{in}, mode: in.Mode()}, Filter: filter, Proj: proj}
+	if k := in.UpsertKey(); k != nil {
+		var nk []int
+		for _, kc := range k {
+			found := -1
+			for i, p := range proj {
+				if idx, ok := expr.ColumnIndex(p); ok && idx == kc {
+					found = i
+					break
+				}
+			}
+			if found < 0 {
+				nk = nil
+				break
+			}
+			nk = append(nk, found)
+		}
+		n.key = nk
+	}
+	return n
+}
+
+func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
+	conj := splitAnd(where, nil)
+	var rest []ast.ExprNode
+	for _, c := range conj {
+		folded, err := b.foldRankFilter(in, c)
+		if err != nil {
+			return rel{}, err
+		}
+		if !folded {
+			rest = append(rest, c)
+		}
+	}
+	var filter expr.Expr
+	for _, c := range rest {
+		e, err := expr.Bind(c, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
+			return rel{}, b.errf(c, "WHERE condition must be BOOLEAN, not %s", e.Type())
+		}
+		if !expr.IsDeterministic(e) && in.node.Mode().HasUpdates() {
+			return rel{}, b.errf(c, "a non-deterministic condition over an updating input would retract rows it never emitted")
+		}
+		if pushIntoJoin(in.node, e) {
+			continue
+		}
+		filter = andExpr(filter, e)
+	}
+	if filter == nil {
+		return in, nil
+	}
+	return rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}, nil
+}
+
+// pushIntoJoin pushes a WHERE conjunct that references one side of a join
+// below it, where that keeps the join's meaning: into either side of an
+// inner join, and into the preserved side of an outer join.
+func pushIntoJoin(n Node, e expr.Expr) bool {
+	jn, ok := n.(*JoinNode)
+	if !ok {
+		return false
+	}
+	nl := len(jn.inputs[0].Columns())
+	switch s := sideOf(e, nl); {
+	case s == sideLeft && (jn.Type == operators.InnerJoin || jn.Type == operators.LeftJoin):
+		jn.inputs[0] = newCalc(jn.inputs[0], e, nil, nil)
+		return true
+	case s == sideRight && (jn.Type == operators.InnerJoin || jn.Type == operators.RightJoin):
+		jn.inputs[1] = newCalc(jn.inputs[1], expr.RemapColumns(e, shiftMap(nl, len(jn.inputs[1].Columns()))), nil, nil)
+		return true
+	}
+	return false
+}
+
+// splitAnd flattens a conjunction.
+func splitAnd(e ast.ExprNode, out []ast.ExprNode) []ast.ExprNode {
+	switch x := e.(type) {
+	case *ast.BinaryOperationExpr:
+		if x.Op == opcode.LogicAnd {
+			return splitAnd(x.R, splitAnd(x.L, out))
+		}
+	case *ast.ParenthesesExpr:
+		return splitAnd(x.Expr, out)
+	}
+	return append(out, e)
+}
+
+// andExpr conjoins two bound predicates.
+func andExpr(a, b expr.Expr) expr.Expr {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return expr.And(a, b)
+}
+
+// intLiteral returns the value of an integer literal AST node, or the
+// position of a GROUP BY / ORDER BY position (GROUP BY 1).
+func intLiteral(e ast.ExprNode) (int64, bool) {
+	if p, ok := e.(*ast.PositionExpr); ok && p.P == nil {
+		return int64(p.N), true
+	}
+	v, ok := e.(*test_driver.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	switch x := v.GetValue().(type) {
+	case int64:
+		return x, true
+	case uint64:
+		if x < 1<<62 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func (b *builder) orderLimit(in rel, ob *ast.OrderByClause, lim *ast.Limit) (rel, error) {
+	if ob == nil && lim == nil {
+		return in, nil
+	}
+	if lim == nil {
+		return rel{}, b.errf(ob, "ORDER BY without LIMIT is not supported on a streaming query; add LIMIT n, or sort the result in the client")
+	}
+	count, ok := intLiteral(lim.Count)
+	if !ok || count < 0 {
+		return rel{}, b.errf(lim, "LIMIT must be a non-negative integer literal")
+	}
+	var offset int64
+	if lim.Offset != nil {
+		if offset, ok = intLiteral(lim.Offset); !ok || offset < 0 {
+			return rel{}, b.errf(lim, "OFFSET must be a non-negative integer literal")
+		}
+	}
+	var keys []operators.SortKey
+	if ob != nil {
+		for _, it := range ob.Items {
+			idx, err := b.sortColumn(in, it.Expr)
+			if err != nil {
+				return rel{}, err
+			}
+			keys = append(keys, operators.SortKey{Col: idx, Desc: it.Desc})
+		}
+	}
+	rk := &RankNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node}, mode: dyntable.Retract},
+		OrderBy: keys, Offset: offset, Limit: count}
+	if in.node.Mode().IsInsertOnly() && len(keys) == 0 {
+		rk.mode = dyntable.InsertOnly // the first N rows never change
+	}
+	return rel{node: rk, scope: in.scope}, nil
+}
+
+// sortColumn resolves an ORDER BY item: a column of the output by name,
+// alias or 1-based position.
+func (b *builder) sortColumn(in rel, e ast.ExprNode) (int, error) {
+	if pos, ok := intLiteral(e); ok {
+		if pos < 1 || int(pos) > len(in.scope) {
+			return 0, b.errf(e, "ORDER BY position %d is not in the select list", pos)
+		}
+		return int(pos - 1), nil
+	}
+	be, err := expr.Bind(e, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return 0, err
+	}
+	idx, ok := expr.ColumnIndex(be)
+	if !ok {
+		return 0, b.errf(e, "ORDER BY must name a column of the select list")
+	}
+	return idx, nil
+}
+
+// distinct is SELECT DISTINCT: a group aggregation over every column.
+func (b *builder) distinct(in rel) rel {
+	keys := make([]int, len(in.scope))
+	for i := range keys {
+		keys[i] = i
+	}
+	return rel{node: newAgg(in.node, keys, nil, nil, unqualified(in.scope)), scope: in.scope}
+}
+
+// newAgg builds an aggregation node and infers its mode: a group that
+// can lose all its rows emits -D, so -D appears only for inputs with
+// retractions.
+func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
+	mode := dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
+	if in.Mode().HasUpdates() {
+		mode |= dyntable.ModeD
+	}
+	n := &AggNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: mode}, GroupKeys: keys, Aggs: aggs, AggText: text}
+	n.key = make([]int, len(keys))
+	for i := range keys {
+		n.key[i] = i
+	}
+	return n
+}
+
+func restore(n ast.Node, sb *strings.Builder) error {
+	return n.Restore(newRestoreCtx(sb))
+}
+
+func exprText(n ast.ExprNode) string {
+	var sb strings.Builder
+	_ = restore(n, &sb)
+	return sb.String()
+}
+
+func (b *builder) buildSetOpr(n *ast.SetOprStmt) (rel, error) {
+	if err := b.withCTEs(n.With); err != nil {
+		return rel{}, err
+	}
+	var out rel
+	distinct := false
+	for i, s := range n.SelectList.Selects {
+		var r rel
+		var err error
+		switch s := s.(type) {
+		case *ast.SelectStmt:
+			if i > 0 && s.AfterSetOperator != nil {
+				switch *s.AfterSetOperator {
+				case ast.UnionAll:
+				case ast.Union:
+					distinct = true
+				default:
+					return rel{}, b.errf(s, "%s is not supported yet; UNION and UNION ALL are", s.AfterSetOperator.String())
+				}
+			}
+			r, err = b.buildSelect(s)
+		case *ast.SetOprSelectList:
+			r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
+		default:
+			return rel{}, b.errf(n, "unsupported set operation input %T", s)
+		}
+		if err != nil {
+			return rel{}, err
+		}
+		if i == 0 {
+			out = r
+			continue
+		}
+		if out, err = b.union(out, r, s); err != nil {
+			return rel{}, err
+		}
+	}
+	if distinct {
+		out = b.distinct(out)
+	}
+	return b.orderLimit(out, n.OrderBy, n.Limit)
+}
+
+// union joins two relations with UNION ALL, casting both to common types.
+func (b *builder) union(l, r rel, at ast.Node) (rel, error) {
+	if len(l.scope) != len(r.scope) {
+		return rel{}, b.errf(at, "UNION inputs have %d and %d columns", len(l.scope), len(r.scope))
+	}
+	var lp, rp []expr.Expr
+	var cols []expr.Column
+	castL, castR := false, false
+	for i := range l.scope {
+		lt, rt := l.scope[i].Type, r.scope[i].Type
+		ct, ok := expr.CommonType(lt, rt)
+		if !ok {
+			return rel{}, b.errf(at, "UNION column %d ('%s') has types %s and %s, which have no common type", i+1, l.scope[i].Name, lt, rt)
+		}
+		le, err := expr.ImplicitCast(expr.NewColumnRef(i, l.scope[i].Name, lt), ct)
+		if err != nil {
+			return rel{}, b.errf(at, "UNION column '%s': %v", l.scope[i].Name, err)
+		}
+		re, err := expr.ImplicitCast(expr.NewColumnRef(i, r.scope[i].Name, rt), ct)
+		if err != nil {
+			return rel{}, b.errf(at, "UNION column '%s': %v", l.scope[i].Name, err)
+		}
+		castL = castL || !lt.Equal(ct)
+		castR = castR || !rt.Equal(ct)
+		lp, rp = append(lp, le), append(rp, re)
+		cols = append(cols, expr.Column{Name: l.scope[i].Name, Type: ct})
+	}
+	ln, rn := l.node, r.node
+	if castL {
+		ln = newCalc(ln, nil, lp, cols)
+	}
+	if castR {
+		rn = newCalc(rn, nil, rp, cols)
+	}
+	u := &UnionNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: ln.Mode().Union(rn.Mode())}}
+	// Flatten nested unions, so a UNION ALL of many inputs is one node.
+	var ins []Node
+	for _, in := range u.inputs {
+		if nu, ok := in.(*UnionNode); ok {
+			ins = append(ins, nu.inputs...)
+		} else {
+			ins = append(ins, in)
+		}
+	}
+	u.inputs = ins
+	return rel{node: u, scope: cols}, nil
+}
+
+func errUnsupported(what string) error { return fmt.Errorf("%s is not supported yet", what) }

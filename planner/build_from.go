@@ -1,0 +1,310 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/types"
+)
+
+func (b *builder) buildFrom(n ast.ResultSetNode) (rel, error) {
+	switch n := n.(type) {
+	case *ast.Join:
+		if n.Right == nil {
+			return b.buildFrom(n.Left)
+		}
+		return b.buildJoin(n)
+	case *ast.TableSource:
+		return b.buildTableSource(n)
+	}
+	return rel{}, b.errf(n, "unsupported FROM item")
+}
+
+func (b *builder) buildTableSource(ts *ast.TableSource) (rel, error) {
+	alias := ts.AsName.O
+	var r rel
+	var err error
+	switch src := ts.Source.(type) {
+	case *ast.TableName:
+		r, err = b.buildTableName(src, alias)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		// Unlike MySQL, and like Flink, a derived table needs no alias.
+		r, err = b.buildQuery(src.(ast.ResultSetNode))
+		r.scope = requalify(r.scope, alias)
+	case *ast.Join:
+		r, err = b.buildFrom(src)
+	default:
+		return rel{}, b.errf(ts, "unsupported FROM item")
+	}
+	return r, err
+}
+
+func requalify(cols []expr.Column, q string) []expr.Column {
+	out := make([]expr.Column, len(cols))
+	for i, c := range cols {
+		out[i] = expr.Column{Name: c.Name, Table: q, Type: c.Type}
+	}
+	return out
+}
+
+func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
+	name := tn.Name.O
+	if tn.Schema.O != "" {
+		return rel{}, b.errf(tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
+	}
+	if parser.IsPlaceholderTable(name) {
+		tvf := b.stmt.WindowTVFs[name]
+		fn := "window table function"
+		if tvf != nil {
+			fn = tvf.Func
+		}
+		return rel{}, b.errf(tn, "window table function %s is not supported yet", fn)
+	}
+	if tn.AsOf != nil {
+		return rel{}, b.errf(tn, "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
+	}
+	q := alias
+	if q == "" {
+		q = name
+	}
+	if c, ok := b.ctes[norm(name)]; ok {
+		delete(b.ctes, norm(name)) // a CTE cannot refer to itself
+		r, err := b.buildQuery(c.query)
+		b.ctes[norm(name)] = c
+		if err != nil {
+			return rel{}, err
+		}
+		if c.cols != nil {
+			if len(c.cols) != len(r.scope) {
+				return rel{}, b.errf(tn, "WITH %s names %d columns but its query has %d", name, len(c.cols), len(r.scope))
+			}
+			for i := range r.scope {
+				r.scope[i].Name = c.cols[i]
+			}
+		}
+		return rel{node: r.node, scope: requalify(r.scope, q)}, nil
+	}
+	if v, ok := b.p.Cat.View(name); ok {
+		vb := b.p.newBuilder(v.stmt)
+		r, err := vb.buildQuery(v.Query)
+		if err != nil {
+			return rel{}, err
+		}
+		b.ranks = append(b.ranks, vb.ranks...)
+		cols := make([]expr.Column, len(v.Columns))
+		for i, c := range v.Columns {
+			cols[i] = expr.Column{Name: c.Name, Table: q, Type: r.scope[i].Type}
+		}
+		return rel{node: r.node, scope: cols}, nil
+	}
+	t, ok := b.p.Cat.Table(name)
+	if !ok {
+		return rel{}, b.errf(tn, "Table '%s' doesn't exist", name)
+	}
+	return b.scanTable(t, tn, q)
+}
+
+// scanTable reads a table: the scan, then ChangelogNormalize for an
+// upsert source, then the watermark assigner.
+func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error) {
+	sc, err := t.Scan(b.p.Env)
+	if err != nil {
+		return rel{}, b.errf(at, "%v", err)
+	}
+	cols := tableScope(t.Conn, "")
+	var node Node = &ScanNode{nodeBase: nodeBase{cols: cols, mode: sc.ChangelogMode(), key: t.Conn.PrimaryKey}, Table: t}
+	if m := sc.ChangelogMode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
+		if len(t.Conn.PrimaryKey) == 0 {
+			return rel{}, b.errf(at, "table '%s' produces an upsert stream and needs a PRIMARY KEY", t.Name)
+		}
+		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}, mode: dyntable.Retract, key: t.Conn.PrimaryKey}, Keys: t.Conn.PrimaryKey}
+	}
+	if t.Watermark != nil {
+		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: tableScope(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}, mode: node.Mode(), key: node.UpsertKey()}, Rowtime: t.Watermark.Column, Expr: e}
+	}
+	return rel{node: node, scope: tableScope(t.Conn, qual)}, nil
+}
+
+// side says which join inputs an expression references.
+type side uint8
+
+const (
+	sideNone  side = 0
+	sideLeft  side = 1
+	sideRight side = 2
+	sideBoth  side = 3
+)
+
+func sideOf(e expr.Expr, nLeft int) side {
+	var s side
+	expr.Walk(e, func(x expr.Expr) bool {
+		if idx, ok := expr.ColumnIndex(x); ok {
+			if idx < nLeft {
+				s |= sideLeft
+			} else {
+				s |= sideRight
+			}
+		}
+		return true
+	})
+	return s
+}
+
+func (b *builder) buildJoin(j *ast.Join) (rel, error) {
+	if j.NaturalJoin {
+		return rel{}, b.errf(j, "NATURAL JOIN is not supported; write JOIN ... ON")
+	}
+	if len(j.Using) > 0 {
+		return rel{}, b.errf(j, "JOIN ... USING is not supported yet; write JOIN ... ON")
+	}
+	l, err := b.buildFrom(j.Left)
+	if err != nil {
+		return rel{}, err
+	}
+	r, err := b.buildFrom(j.Right)
+	if err != nil {
+		return rel{}, err
+	}
+	jt := operators.InnerJoin
+	switch {
+	case parser.IsFullJoin(j):
+		jt = operators.FullJoin
+	case j.Tp == ast.LeftJoin:
+		jt = operators.LeftJoin
+	case j.Tp == ast.RightJoin:
+		jt = operators.RightJoin
+	}
+	if j.On == nil {
+		return rel{}, b.errf(j, "a join needs an ON condition with an equality between the two sides (cross joins are not supported)")
+	}
+	nl := len(l.scope)
+	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)
+	// Outer joins make the padded side nullable.
+	if jt == operators.LeftJoin || jt == operators.FullJoin {
+		for i := nl; i < len(scope); i++ {
+			scope[i].Type = scope[i].Type.Nullable()
+		}
+	}
+	if jt == operators.RightJoin || jt == operators.FullJoin {
+		for i := 0; i < nl; i++ {
+			scope[i].Type = scope[i].Type.Nullable()
+		}
+	}
+	bindScope := append(append([]expr.Column(nil), l.scope...), r.scope...)
+	var lk, rk []int
+	var lFilter, rFilter, residual expr.Expr
+	for _, c := range splitAnd(j.On.Expr, nil) {
+		e, err := expr.Bind(c, &expr.Scope{Columns: bindScope}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
+			return rel{}, b.errf(c, "join condition must be BOOLEAN, not %s", e.Type())
+		}
+		if a, bb, ok := equiPair(c, e, nl); ok {
+			lt, rt := bindScope[a].Type, bindScope[bb].Type
+			if keyKind(lt) != keyKind(rt) {
+				return rel{}, b.errf(c, "join keys '%s' (%s) and '%s' (%s) have different types; CAST one side", bindScope[a].Name, lt, bindScope[bb].Name, rt)
+			}
+			lk, rk = append(lk, a), append(rk, bb-nl)
+			continue
+		}
+		s := sideOf(e, nl)
+		switch {
+		case s == sideLeft && (jt == operators.InnerJoin || jt == operators.RightJoin):
+			lFilter = andExpr(lFilter, e) // a condition on the preserved side's partner can filter it early
+		case s == sideRight && (jt == operators.InnerJoin || jt == operators.LeftJoin):
+			rFilter = andExpr(rFilter, expr.RemapColumns(e, shiftMap(nl, len(r.scope))))
+		default:
+			residual = andExpr(residual, e)
+		}
+	}
+	if len(lk) == 0 {
+		return rel{}, b.errf(j.On.Expr, "a join needs at least one equality between a column of each side (cross and theta joins are not supported)")
+	}
+	ln, rn := l.node, r.node
+	if lFilter != nil {
+		ln = newCalc(ln, lFilter, nil, nil)
+	}
+	if rFilter != nil {
+		rn = newCalc(rn, rFilter, nil, nil)
+	}
+	mode := dyntable.ModeI
+	if jt != operators.InnerJoin || ln.Mode().HasUpdates() || rn.Mode().HasUpdates() {
+		mode |= dyntable.ModeD
+	}
+	jn := &JoinNode{nodeBase: nodeBase{cols: unqualified(scope), inputs: []Node{ln, rn}, mode: mode},
+		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
+	return rel{node: jn, scope: scope}, nil
+}
+
+// shiftMap maps right-side column indexes of the joined row to indexes
+// of the right input.
+func shiftMap(nl, nr int) map[int]int {
+	m := map[int]int{}
+	for i := 0; i < nr; i++ {
+		m[nl+i] = i
+	}
+	return m
+}
+
+// keyKind groups types whose values encode alike as join keys.
+func keyKind(t types.Type) types.TypeID {
+	switch t.ID {
+	case types.Int, types.BigInt:
+		return types.BigInt
+	case types.Decimal:
+		return types.Decimal // same scale is ensured by the value encoding's text
+	}
+	return t.ID
+}
+
+// equiPair recognises `left.col = right.col` (either order) and returns
+// the two column indexes of the joined scope, left first.
+func equiPair(c ast.ExprNode, e expr.Expr, nl int) (int, int, bool) {
+	bo, ok := unparen(c).(*ast.BinaryOperationExpr)
+	if !ok || bo.Op != opcode.EQ {
+		return 0, 0, false
+	}
+	var cols []int
+	expr.Walk(e, func(x expr.Expr) bool {
+		if idx, ok := expr.ColumnIndex(x); ok {
+			cols = append(cols, idx)
+		}
+		return true
+	})
+	_, lok := unparen(bo.L).(*ast.ColumnNameExpr)
+	_, rok := unparen(bo.R).(*ast.ColumnNameExpr)
+	if !lok || !rok || len(cols) != 2 {
+		return 0, 0, false
+	}
+	a, bb := cols[0], cols[1]
+	if a >= nl {
+		a, bb = bb, a
+	}
+	if a >= nl || bb < nl {
+		return 0, 0, false
+	}
+	return a, bb, true
+}
+
+func unparen(e ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			return e
+		}
+		e = p.Expr
+	}
+}
+
+func lower(s string) string { return strings.ToLower(s) }

@@ -1,0 +1,263 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/types"
+)
+
+// CollectFunc receives the result changes of a query, in order, from the
+// single collecting subtask. It must not retain the chunk.
+type CollectFunc func(c *dyntable.Chunk) error
+
+// BuildGraph translates a plan into a dataflow graph. collect receives the
+// result of a query plan (Root.Table == nil) and is ignored otherwise.
+func (p *Planner) BuildGraph(name string, plan *Plan, collect CollectFunc) (*dataflow.Graph, error) {
+	t := &translator{p: p, g: &dataflow.Graph{Name: name}, done: map[Node]*dataflow.Node{},
+		parallelism: p.Conf.Int("parallelism.default"), collect: collect}
+	if _, err := t.node(plan.Root); err != nil {
+		return nil, err
+	}
+	return t.g, nil
+}
+
+type translator struct {
+	p           *Planner
+	g           *dataflow.Graph
+	done        map[Node]*dataflow.Node
+	parallelism int
+	collect     CollectFunc
+}
+
+func scalar(e expr.Expr) operators.Scalar { return e.Eval }
+
+func predicate(e expr.Expr) operators.Predicate {
+	if e == nil {
+		return nil
+	}
+	return func(row types.Row) (bool, error) { return expr.EvalBool(e, row) }
+}
+
+// forward connects a stateless operator to its input at the input's
+// parallelism, so that it chains into the input's task and keeps the
+// input's order.
+func forward(in *dataflow.Node) (dataflow.Edge, int) {
+	return dataflow.Edge{From: in, Partition: dataflow.Forward}, in.Parallelism
+}
+
+// keyed connects a keyed operator: hash by keys, or everything to one
+// subtask when there are no keys.
+func (t *translator) keyed(in *dataflow.Node, keys []int) (dataflow.Edge, int) {
+	if len(keys) == 0 {
+		return dataflow.Edge{From: in, Partition: dataflow.Single}, 1
+	}
+	return dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: keys}, t.parallelism
+}
+
+func allCols(n int) []int {
+	k := make([]int, n)
+	for i := range k {
+		k[i] = i
+	}
+	return k
+}
+
+func (t *translator) node(n Node) (*dataflow.Node, error) {
+	if d, ok := t.done[n]; ok {
+		return d, nil
+	}
+	var ins []*dataflow.Node
+	for _, in := range n.Inputs() {
+		d, err := t.node(in)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, d)
+	}
+	name := fmt.Sprintf("%T", n)[len("*planner."):]
+	var d *dataflow.Node
+	switch n := n.(type) {
+	case *ScanNode:
+		sc, err := n.Table.Scan(t.p.Env)
+		if err != nil {
+			return nil, err
+		}
+		p := sc.Parallelism()
+		if p == 0 {
+			p = t.parallelism
+		}
+		fields := n.Fields
+		d = &dataflow.Node{Name: "TableSourceScan(" + n.Table.Name + ")", Parallelism: p,
+			NewSource: func(s int) (dataflow.Source, error) {
+				src, err := sc.Create(s, p)
+				if err != nil || fields == nil {
+					return src, err
+				}
+				return &projectingSource{Source: src, fields: fields}, nil
+			}}
+	case *ValuesNode:
+		rows := n.Rows
+		d = &dataflow.Node{Name: "Values", Parallelism: 1,
+			NewSource: func(int) (dataflow.Source, error) { return &constSource{rows: rows}, nil }}
+	case *WatermarkNode:
+		e, p := forward(ins[0])
+		ex := n.Expr
+		d = &dataflow.Node{Name: "WatermarkAssigner", Parallelism: p, Inputs: []dataflow.Edge{e}, GeneratesWatermarks: true,
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWatermarkAssigner(scalar(ex)), nil }}
+	case *NormalizeNode:
+		e, p := t.keyed(ins[0], n.Keys)
+		keys := n.Keys
+		d = &dataflow.Node{Name: "ChangelogNormalize", Parallelism: p, Inputs: []dataflow.Edge{e},
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewChangelogNormalize(keys), nil }}
+	case *CalcNode:
+		e, p := forward(ins[0])
+		filter := predicate(n.Filter)
+		var proj []operators.Scalar
+		identity := len(n.Proj) == len(n.inputs[0].Columns())
+		for i, pe := range n.Proj {
+			proj = append(proj, scalar(pe))
+			if idx, ok := expr.ColumnIndex(pe); !ok || idx != i {
+				identity = false
+			}
+		}
+		if identity {
+			proj = nil
+		}
+		d = &dataflow.Node{Name: "Calc", Parallelism: p, Inputs: []dataflow.Edge{e},
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewCalc(filter, proj), nil }}
+	case *AggNode:
+		e, p := t.keyed(ins[0], n.GroupKeys)
+		spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
+		if _, err := operators.NewGroupAgg(spec); err != nil {
+			return nil, err
+		}
+		d = &dataflow.Node{Name: "GroupAggregate", Parallelism: p, Inputs: []dataflow.Edge{e},
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}
+	case *JoinNode:
+		le, p := t.keyed(ins[0], n.LeftKeys)
+		re, _ := t.keyed(ins[1], n.RightKeys)
+		var cond func(types.Row) (bool, error)
+		if n.Cond != nil {
+			cond = predicate(n.Cond)
+		}
+		spec := operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: cond}
+		d = &dataflow.Node{Name: "Join", Parallelism: p, Inputs: []dataflow.Edge{le, re},
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}
+	case *RankNode:
+		e, p := t.keyed(ins[0], n.PartitionKeys)
+		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
+			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),
+			InputInsertOnly: n.inputs[0].Mode().IsInsertOnly()}
+		d = &dataflow.Node{Name: "Rank", Parallelism: p, Inputs: []dataflow.Edge{e},
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }}
+	case *UnionNode:
+		d = &dataflow.Node{Name: "Union", Parallelism: t.parallelism,
+			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewUnion(), nil }}
+		for i, in := range ins {
+			if in.Parallelism == t.parallelism {
+				d.Inputs = append(d.Inputs, dataflow.Edge{From: in, Partition: dataflow.Forward})
+			} else {
+				// Hash by the whole row keeps each row's changes in order.
+				d.Inputs = append(d.Inputs, dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: allCols(len(n.inputs[i].Columns()))})
+			}
+		}
+	case *SinkNode:
+		var err error
+		if d, err = t.sink(n, ins[0]); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("planner: no translation for %s", name)
+	}
+	t.done[n] = t.g.AddNode(d)
+	return d, nil
+}
+
+func (t *translator) sink(n *SinkNode, in *dataflow.Node) (*dataflow.Node, error) {
+	if n.Table == nil {
+		collect := t.collect
+		if collect == nil {
+			return nil, fmt.Errorf("planner: a query plan needs a collector")
+		}
+		return &dataflow.Node{Name: "Collect", Parallelism: 1, Inputs: []dataflow.Edge{{From: in, Partition: dataflow.Single}},
+			NewOperator: func(int) (dataflow.Operator, error) { return &collectOp{fn: collect}, nil }}, nil
+	}
+	sk, err := n.Table.Sink(t.p.Env)
+	if err != nil {
+		return nil, err
+	}
+	p := sk.Parallelism()
+	if p == 0 {
+		p = t.parallelism
+	}
+	var e dataflow.Edge
+	switch {
+	case len(n.Table.Conn.PrimaryKey) > 0 && (p > 1 || in.Parallelism != p):
+		// Every change of one primary key goes to the same sink subtask.
+		e = dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: n.Table.Conn.PrimaryKey}
+	case in.Parallelism == p:
+		e = dataflow.Edge{From: in, Partition: dataflow.Forward}
+	default:
+		e = dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: allCols(len(n.cols))}
+	}
+	return &dataflow.Node{Name: "Sink(" + n.Table.Name + ")", Parallelism: p, Inputs: []dataflow.Edge{e},
+		NewOperator: func(s int) (dataflow.Operator, error) { return sk.Create(s, p) }}, nil
+}
+
+// collectOp hands the query result to the client.
+type collectOp struct{ fn CollectFunc }
+
+func (c *collectOp) Open(*dataflow.OpContext) error { return nil }
+func (c *collectOp) ProcessChunk(_ int, ch *dyntable.Chunk, _ dataflow.Collector) error {
+	return c.fn(ch)
+}
+func (c *collectOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
+func (c *collectOp) Finish(dataflow.Collector) error                  { return nil }
+func (c *collectOp) Close() error                                     { return nil }
+
+// constSource emits constant rows once.
+type constSource struct{ rows []types.Row }
+
+func (s *constSource) Open(*dataflow.OpContext) error { return nil }
+func (s *constSource) Close() error                   { return nil }
+func (s *constSource) Run(_ context.Context, out dataflow.SourceOutput) error {
+	c := &dyntable.Chunk{}
+	for _, r := range s.rows {
+		c.Append(dyntable.Insert, r)
+	}
+	return out.Emit(c)
+}
+
+// projectingSource narrows a source's rows to the columns a scan reads.
+type projectingSource struct {
+	dataflow.Source
+	fields []int
+}
+
+func (s *projectingSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
+	return s.Source.Run(ctx, &projectingOutput{SourceOutput: out, fields: s.fields})
+}
+
+type projectingOutput struct {
+	dataflow.SourceOutput
+	fields []int
+}
+
+func (o *projectingOutput) Emit(c *dyntable.Chunk) error {
+	vals := make([]types.Value, len(c.Changes)*len(o.fields))
+	w := len(o.fields)
+	for i := range c.Changes {
+		row := types.Row(vals[i*w : (i+1)*w : (i+1)*w])
+		for j, f := range o.fields {
+			row[j] = c.Changes[i].Row[f]
+		}
+		c.Changes[i].Row = row
+	}
+	return o.SourceOutput.Emit(c)
+}

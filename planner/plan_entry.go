@@ -1,0 +1,226 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	tidbformat "github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/types"
+)
+
+func newRestoreCtx(sb *strings.Builder) *tidbformat.RestoreCtx {
+	return tidbformat.NewRestoreCtx(tidbformat.DefaultRestoreFlags|tidbformat.RestoreStringWithoutCharset, sb)
+}
+
+// Plan is a planned statement: a tree whose root is a sink.
+type Plan struct {
+	Root    *SinkNode
+	Columns []expr.Column // the result's columns
+}
+
+// Explain renders the plan tree.
+func (p *Plan) Explain() string { return ExplainTree(optimize(p.Root)) }
+
+// PlanQuery plans a SELECT whose result goes to the client.
+func (p *Planner) PlanQuery(stmt *parser.Statement, q ast.ResultSetNode) (*Plan, error) {
+	b := p.newBuilder(stmt)
+	r, err := b.buildQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.finish(r.node); err != nil {
+		return nil, err
+	}
+	cols := unqualified(r.scope)
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode()}, Encoding: dyntable.RetractEncoding}
+	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+}
+
+// PlanInsert plans INSERT INTO t SELECT ... or INSERT INTO t VALUES ...
+// into a sink table.
+func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan, error) {
+	if ins.IsReplace {
+		return nil, stmt.ErrorAtNode(ins, "REPLACE is not supported; declare a PRIMARY KEY on the sink for upserts")
+	}
+	if len(ins.OnDuplicate) > 0 || ins.Setlist {
+		return nil, stmt.ErrorAtNode(ins, "INSERT ... SET / ON DUPLICATE KEY UPDATE is not supported")
+	}
+	tn, ok := tableOfInsert(ins)
+	if !ok {
+		return nil, stmt.ErrorAtNode(ins, "INSERT needs a single target table")
+	}
+	t, ok := p.Cat.Table(tn.Name.O)
+	if !ok {
+		if _, isView := p.Cat.View(tn.Name.O); isView {
+			return nil, stmt.ErrorAtNode(tn, "cannot INSERT into view '%s'", tn.Name.O)
+		}
+		return nil, stmt.ErrorAtNode(tn, "Table '%s' doesn't exist", tn.Name.O)
+	}
+	sink, err := t.Sink(p.Env)
+	if err != nil {
+		return nil, stmt.ErrorAtNode(tn, "%v", err)
+	}
+	b := p.newBuilder(stmt)
+	var r rel
+	if ins.Select != nil {
+		r, err = b.buildQuery(ins.Select)
+	} else {
+		r, err = b.buildValues(ins.Lists, t, ins)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := b.finish(r.node); err != nil {
+		return nil, err
+	}
+	// Map the query's columns onto the table's, casting where allowed.
+	target := make([]int, 0, len(t.Conn.Columns)) // query column -> table column
+	if len(ins.Columns) > 0 {
+		for _, c := range ins.Columns {
+			i := -1
+			for j, tc := range t.Conn.Columns {
+				if strings.EqualFold(tc.Name, c.Name.O) {
+					i = j
+				}
+			}
+			if i < 0 {
+				return nil, stmt.ErrorAtNode(c, "Unknown column '%s' in table '%s'", c.Name.O, t.Name)
+			}
+			target = append(target, i)
+		}
+	} else {
+		for i := range t.Conn.Columns {
+			target = append(target, i)
+		}
+	}
+	if len(target) != len(r.scope) {
+		return nil, stmt.ErrorAtNode(ins, "INSERT INTO %s: the query has %d columns but %d are expected", t.Name, len(r.scope), len(target))
+	}
+	proj := make([]expr.Expr, len(t.Conn.Columns))
+	cols := tableScope(t.Conn, "")
+	identity := len(target) == len(t.Conn.Columns)
+	for qi, ti := range target {
+		tc := t.Conn.Columns[ti]
+		e, err := expr.ImplicitCast(expr.NewColumnRef(qi, r.scope[qi].Name, r.scope[qi].Type), tc.Type.Nullable())
+		if err != nil {
+			return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is %s but the query produces %s for it", tc.Name, t.Name, tc.Type.Nullable(), r.scope[qi].Type.Nullable())
+		}
+		if qi != ti || !r.scope[qi].Type.Equal(tc.Type) {
+			identity = false
+		}
+		proj[ti] = e
+	}
+	for i := range proj {
+		if proj[i] == nil {
+			identity = false
+			if t.Conn.Columns[i].Type.NotNull {
+				return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is NOT NULL and must be inserted", t.Conn.Columns[i].Name, t.Name)
+			}
+			proj[i] = expr.NewLiteral(types.NullValue, t.Conn.Columns[i].Type.Nullable())
+		}
+	}
+	in := r.node
+	if !identity {
+		in = newCalc(in, nil, proj, cols)
+	}
+	enc := sink.Encoding()
+	if err := enc.Accepts(in.Mode()); err != nil {
+		return nil, stmt.ErrorAtNode(tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
+	}
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: in.Mode()}, Table: t, Encoding: enc}
+	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+}
+
+func tableOfInsert(ins *ast.InsertStmt) (*ast.TableName, bool) {
+	if ins.Table == nil || ins.Table.TableRefs == nil || ins.Table.TableRefs.Right != nil {
+		return nil, false
+	}
+	ts, ok := ins.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil, false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	return tn, ok
+}
+
+// buildValues plans the tuples of INSERT ... VALUES as a constant
+// relation typed like the target table.
+func (b *builder) buildValues(lists [][]ast.ExprNode, t *TableEntry, at ast.Node) (rel, error) {
+	ts := t.Conn.Types()
+	rows, err := b.EvalTuples(lists, ts, at)
+	if err != nil {
+		return rel{}, err
+	}
+	cols := tableScope(t.Conn, "")
+	return rel{node: &ValuesNode{nodeBase: nodeBase{cols: cols, mode: dyntable.InsertOnly}, Rows: rows}, scope: cols}, nil
+}
+
+// EvalTuples evaluates VALUES tuples, each cast to the given types.
+func (p *Planner) EvalTuples(stmt *parser.Statement, lists [][]ast.ExprNode, ts []types.Type, at ast.Node) ([]types.Row, error) {
+	return p.newBuilder(stmt).EvalTuples(lists, ts, at)
+}
+
+func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Node) ([]types.Row, error) {
+	var rows []types.Row
+	for _, l := range lists {
+		if len(l) != len(ts) {
+			return nil, b.errf(at, "VALUES tuple has %d values but %d are expected", len(l), len(ts))
+		}
+		row := make(types.Row, len(l))
+		for i, v := range l {
+			e, err := expr.Bind(v, &expr.Scope{}, b.stmt.ErrorAtNode)
+			if err != nil {
+				return nil, err
+			}
+			ce, err := expr.ImplicitCast(e, ts[i].Nullable())
+			if err != nil {
+				return nil, b.errf(v, "value %s of type %s does not fit column type %s", exprText(v), e.Type(), ts[i])
+			}
+			val, err := ce.Eval(nil)
+			if err != nil {
+				return nil, b.errf(v, "%v", err)
+			}
+			if val.IsNull() && ts[i].NotNull {
+				return nil, b.errf(v, "NULL in a NOT NULL column")
+			}
+			row[i] = val
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// Describe returns a table's or view's columns.
+func (p *Planner) Describe(name string) ([]expr.Column, []int, error) {
+	if t, ok := p.Cat.Table(name); ok {
+		return tableScope(t.Conn, ""), t.Conn.PrimaryKey, nil
+	}
+	if v, ok := p.Cat.View(name); ok {
+		return v.Columns, nil, nil
+	}
+	return nil, nil, fmt.Errorf("Table '%s' doesn't exist", name)
+}
+
+// Bounded reports whether every source of the plan ends by itself, so a
+// job running it finishes.
+func (p *Plan) Bounded(env *connectors.Env) bool {
+	var walk func(n Node) bool
+	walk = func(n Node) bool {
+		if s, ok := n.(*ScanNode); ok {
+			sc, err := s.Table.Scan(env)
+			return err == nil && sc.Bounded()
+		}
+		for _, in := range n.Inputs() {
+			if !walk(in) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(p.Root)
+}

@@ -1,0 +1,86 @@
+// Package state owns keyed operator state: the interfaces operators use
+// (value state and ordered map state, addressed by an encoded key) and the
+// backends behind them.
+//
+// Operators only ever see ValueState and MapState. The backend decides
+// where the data lives: the in-memory backend keeps typed Go values in
+// maps; a persistent backend keeps them in Pebble behind a write-back
+// cache and uses the Codec to serialize at checkpoint time. Because the
+// Codec is given when the state is created, operators do not change when
+// the backend does.
+//
+// Keys are byte strings produced by types.EncodeKey. A state never
+// retains the caller's key slice: it copies what it stores.
+//
+// Lifecycle: the runtime creates one Store per operator subtask before
+// Operator.Open; the operator creates its states in Open, uses them only
+// from its own goroutine, and never after Close. States are not safe for
+// concurrent use.
+package state
+
+import "fmt"
+
+// Codec serializes state values. The in-memory backend never calls it;
+// persistent backends do, at flush time.
+type Codec[T any] interface {
+	Encode(dst []byte, v T) []byte
+	Decode(b []byte) (T, error)
+}
+
+// ValueState holds one value per key.
+type ValueState[T any] interface {
+	// Get returns the value for key and whether it exists.
+	Get(key []byte) (T, bool, error)
+	// Put sets the value for key. The state owns v afterwards: the caller
+	// must not modify it unless it Puts it again.
+	Put(key []byte, v T) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key []byte) error
+}
+
+// MapState holds an ordered map per key: (key, mapKey) -> value.
+type MapState[V any] interface {
+	Get(key, mapKey []byte) (V, bool, error)
+	Put(key, mapKey []byte, v V) error
+	Delete(key, mapKey []byte) error
+	// Range visits the entries under key in ascending byte order of the
+	// map key until fn returns false. fn must not modify the state.
+	Range(key []byte, fn func(mapKey []byte, v V) bool) error
+	// Clear removes every entry under key.
+	Clear(key []byte) error
+}
+
+// Store is one operator subtask's state namespace. Names must be unique
+// within a store; a persistent backend prefixes every key with the
+// operator id and the state name.
+type Store interface {
+	// OperatorID identifies the owning operator in the job graph.
+	OperatorID() string
+	// Backend returns the backend kind, for diagnostics ("memory").
+	Backend() string
+	register(name string) error
+}
+
+// NewValueState creates the named value state in s.
+func NewValueState[T any](s Store, name string, c Codec[T]) (ValueState[T], error) {
+	if err := s.register(name); err != nil {
+		return nil, err
+	}
+	switch s.(type) {
+	case *MemoryStore:
+		return newMemValue[T](), nil
+	}
+	return nil, fmt.Errorf("state: unsupported store %T", s)
+}
+
+// NewMapState creates the named map state in s.
+func NewMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
+	if err := s.register(name); err != nil {
+		return nil, err
+	}
+	switch s.(type) {
+	case *MemoryStore:
+		return newMemMap[V](), nil
+	}
+	return nil, fmt.Errorf("state: unsupported store %T", s)
+}

@@ -1,0 +1,90 @@
+package types
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/apd/v3"
+)
+
+// Format renders v of type t in streamsql's canonical text form, the one
+// print sinks and golden tests use:
+//   - NULL as NULL, booleans as true / false;
+//   - DOUBLE in Go's shortest form (2.5, 3);
+//   - DECIMAL with its declared scale;
+//   - TIMESTAMP(p) as 2024-01-01 00:00:01.000 with p fractional digits;
+//   - DATE as 2024-01-01; strings raw.
+func Format(v Value, t Type) string {
+	return string(AppendFormat(nil, v, t))
+}
+
+// AppendFormat is Format appending to dst.
+func AppendFormat(dst []byte, v Value, t Type) []byte {
+	switch v.k {
+	case KindNull:
+		return append(dst, "NULL"...)
+	case KindBool:
+		if v.i != 0 {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case KindInt:
+		return strconv.AppendInt(dst, v.i, 10)
+	case KindFloat:
+		return strconv.AppendFloat(dst, v.Float(), 'g', -1, 64)
+	case KindDecimal:
+		d := v.d
+		if t.ID == Decimal && -d.Exponent != int32(t.Scale) {
+			q := new(apd.Decimal)
+			ctx := apd.BaseContext.WithPrecision(MaxDecimalPrecision + 2)
+			ctx.Rounding = apd.RoundHalfUp
+			if _, err := ctx.Quantize(q, d, -int32(t.Scale)); err == nil {
+				d = q
+			}
+		}
+		return append(dst, d.Text('f')...)
+	case KindString:
+		return append(dst, v.s...)
+	case KindDate:
+		return v.Time().AppendFormat(dst, "2006-01-02")
+	case KindTimestamp:
+		p := 3
+		if t.ID == Timestamp {
+			p = t.Precision
+		}
+		return appendTimestamp(dst, v.i, p)
+	case KindInterval:
+		return append(dst, time.Duration(v.i).String()...)
+	}
+	return append(dst, '?')
+}
+
+func appendTimestamp(dst []byte, nanos int64, p int) []byte {
+	t := time.Unix(0, nanos).UTC()
+	dst = t.AppendFormat(dst, "2006-01-02 15:04:05")
+	if p > 0 {
+		frac := strconv.Itoa(t.Nanosecond() + 1e9)[1:] // 9 digits, zero padded
+		dst = append(dst, '.')
+		dst = append(dst, frac[:p]...)
+	}
+	return dst
+}
+
+// FormatRow renders a row as values joined by sep.
+func FormatRow(r Row, ts []Type, sep string) string {
+	var b strings.Builder
+	var buf []byte
+	for i, v := range r {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		var t Type
+		if i < len(ts) {
+			t = ts[i]
+		}
+		buf = AppendFormat(buf[:0], v, t)
+		b.Write(buf)
+	}
+	return b.String()
+}

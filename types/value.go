@@ -1,0 +1,149 @@
+package types
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/cockroachdb/apd/v3"
+)
+
+// Kind is the physical representation of a Value. Several SQL types share
+// one kind: INT and BIGINT are KindInt, VARCHAR(n) and STRING are KindString.
+type Kind uint8
+
+// Value kinds.
+const (
+	KindNull Kind = iota
+	KindBool
+	KindInt
+	KindFloat
+	KindDecimal
+	KindString
+	KindDate      // days since 1970-01-01
+	KindTimestamp // nanoseconds since 1970-01-01 00:00:00, wall clock, no zone
+	KindInterval  // nanoseconds
+)
+
+// Value is one SQL value. The zero Value is NULL.
+//
+// It is a small struct rather than an interface so that rows are flat
+// slices and the hot path allocates only for strings and decimals. The
+// fields are private: build values with the constructors and read them
+// with the typed accessors, which panic on a kind mismatch because that is
+// a planner bug, never a user error.
+type Value struct {
+	k Kind
+	i int64 // bool (0/1), int, float64 bits, date days, timestamp/interval nanos
+	s string
+	d *apd.Decimal // immutable once stored
+}
+
+// NullValue is SQL NULL.
+var NullValue = Value{}
+
+// NewBool returns a BOOLEAN value.
+func NewBool(b bool) Value {
+	if b {
+		return Value{k: KindBool, i: 1}
+	}
+	return Value{k: KindBool}
+}
+
+// NewInt returns an INT or BIGINT value.
+func NewInt(i int64) Value { return Value{k: KindInt, i: i} }
+
+// NewFloat returns a DOUBLE value.
+func NewFloat(f float64) Value { return Value{k: KindFloat, i: int64(math.Float64bits(f))} }
+
+// NewString returns a STRING value.
+func NewString(s string) Value { return Value{k: KindString, s: s} }
+
+// NewDecimal returns a DECIMAL value. d must not be modified afterwards.
+func NewDecimal(d *apd.Decimal) Value { return Value{k: KindDecimal, d: d} }
+
+// NewDate returns a DATE value from days since the epoch.
+func NewDate(days int64) Value { return Value{k: KindDate, i: days} }
+
+// NewTimestamp returns a TIMESTAMP value from nanoseconds since the epoch.
+func NewTimestamp(nanos int64) Value { return Value{k: KindTimestamp, i: nanos} }
+
+// NewTimestampFromTime returns the TIMESTAMP for t's wall clock in t's location.
+func NewTimestampFromTime(t time.Time) Value {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	u := time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
+	return NewTimestamp(u.UnixNano())
+}
+
+// NewInterval returns an INTERVAL value.
+func NewInterval(d time.Duration) Value { return Value{k: KindInterval, i: int64(d)} }
+
+// Kind returns the value's kind.
+func (v Value) Kind() Kind { return v.k }
+
+// IsNull reports whether v is SQL NULL.
+func (v Value) IsNull() bool { return v.k == KindNull }
+
+func (v Value) must(k Kind) {
+	if v.k != k {
+		kindPanic(v.k, k)
+	}
+}
+
+// kindPanic is kept out of line so that the accessors inline.
+//
+//go:noinline
+func kindPanic(have, want Kind) {
+	panic(fmt.Sprintf("types: value of kind %d read as kind %d", have, want))
+}
+
+// Bool returns a BOOLEAN value.
+func (v Value) Bool() bool { v.must(KindBool); return v.i != 0 }
+
+// Int returns an INT/BIGINT value.
+func (v Value) Int() int64 { v.must(KindInt); return v.i }
+
+// Float returns a DOUBLE value.
+func (v Value) Float() float64 { v.must(KindFloat); return math.Float64frombits(uint64(v.i)) }
+
+// Str returns a STRING value.
+func (v Value) Str() string { v.must(KindString); return v.s }
+
+// Decimal returns a DECIMAL value; the result must not be modified.
+func (v Value) Decimal() *apd.Decimal { v.must(KindDecimal); return v.d }
+
+// Date returns a DATE as days since the epoch.
+func (v Value) Date() int64 { v.must(KindDate); return v.i }
+
+// Timestamp returns a TIMESTAMP as nanoseconds since the epoch.
+func (v Value) Timestamp() int64 { v.must(KindTimestamp); return v.i }
+
+// Interval returns an INTERVAL.
+func (v Value) Interval() time.Duration { v.must(KindInterval); return time.Duration(v.i) }
+
+// Time returns a DATE or TIMESTAMP as a UTC time.Time.
+func (v Value) Time() time.Time {
+	switch v.k {
+	case KindDate:
+		return time.Unix(v.i*86400, 0).UTC()
+	case KindTimestamp:
+		return time.Unix(0, v.i).UTC()
+	}
+	panic(fmt.Sprintf("types: value of kind %d read as time", v.k))
+}
+
+// Raw returns the int64 payload of bool, int, date, timestamp and interval
+// values. It lets hot loops skip the kind check when the planner has
+// already proven the kind.
+func (v Value) Raw() int64 { return v.i }
+
+// Row is one row of values. Rows are immutable once emitted.
+type Row []Value
+
+// Copy returns a copy of r that shares no backing array with it.
+func (r Row) Copy() Row {
+	c := make(Row, len(r))
+	copy(c, r)
+	return c
+}
