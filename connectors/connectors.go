@@ -194,8 +194,8 @@ func CheckOptions(c Connector, opts map[string]string) error {
 		for _, d := range defs {
 			known = append(known, d.Key)
 		}
-		return fmt.Errorf("unsupported option(s) for connector '%s': %s (supported: %s)",
-			c.Name(), strings.Join(unknown, ", "), strings.Join(known, ", "))
+		return fmt.Errorf("unsupported option(s) for connector '%s': '%s' (supported: %s)",
+			c.Name(), strings.Join(unknown, "', '"), strings.Join(known, ", "))
 	}
 	for _, d := range defs {
 		if d.Required && !d.Prefix {

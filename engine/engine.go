@@ -151,7 +151,7 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 		if n.IfNotExists {
 			return &Result{Message: fmt.Sprintf("Table '%s' already exists; nothing done", name)}, nil
 		}
-		return nil, st.ErrorAtNode(n.Table, "Table '%s' already exists", name)
+		return nil, st.ErrorAtIdent(name, n.Table, "Table '%s' already exists", name)
 	}
 	t, err := s.planner.CreateTable(st, n)
 	if err != nil {
@@ -165,7 +165,7 @@ func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Resu
 	name := n.ViewName.Name.O
 	if s.planner.Cat.Exists(name) {
 		if _, isView := s.planner.Cat.View(name); !(isView && n.OrReplace) {
-			return nil, st.ErrorAtNode(n.ViewName, "Table '%s' already exists", name)
+			return nil, st.ErrorAtIdent(name, n.ViewName, "Table '%s' already exists", name)
 		}
 	}
 	v, err := s.planner.CreateView(st, n)
@@ -188,7 +188,7 @@ func (s *Session) drop(st *parser.Statement, n *ast.DropTableStmt) (*Result, err
 			if n.IfExists {
 				continue
 			}
-			return nil, st.ErrorAtNode(t, "%s '%s' doesn't exist", kind, t.Name.O)
+			return nil, st.ErrorAtIdent(t.Name.O, t, "%s '%s' doesn't exist", kind, t.Name.O)
 		}
 		dropped = append(dropped, t.Name.O)
 	}
@@ -213,11 +213,11 @@ func (s *Session) show(st *parser.Statement, n *ast.ShowStmt) (*Result, error) {
 		if v, ok := s.planner.Cat.View(n.Table.Name.O); ok {
 			return &Result{Text: v.DDL}, nil
 		}
-		return nil, st.ErrorAtNode(n.Table, "Table '%s' doesn't exist", n.Table.Name.O)
+		return nil, st.ErrorAtIdent(n.Table.Name.O, n.Table, "Table '%s' doesn't exist", n.Table.Name.O)
 	case ast.ShowColumns:
 		cols, pk, err := s.planner.Describe(n.Table.Name.O)
 		if err != nil {
-			return nil, st.ErrorAtNode(n.Table, "%v", err)
+			return nil, st.ErrorAtIdent(n.Table.Name.O, n.Table, "%v", err)
 		}
 		return describe(cols, pk), nil
 	}

@@ -30,11 +30,12 @@ const (
 // arith is a binary arithmetic expression. Operands are never converted
 // by cast nodes: the mode says how to read them.
 type arith struct {
-	op   byte
-	sym  string // rendered operator: "+", "%", "DIV"
-	l, r Expr
-	typ  types.Type
-	mode arithMode
+	op     byte
+	sym    string // rendered operator: "+", "%", "DIV"
+	l, r   Expr
+	typ    types.Type
+	mode   arithMode
+	li, ri intExpr // int fast paths (int modes), nil if unavailable
 }
 
 // arithConstInt is arith with an integer literal on the right, the hot
@@ -88,11 +89,98 @@ func arithResult(op byte, lt, rt types.Type) (types.Type, arithMode, bool) {
 func newArith(op byte, sym string, l, r Expr, t types.Type, m arithMode) Expr {
 	a := arith{op: op, sym: sym, l: l, r: r, typ: t, mode: m}
 	if m == amInt32 || m == amInt64 {
+		a.li, a.ri = asIntExpr(l), asIntExpr(r)
 		if lit, ok := r.(*literal); ok && !lit.v.IsNull() {
 			return &arithConstInt{arith: a, c: lit.v.Int()}
 		}
 	}
 	return &a
+}
+
+// intExpr is implemented by nodes that can produce an int64 payload
+// (INT, BIGINT, DATE, TIMESTAMP, BOOLEAN, INTERVAL) without building a
+// Value. null reports SQL NULL.
+type intExpr interface {
+	evalInt(row types.Row) (v int64, null bool, err error)
+}
+
+// asIntExpr returns e's int fast path if e has an integer-payload type.
+func asIntExpr(e Expr) intExpr {
+	switch e.Type().ID {
+	case types.Int, types.BigInt, types.Boolean, types.Date, types.Timestamp, types.Interval, types.Null:
+	default:
+		return nil
+	}
+	if a, ok := e.(*arith); ok && a.mode != amInt32 && a.mode != amInt64 {
+		return nil
+	}
+	ie, _ := e.(intExpr)
+	return ie
+}
+
+func (c *colRef) evalInt(row types.Row) (int64, bool, error) {
+	v := &row[c.idx]
+	return v.Raw(), v.IsNull(), nil
+}
+
+func (l *literal) evalInt(types.Row) (int64, bool, error) { return l.v.Raw(), l.v.IsNull(), nil }
+
+func (a *arith) evalInt(row types.Row) (int64, bool, error) {
+	var x, y int64
+	if a.li != nil && a.ri != nil {
+		var xn, yn bool
+		var err error
+		if x, xn, err = a.li.evalInt(row); err != nil || xn {
+			return 0, true, err
+		}
+		if y, yn, err = a.ri.evalInt(row); err != nil || yn {
+			return 0, true, err
+		}
+	} else {
+		lv, err := a.l.Eval(row)
+		if err != nil || lv.IsNull() {
+			return 0, true, err
+		}
+		rv, err := a.r.Eval(row)
+		if err != nil || rv.IsNull() {
+			return 0, true, err
+		}
+		x, y = lv.Raw(), rv.Raw()
+	}
+	return a.intop(x, y)
+}
+
+func (a *arithConstInt) evalInt(row types.Row) (int64, bool, error) {
+	var x int64
+	if a.li != nil {
+		var xn bool
+		var err error
+		if x, xn, err = a.li.evalInt(row); err != nil || xn {
+			return 0, true, err
+		}
+	} else {
+		lv, err := a.l.Eval(row)
+		if err != nil || lv.IsNull() {
+			return 0, true, err
+		}
+		x = lv.Raw()
+	}
+	return a.intop(x, a.c)
+}
+
+func (a *arith) intop(x, y int64) (int64, bool, error) {
+	if a.mode == amInt32 {
+		return a.int32op(x, y)
+	}
+	return a.int64op(x, y)
+}
+
+// intValue wraps an int fast-path result as a Value.
+func intValue(v int64, null bool, err error) (types.Value, error) {
+	if err != nil || null {
+		return types.NullValue, err
+	}
+	return types.NewInt(v), nil
 }
 
 func (a *arith) Type() types.Type { return a.typ }
@@ -105,6 +193,9 @@ func (a *arith) withChildren(k []Expr) Expr {
 }
 
 func (a *arith) Eval(row types.Row) (types.Value, error) {
+	if a.mode == amInt32 || a.mode == amInt64 {
+		return intValue(a.evalInt(row))
+	}
 	lv, err := a.l.Eval(row)
 	if err != nil || lv.IsNull() {
 		return types.NullValue, err
@@ -114,10 +205,6 @@ func (a *arith) Eval(row types.Row) (types.Value, error) {
 		return types.NullValue, err
 	}
 	switch a.mode {
-	case amInt32:
-		return a.int32op(lv.Raw(), rv.Raw())
-	case amInt64:
-		return a.int64op(lv.Raw(), rv.Raw())
 	case amFloat:
 		return a.floatop(types.ToFloat(lv), types.ToFloat(rv))
 	case amDecimal:
@@ -138,14 +225,7 @@ func (a *arith) Eval(row types.Row) (types.Value, error) {
 }
 
 func (a *arithConstInt) Eval(row types.Row) (types.Value, error) {
-	lv, err := a.l.Eval(row)
-	if err != nil || lv.IsNull() {
-		return types.NullValue, err
-	}
-	if a.mode == amInt32 {
-		return a.int32op(lv.Raw(), a.c)
-	}
-	return a.int64op(lv.Raw(), a.c)
+	return intValue(a.evalInt(row))
 }
 
 func (a *arithConstInt) withChildren(k []Expr) Expr {
@@ -156,7 +236,7 @@ func (a *arith) overflow(x, y int64) error {
 	return evalErr(a, "%s overflow (%d %s %d)", a.typ.ID, x, a.sym, y)
 }
 
-func (a *arith) int32op(x, y int64) (types.Value, error) {
+func (a *arith) int32op(x, y int64) (int64, bool, error) {
 	var r int64
 	switch a.op {
 	case opAdd:
@@ -167,57 +247,57 @@ func (a *arith) int32op(x, y int64) (types.Value, error) {
 		r = x * y
 	case opDiv:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
 		r = x / y
 	default:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
 		r = x % y
 	}
 	if r < math.MinInt32 || r > math.MaxInt32 {
-		return types.NullValue, a.overflow(x, y)
+		return 0, true, a.overflow(x, y)
 	}
-	return types.NewInt(r), nil
+	return r, false, nil
 }
 
-func (a *arith) int64op(x, y int64) (types.Value, error) {
+func (a *arith) int64op(x, y int64) (int64, bool, error) {
 	var r int64
 	switch a.op {
 	case opAdd:
 		r = x + y
 		if (x > 0 && y > 0 && r < 0) || (x < 0 && y < 0 && r >= 0) {
-			return types.NullValue, a.overflow(x, y)
+			return 0, true, a.overflow(x, y)
 		}
 	case opSub:
 		r = x - y
 		if (x >= 0 && y < 0 && r < 0) || (x < 0 && y > 0 && r >= 0) {
-			return types.NullValue, a.overflow(x, y)
+			return 0, true, a.overflow(x, y)
 		}
 	case opMul:
 		r = x * y
 		if x != 0 && (r/x != y || (x == -1 && y == math.MinInt64)) {
-			return types.NullValue, a.overflow(x, y)
+			return 0, true, a.overflow(x, y)
 		}
 	case opDiv:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
 		if x == math.MinInt64 && y == -1 {
-			return types.NullValue, a.overflow(x, y)
+			return 0, true, a.overflow(x, y)
 		}
 		r = x / y
 	default:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
 		if y == -1 {
-			return types.NewInt(0), nil
+			return 0, false, nil
 		}
 		r = x % y
 	}
-	return types.NewInt(r), nil
+	return r, false, nil
 }
 
 func (a *arith) floatop(x, y float64) (types.Value, error) {

@@ -276,7 +276,7 @@ func (b *binder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 		if !isBoolType(l.Type()) || !isBoolType(r.Type()) {
 			return nil, b.errf(x, "cannot apply '%s' to %s and %s", logicSyms[op], typeName(l.Type()), typeName(r.Type()))
 		}
-		return &logic{op: op, l: l, r: r}, nil
+		return newLogic(op, l, r), nil
 	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:
 		l, r, err := b.bind2(x.L, x.R)
 		if err != nil {
@@ -396,7 +396,7 @@ func (b *binder) unary(x *ast.UnaryOperationExpr) (Expr, error) {
 		if !isBoolType(e.Type()) {
 			return nil, b.errf(x, "cannot apply 'NOT' to %s", typeName(e.Type()))
 		}
-		return &not{e: e}, nil
+		return &not{e: e, te: asTruthExpr(e)}, nil
 	}
 	return nil, b.errf(x, "operator %s is not supported", opName(x.Op))
 }

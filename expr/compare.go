@@ -187,9 +187,10 @@ func temporalLiteral(e Expr, want types.Type) (Expr, error) {
 
 // compare is a binary comparison.
 type compare struct {
-	op   cmpOp
-	l, r Expr
-	mode cmpMode
+	op     cmpOp
+	l, r   Expr
+	mode   cmpMode
+	li, ri intExpr // int fast path (mode cmInt), nil if unavailable
 }
 
 // cmpColLit compares a column with a non-NULL literal.
@@ -197,6 +198,7 @@ type cmpColLit struct {
 	compare
 	idx int
 	lit types.Value
+	x   int64 // lit's payload for cmInt
 }
 
 func newCompare(op cmpOp, l, r Expr, m cmpMode) Expr {
@@ -204,9 +206,12 @@ func newCompare(op cmpOp, l, r Expr, m cmpMode) Expr {
 	if op != cmpNullEQ && m != cmAny {
 		if col, ok := l.(*colRef); ok {
 			if lit, ok := r.(*literal); ok && !lit.v.IsNull() {
-				return &cmpColLit{compare: c, idx: col.idx, lit: lit.v}
+				return &cmpColLit{compare: c, idx: col.idx, lit: lit.v, x: lit.v.Raw()}
 			}
 		}
+	}
+	if m == cmInt {
+		c.li, c.ri = asIntExpr(l), asIntExpr(r)
 	}
 	return &c
 }
@@ -221,50 +226,75 @@ func (c *compare) children() []Expr           { return []Expr{c.l, c.r} }
 func (c *compare) withChildren(k []Expr) Expr { return newCompare(c.op, k[0], k[1], c.mode) }
 
 func (c *compare) Eval(row types.Row) (types.Value, error) {
+	t, err := c.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (c *compare) evalTruth(row types.Row) (uint8, error) {
+	if c.li != nil && c.ri != nil {
+		x, xn, err := c.li.evalInt(row)
+		if err != nil {
+			return 2, err
+		}
+		y, yn, err := c.ri.evalInt(row)
+		if err != nil {
+			return 2, err
+		}
+		if xn || yn {
+			if c.op == cmpNullEQ {
+				return b2u(xn && yn), nil
+			}
+			return 2, nil
+		}
+		return b2u(c.op.holds(cmpInt64(x, y))), nil
+	}
 	lv, err := c.l.Eval(row)
 	if err != nil {
-		return lv, err
+		return 2, err
 	}
 	rv, err := c.r.Eval(row)
 	if err != nil {
-		return rv, err
+		return 2, err
 	}
 	if lv.IsNull() || rv.IsNull() {
 		if c.op == cmpNullEQ {
-			return types.NewBool(lv.IsNull() && rv.IsNull()), nil
+			return b2u(lv.IsNull() && rv.IsNull()), nil
 		}
-		return types.NullValue, nil
+		return 2, nil
 	}
-	return types.NewBool(c.op.holds(cmpValues(c.mode, lv, rv))), nil
+	return b2u(c.op.holds(cmpValues(c.mode, lv, rv))), nil
 }
 
 func (c *cmpColLit) withChildren(k []Expr) Expr { return newCompare(c.op, k[0], k[1], c.mode) }
 
 func (c *cmpColLit) Eval(row types.Row) (types.Value, error) {
-	v := row[c.idx]
+	t, err := c.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (c *cmpColLit) evalTruth(row types.Row) (uint8, error) {
+	v := &row[c.idx]
 	if v.IsNull() {
-		return types.NullValue, nil
+		return 2, nil
 	}
-	var r int
 	if c.mode == cmInt {
-		x, y := v.Raw(), c.lit.Raw()
+		x, y := v.Raw(), c.x
 		switch c.op {
 		case cmpEQ:
-			return types.NewBool(x == y), nil
+			return b2u(x == y), nil
 		case cmpNE:
-			return types.NewBool(x != y), nil
+			return b2u(x != y), nil
 		case cmpLT:
-			return types.NewBool(x < y), nil
+			return b2u(x < y), nil
 		case cmpLE:
-			return types.NewBool(x <= y), nil
+			return b2u(x <= y), nil
 		case cmpGT:
-			return types.NewBool(x > y), nil
+			return b2u(x > y), nil
 		default:
-			return types.NewBool(x >= y), nil
+			return b2u(x >= y), nil
 		}
 	}
-	r = cmpValues(c.mode, v, c.lit)
-	return types.NewBool(c.op.holds(r)), nil
+	return b2u(c.op.holds(cmpValues(c.mode, *v, c.lit))), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -281,8 +311,13 @@ const (
 var logicSyms = [...]string{"AND", "OR", "XOR"}
 
 type logic struct {
-	op   logicOp
-	l, r Expr
+	op     logicOp
+	l, r   Expr
+	lt, rt truthExpr // fast paths, nil if unavailable
+}
+
+func newLogic(op logicOp, l, r Expr) *logic {
+	return &logic{op: op, l: l, r: r, lt: asTruthExpr(l), rt: asTruthExpr(r)}
 }
 
 func (x *logic) Type() types.Type {
@@ -291,13 +326,33 @@ func (x *logic) Type() types.Type {
 func (x *logic) String() string {
 	return "(" + x.l.String() + " " + logicSyms[x.op] + " " + x.r.String() + ")"
 }
-func (x *logic) children() []Expr { return []Expr{x.l, x.r} }
-func (x *logic) withChildren(k []Expr) Expr {
-	return &logic{op: x.op, l: k[0], r: k[1]}
+func (x *logic) children() []Expr           { return []Expr{x.l, x.r} }
+func (x *logic) withChildren(k []Expr) Expr { return newLogic(x.op, k[0], k[1]) }
+
+// truthExpr is implemented by boolean nodes that can report their
+// three-valued result (0 false, 1 true, 2 NULL) without building a Value.
+type truthExpr interface {
+	evalTruth(row types.Row) (uint8, error)
 }
 
-// Three-valued truth: 0 false, 1 true, 2 unknown.
-func truth(v types.Value) uint8 {
+func asTruthExpr(e Expr) truthExpr {
+	t, _ := e.(truthExpr)
+	return t
+}
+
+// truthOf evaluates a boolean expression to 0 false, 1 true, 2 NULL.
+func truthOf(e Expr, te truthExpr, row types.Row) (uint8, error) {
+	if te != nil {
+		return te.evalTruth(row)
+	}
+	v, err := e.Eval(row)
+	if err != nil {
+		return 2, err
+	}
+	return truthOfValue(v), nil
+}
+
+func truthOfValue(v types.Value) uint8 {
 	if v.IsNull() {
 		return 2
 	}
@@ -307,64 +362,74 @@ func truth(v types.Value) uint8 {
 var truthValues = [3]types.Value{types.NewBool(false), types.NewBool(true), types.NullValue}
 
 func (x *logic) Eval(row types.Row) (types.Value, error) {
-	lv, err := x.l.Eval(row)
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (x *logic) evalTruth(row types.Row) (uint8, error) {
+	a, err := truthOf(x.l, x.lt, row)
 	if err != nil {
-		return lv, err
+		return 2, err
 	}
-	a := truth(lv)
 	switch x.op {
 	case logicAnd:
 		if a == 0 {
-			return truthValues[0], nil
+			return 0, nil
 		}
 	case logicOr:
 		if a == 1 {
-			return truthValues[1], nil
+			return 1, nil
 		}
 	}
-	rv, err := x.r.Eval(row)
+	b, err := truthOf(x.r, x.rt, row)
 	if err != nil {
-		return rv, err
+		return 2, err
 	}
-	b := truth(rv)
 	switch x.op {
 	case logicAnd:
 		if b == 0 {
-			return truthValues[0], nil
+			return 0, nil
 		}
 		if a == 2 || b == 2 {
-			return types.NullValue, nil
+			return 2, nil
 		}
-		return truthValues[1], nil
+		return 1, nil
 	case logicOr:
 		if b == 1 {
-			return truthValues[1], nil
+			return 1, nil
 		}
 		if a == 2 || b == 2 {
-			return types.NullValue, nil
+			return 2, nil
 		}
-		return truthValues[0], nil
+		return 0, nil
 	}
 	if a == 2 || b == 2 {
-		return types.NullValue, nil
+		return 2, nil
 	}
-	return truthValues[a^b], nil
+	return a ^ b, nil
 }
 
-type not struct{ e Expr }
+type not struct {
+	e  Expr
+	te truthExpr
+}
 
 func (x *not) Type() types.Type {
 	return types.Type{ID: types.Boolean, NotNull: x.e.Type().NotNull}
 }
 func (x *not) String() string             { return "(NOT " + x.e.String() + ")" }
 func (x *not) children() []Expr           { return []Expr{x.e} }
-func (x *not) withChildren(k []Expr) Expr { return &not{e: k[0]} }
+func (x *not) withChildren(k []Expr) Expr { return &not{e: k[0], te: asTruthExpr(k[0])} }
 func (x *not) Eval(row types.Row) (types.Value, error) {
-	v, err := x.e.Eval(row)
-	if err != nil || v.IsNull() {
-		return types.NullValue, err
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+func (x *not) evalTruth(row types.Row) (uint8, error) {
+	t, err := truthOf(x.e, x.te, row)
+	if t < 2 {
+		t = 1 - t
 	}
-	return truthValues[1-(v.Raw()&1)], nil
+	return t, err
 }
 
 // isNull is IS [NOT] NULL.
@@ -383,11 +448,15 @@ func (x *isNull) String() string {
 func (x *isNull) children() []Expr           { return []Expr{x.e} }
 func (x *isNull) withChildren(k []Expr) Expr { return &isNull{e: k[0], not: x.not} }
 func (x *isNull) Eval(row types.Row) (types.Value, error) {
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+func (x *isNull) evalTruth(row types.Row) (uint8, error) {
 	v, err := x.e.Eval(row)
 	if err != nil {
-		return v, err
+		return 2, err
 	}
-	return types.NewBool(v.IsNull() != x.not), nil
+	return b2u(v.IsNull() != x.not), nil
 }
 
 // isTruth is IS [NOT] TRUE / FALSE.
@@ -413,12 +482,16 @@ func (x *isTruth) withChildren(k []Expr) Expr {
 	return &isTruth{e: k[0], not: x.not, want: x.want}
 }
 func (x *isTruth) Eval(row types.Row) (types.Value, error) {
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+func (x *isTruth) evalTruth(row types.Row) (uint8, error) {
 	v, err := x.e.Eval(row)
 	if err != nil {
-		return v, err
+		return 2, err
 	}
 	is := !v.IsNull() && (v.Raw() != 0) == x.want
-	return types.NewBool(is != x.not), nil
+	return b2u(is != x.not), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -505,9 +578,14 @@ func (x *inList) withChildren(k []Expr) Expr {
 	return newInList(k[0], k[1:], x.modes, x.not)
 }
 func (x *inList) Eval(row types.Row) (types.Value, error) {
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (x *inList) evalTruth(row types.Row) (uint8, error) {
 	v, err := x.e.Eval(row)
 	if err != nil || v.IsNull() {
-		return types.NullValue, err
+		return 2, err
 	}
 	found, unknown := false, x.hasNull
 	switch {
@@ -519,7 +597,7 @@ func (x *inList) Eval(row types.Row) (types.Value, error) {
 		for i, it := range x.list {
 			w, err := it.Eval(row)
 			if err != nil {
-				return w, err
+				return 2, err
 			}
 			if w.IsNull() {
 				unknown = true
@@ -533,11 +611,11 @@ func (x *inList) Eval(row types.Row) (types.Value, error) {
 	}
 	switch {
 	case found:
-		return types.NewBool(!x.not), nil
+		return b2u(!x.not), nil
 	case unknown:
-		return types.NullValue, nil
+		return 2, nil
 	}
-	return types.NewBool(x.not), nil
+	return b2u(x.not), nil
 }
 
 type between struct {
@@ -563,17 +641,22 @@ func (x *between) withChildren(k []Expr) Expr {
 	return &c
 }
 func (x *between) Eval(row types.Row) (types.Value, error) {
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (x *between) evalTruth(row types.Row) (uint8, error) {
 	v, err := x.e.Eval(row)
 	if err != nil || v.IsNull() {
-		return types.NullValue, err
+		return 2, err
 	}
 	lo, err := x.lo.Eval(row)
 	if err != nil {
-		return lo, err
+		return 2, err
 	}
 	hi, err := x.hi.Eval(row)
 	if err != nil {
-		return hi, err
+		return 2, err
 	}
 	// (v >= lo) AND (v <= hi), three-valued.
 	a, b := uint8(2), uint8(2)
@@ -588,14 +671,14 @@ func (x *between) Eval(row types.Row) (types.Value, error) {
 	case a == 0 || b == 0:
 		r = 0
 	case a == 2 || b == 2:
-		return types.NullValue, nil
+		return 2, nil
 	default:
 		r = 1
 	}
 	if x.not {
 		r = 1 - r
 	}
-	return truthValues[r], nil
+	return r, nil
 }
 
 func b2u(b bool) uint8 {

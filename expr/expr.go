@@ -223,6 +223,10 @@ func IsDeterministic(e Expr) bool {
 
 // EvalBool evaluates a predicate; NULL and false are both "not true".
 func EvalBool(e Expr, row types.Row) (bool, error) {
+	if te, ok := e.(truthExpr); ok {
+		t, err := te.evalTruth(row)
+		return t == 1, err
+	}
 	v, err := e.Eval(row)
 	if err != nil {
 		return false, err

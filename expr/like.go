@@ -167,29 +167,34 @@ func (x *likeExpr) withChildren(k []Expr) Expr {
 	return &c
 }
 func (x *likeExpr) Eval(row types.Row) (types.Value, error) {
+	t, err := x.evalTruth(row)
+	return truthValues[t], err
+}
+
+func (x *likeExpr) evalTruth(row types.Row) (uint8, error) {
 	v, err := x.e.Eval(row)
 	if err != nil || v.IsNull() {
-		return types.NullValue, err
+		return 2, err
 	}
 	p := x.fixed
 	if p == nil {
 		pv, err := x.pat.Eval(row)
 		if err != nil || pv.IsNull() {
-			return types.NullValue, err
+			return 2, err
 		}
 		ps := pv.Str()
 		if x.ilike {
 			ps = strings.ToLower(ps)
 		}
 		if p, err = compileLike(ps, x.esc); err != nil {
-			return types.NullValue, wrapErr(x, err)
+			return 2, wrapErr(x, err)
 		}
 	}
 	s := v.Str()
 	if x.ilike {
 		s = strings.ToLower(s)
 	}
-	return types.NewBool(p.match(s) != x.not), nil
+	return b2u(p.match(s) != x.not), nil
 }
 
 // regexpExpr is [NOT] REGEXP / REGEXP(s, re): true if any substring

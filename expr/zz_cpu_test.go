@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ func cpuNow() time.Duration {
 }
 
 func TestCPUBench(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	rows := benchRows()
 	for _, sql := range []string{"a > 10 AND b < 100", "a * 2 + b", "a BETWEEN 5 AND 20", "a IN (1, 2, 3, 5, 8, 13)", "d * 2.0e0 + a", "price * 2", "s LIKE 'He%'", "ts - INTERVAL '5' SECOND", "CONCAT(s, '!')"} {
 		e := benchBind(&testing.B{}, sql)

@@ -90,6 +90,12 @@ func FuzzParse(f *testing.F) {
 				}
 				_ = s.Errorf(r, "x").Error()
 			}
+			for _, o := range s.Options {
+				_ = s.ErrorAt(o.Line, o.Col, "x").Error()
+			}
+			for _, w := range s.Watermarks {
+				_ = s.ErrorAtNode(w.Expr, "x").Error()
+			}
 		}
 	})
 }

@@ -326,6 +326,23 @@ func (s *Statement) ErrorAtNode(n ast.Node, format string, args ...any) error {
 	return s.Errorf(off, format, args...)
 }
 
+// ErrorAt returns an *Error at a line and column of the original script,
+// such as Option.Line/Col, Watermark.Line/Col or WindowTVF.Line/Col, with
+// the script's real source line under it.
+func (s *Statement) ErrorAt(line, col int, format string, args ...any) error {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := strings.IndexByte(s.src[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+	}
+	e := errorAt(s.src, off, fmt.Sprintf(format, args...))
+	e.Line, e.Col = max(line, 1), max(col, 1)
+	return e
+}
+
 func (s *Statement) errorAtOrig(off int, msg string) *Error {
 	return errorAt(s.src, off, msg)
 }

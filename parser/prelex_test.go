@@ -379,3 +379,26 @@ func TestFirstErrorWins(t *testing.T) {
 		t.Errorf("statements before the error: %d", len(stmts))
 	}
 }
+
+// TestErrorAt: errors at the positions of options and watermarks show the
+// real source line, even when the statement starts mid-line.
+func TestErrorAt(t *testing.T) {
+	stmts, err := Parse("SELECT 1; CREATE TABLE t (ts INT,\n\tWATERMARK FOR ts AS ts) WITH ('k' = 'v')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stmts[1]
+	w, o := s.Watermarks[0], s.Options[0]
+	if got, want := s.ErrorAt(w.Line, w.Col, "bad watermark").Error(),
+		"line 2, column 2: bad watermark\n\tWATERMARK FOR ts AS ts) WITH ('k' = 'v')\n\t^"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got, want := s.ErrorAt(o.Line, o.Col, "bad option").Error(),
+		"line 2, column 32: bad option\n\tWATERMARK FOR ts AS ts) WITH ('k' = 'v')\n\t                              ^"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got, want := s.ErrorAt(s.Line, s.Col, "bad table").Error(),
+		"line 1, column 11: bad table\nSELECT 1; CREATE TABLE t (ts INT,\n          ^"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

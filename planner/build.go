@@ -145,11 +145,12 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	var rkCol int
 	replace := func(n ast.ExprNode) (int, bool) { return 0, false }
 	if wf := findWindowFunc(fields); wf != nil {
-		if rk, err = b.buildRank(in, wf); err != nil {
+		var scope []expr.Column
+		if rk, scope, err = b.buildRank(in, wf); err != nil {
 			return rel{}, err
 		}
-		rkCol = len(in.scope)
-		in = rel{node: rk, scope: append(append([]expr.Column(nil), in.scope...), expr.Column{Name: "rn", Type: types.TypeBigInt.WithNotNull(true)})}
+		rkCol = len(scope) - 1
+		in = rel{node: rk, scope: scope}
 		replace = func(n ast.ExprNode) (int, bool) {
 			if n == ast.ExprNode(wf) {
 				return rkCol, true

@@ -168,7 +168,10 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	for i := range keys {
 		keys[i] = i
 	}
-	var preNode Node = newCalc(in.node, nil, pre, preCols)
+	var preNode Node = in.node
+	if !isIdentity(pre, len(in.scope)) {
+		preNode = newCalc(in.node, nil, pre, preCols)
+	}
 	agg := newAgg(preNode, keys, aggs, aggText, aggCols)
 	_ = retracts
 	// Bind the select list and HAVING over the aggregate's output.
@@ -403,52 +406,62 @@ func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operator
 // buildRank plans ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...). The
 // rank range is left open; the enclosing query's WHERE on the rank
 // number closes it (foldRankFilter).
-func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, error) {
+func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, []expr.Column, error) {
 	if !strings.EqualFold(w.Name, "row_number") {
-		return nil, b.errf(w, "window function %s is not supported yet; ROW_NUMBER is", strings.ToUpper(w.Name))
+		return nil, nil, b.errf(w, "window function %s is not supported yet; ROW_NUMBER is", strings.ToUpper(w.Name))
 	}
 	if w.Spec.Frame != nil {
-		return nil, b.errf(w, "ROW_NUMBER does not take a window frame")
+		return nil, nil, b.errf(w, "ROW_NUMBER does not take a window frame")
 	}
 	if w.Spec.Name.O != "" || w.Spec.Ref.O != "" {
-		return nil, b.errf(w, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
+		return nil, nil, b.errf(w, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
 	}
 	scope := &expr.Scope{Columns: in.scope}
-	colOf := func(e ast.ExprNode, what string) (int, error) {
+	// Keys that are not plain columns are computed by a Calc below.
+	var keys []expr.Expr
+	bindKey := func(e ast.ExprNode) (int, error) {
 		be, err := expr.Bind(e, scope, b.stmt.ErrorAtNode)
 		if err != nil {
 			return 0, err
 		}
-		idx, ok := expr.ColumnIndex(be)
-		if !ok {
-			return 0, b.errf(e, "%s must be a column; compute the expression in a subquery first", what)
-		}
-		return idx, nil
+		keys = append(keys, be)
+		return len(keys) - 1, nil
 	}
 	rk := &RankNode{Limit: -1, OutputRank: true}
+	var part []int
 	if w.Spec.PartitionBy != nil {
 		for _, it := range w.Spec.PartitionBy.Items {
-			idx, err := colOf(it.Expr, "PARTITION BY")
+			k, err := bindKey(it.Expr)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			rk.PartitionKeys = append(rk.PartitionKeys, idx)
+			part = append(part, k)
 		}
 	}
 	if w.Spec.OrderBy == nil {
-		return nil, b.errf(w, "ROW_NUMBER() needs ORDER BY in its OVER clause")
+		return nil, nil, b.errf(w, "ROW_NUMBER() needs ORDER BY in its OVER clause")
 	}
+	var ord []operators.SortKey
 	for _, it := range w.Spec.OrderBy.Items {
-		idx, err := colOf(it.Expr, "ORDER BY of ROW_NUMBER")
+		k, err := bindKey(it.Expr)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		rk.OrderBy = append(rk.OrderBy, operators.SortKey{Col: idx, Desc: it.Desc})
+		ord = append(ord, operators.SortKey{Col: k, Desc: it.Desc})
 	}
-	cols := append(unqualified(in.scope), expr.Column{Name: "rn", Type: types.TypeBigInt.WithNotNull(true)})
-	rk.nodeBase = nodeBase{cols: cols, inputs: []Node{in.node}, mode: dyntable.Retract}
+	input, idx := withKeyColumns(in.node, keys)
+	for _, k := range part {
+		rk.PartitionKeys = append(rk.PartitionKeys, idx[k])
+	}
+	for _, o := range ord {
+		rk.OrderBy = append(rk.OrderBy, operators.SortKey{Col: idx[o.Col], Desc: o.Desc})
+	}
+	outScope := append([]expr.Column(nil), in.scope...)
+	outScope = append(outScope, input.Columns()[len(in.scope):]...)
+	outScope = append(outScope, expr.Column{Name: "rn", Type: types.TypeBigInt.WithNotNull(true)})
+	rk.nodeBase = nodeBase{cols: unqualified(outScope), inputs: []Node{input}, mode: dyntable.Retract}
 	b.ranks = append(b.ranks, &pendingRank{node: rk, at: w, stmt: b.stmt})
-	return rk, nil
+	return rk, outScope, nil
 }
 
 // foldRankFilter recognises a WHERE conjunct on a pending rank number

@@ -55,18 +55,16 @@ func requalify(cols []expr.Column, q string) []expr.Column {
 func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	name := tn.Name.O
 	if tn.Schema.O != "" {
-		return rel{}, b.errf(tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
+		return rel{}, b.stmt.ErrorAtIdent(tn.Schema.O, tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
 	}
 	if parser.IsPlaceholderTable(name) {
-		tvf := b.stmt.WindowTVFs[name]
-		fn := "window table function"
-		if tvf != nil {
-			fn = tvf.Func
+		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
+			return rel{}, b.stmt.ErrorAt(tvf.Line, tvf.Col, "window table function %s is not supported yet", tvf.Func)
 		}
-		return rel{}, b.errf(tn, "window table function %s is not supported yet", fn)
+		return rel{}, b.errf(tn, "window table functions are not supported yet")
 	}
 	if tn.AsOf != nil {
-		return rel{}, b.errf(tn, "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
 	}
 	q := alias
 	if q == "" {
@@ -81,7 +79,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		if c.cols != nil {
 			if len(c.cols) != len(r.scope) {
-				return rel{}, b.errf(tn, "WITH %s names %d columns but its query has %d", name, len(c.cols), len(r.scope))
+				return rel{}, b.stmt.ErrorAtIdent(name, tn, "WITH %s names %d columns but its query has %d", name, len(c.cols), len(r.scope))
 			}
 			for i := range r.scope {
 				r.scope[i].Name = c.cols[i]
@@ -104,7 +102,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	}
 	t, ok := b.p.Cat.Table(name)
 	if !ok {
-		return rel{}, b.errf(tn, "Table '%s' doesn't exist", name)
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", name)
 	}
 	return b.scanTable(t, tn, q)
 }
@@ -200,7 +198,11 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		}
 	}
 	bindScope := append(append([]expr.Column(nil), l.scope...), r.scope...)
-	var lk, rk []int
+	nr := len(r.scope)
+	// Key expressions of each side; plain columns stay columns, anything
+	// else (k % 10, a cast to a common type) becomes an extra column that
+	// a Calc appends to that side's input.
+	var lkeys, rkeys []expr.Expr
 	var lFilter, rFilter, residual expr.Expr
 	for _, c := range splitAnd(j.On.Expr, nil) {
 		e, err := expr.Bind(c, &expr.Scope{Columns: bindScope}, b.stmt.ErrorAtNode)
@@ -210,25 +212,25 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
 			return rel{}, b.errf(c, "join condition must be BOOLEAN, not %s", e.Type())
 		}
-		if a, bb, ok := equiPair(c, e, nl); ok {
-			lt, rt := bindScope[a].Type, bindScope[bb].Type
-			if keyKind(lt) != keyKind(rt) {
-				return rel{}, b.errf(c, "join keys '%s' (%s) and '%s' (%s) have different types; CAST one side", bindScope[a].Name, lt, bindScope[bb].Name, rt)
-			}
-			lk, rk = append(lk, a), append(rk, bb-nl)
+		if le, re, ok, err := b.equiKeys(c, bindScope, nl); err != nil {
+			return rel{}, err
+		} else if ok {
+			lkeys = append(lkeys, le)
+			rkeys = append(rkeys, expr.RemapColumns(re, shiftMap(nl, nr)))
 			continue
 		}
 		s := sideOf(e, nl)
 		switch {
 		case s == sideLeft && (jt == operators.InnerJoin || jt == operators.RightJoin):
-			lFilter = andExpr(lFilter, e) // a condition on the preserved side's partner can filter it early
+			// The left side does not need to be preserved: filter it early.
+			lFilter = andExpr(lFilter, e)
 		case s == sideRight && (jt == operators.InnerJoin || jt == operators.LeftJoin):
-			rFilter = andExpr(rFilter, expr.RemapColumns(e, shiftMap(nl, len(r.scope))))
+			rFilter = andExpr(rFilter, expr.RemapColumns(e, shiftMap(nl, nr)))
 		default:
 			residual = andExpr(residual, e)
 		}
 	}
-	if len(lk) == 0 {
+	if len(lkeys) == 0 {
 		return rel{}, b.errf(j.On.Expr, "a join needs at least one equality between a column of each side (cross and theta joins are not supported)")
 	}
 	ln, rn := l.node, r.node
@@ -238,13 +240,104 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	if rFilter != nil {
 		rn = newCalc(rn, rFilter, nil, nil)
 	}
+	ln, lk := withKeyColumns(ln, lkeys)
+	rn, rk := withKeyColumns(rn, rkeys)
+	nle, nre := len(ln.Columns())-nl, len(rn.Columns())-nr
+	if residual != nil && nle > 0 {
+		m := map[int]int{}
+		for i := 0; i < nr; i++ {
+			m[nl+i] = nl + nle + i
+		}
+		residual = expr.RemapColumns(residual, m)
+	}
 	mode := dyntable.ModeI
 	if jt != operators.InnerJoin || ln.Mode().HasUpdates() || rn.Mode().HasUpdates() {
 		mode |= dyntable.ModeD
 	}
-	jn := &JoinNode{nodeBase: nodeBase{cols: unqualified(scope), inputs: []Node{ln, rn}, mode: mode},
+	cols := append(append(unqualified(scope[:nl]), ln.Columns()[nl:]...), unqualified(scope[nl:])...)
+	cols = append(cols, rn.Columns()[nr:]...)
+	jn := &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: mode},
 		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
-	return rel{node: jn, scope: scope}, nil
+	if nle == 0 && nre == 0 {
+		return rel{node: jn, scope: scope}, nil
+	}
+	// Drop the extra key columns again.
+	var proj []expr.Expr
+	for i := 0; i < nl; i++ {
+		proj = append(proj, expr.NewColumnRef(i, scope[i].Name, scope[i].Type))
+	}
+	for i := 0; i < nr; i++ {
+		proj = append(proj, expr.NewColumnRef(nl+nle+i, scope[nl+i].Name, scope[nl+i].Type))
+	}
+	return rel{node: newCalc(jn, nil, proj, scope), scope: scope}, nil
+}
+
+// withKeyColumns returns n extended by the key expressions that are not
+// plain columns, and the key column indexes.
+func withKeyColumns(n Node, keys []expr.Expr) (Node, []int) {
+	cols := n.Columns()
+	var proj []expr.Expr
+	var outCols []expr.Column
+	for i, c := range cols {
+		proj = append(proj, expr.NewColumnRef(i, c.Name, c.Type))
+		outCols = append(outCols, c)
+	}
+	idx := make([]int, len(keys))
+	for i, k := range keys {
+		if c, ok := expr.ColumnIndex(k); ok {
+			idx[i] = c
+			continue
+		}
+		idx[i] = len(proj)
+		proj = append(proj, k)
+		outCols = append(outCols, expr.Column{Name: "$k" + itoa(i), Type: k.Type()})
+	}
+	if len(proj) == len(cols) {
+		return n, idx
+	}
+	return newCalc(n, nil, proj, outCols), idx
+}
+
+// equiKeys recognises `l = r` where each side references columns of one
+// join input only, and returns the two key expressions, left first, cast
+// to a common type when their types differ.
+func (b *builder) equiKeys(c ast.ExprNode, scope []expr.Column, nl int) (expr.Expr, expr.Expr, bool, error) {
+	bo, ok := unparen(c).(*ast.BinaryOperationExpr)
+	if !ok || bo.Op != opcode.EQ {
+		return nil, nil, false, nil
+	}
+	le, err := expr.Bind(bo.L, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	re, err := expr.Bind(bo.R, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ls, rs := sideOf(le, nl), sideOf(re, nl)
+	switch {
+	case ls == sideLeft && rs == sideRight:
+	case ls == sideRight && rs == sideLeft:
+		le, re = re, le
+	default:
+		return nil, nil, false, nil
+	}
+	if !expr.IsDeterministic(le) || !expr.IsDeterministic(re) {
+		return nil, nil, false, nil
+	}
+	if keyKind(le.Type()) != keyKind(re.Type()) || le.Type().ID == types.Decimal && le.Type().Scale != re.Type().Scale {
+		ct, ok := expr.CommonType(le.Type(), re.Type())
+		if !ok {
+			return nil, nil, false, b.errf(c, "join keys of types %s and %s cannot be compared", le.Type(), re.Type())
+		}
+		if le, err = expr.ImplicitCast(le, ct); err != nil {
+			return nil, nil, false, b.errf(c, "%v", err)
+		}
+		if re, err = expr.ImplicitCast(re, ct); err != nil {
+			return nil, nil, false, b.errf(c, "%v", err)
+		}
+	}
+	return le, re, true, nil
 }
 
 // shiftMap maps right-side column indexes of the joined row to indexes
@@ -266,35 +359,6 @@ func keyKind(t types.Type) types.TypeID {
 		return types.Decimal // same scale is ensured by the value encoding's text
 	}
 	return t.ID
-}
-
-// equiPair recognises `left.col = right.col` (either order) and returns
-// the two column indexes of the joined scope, left first.
-func equiPair(c ast.ExprNode, e expr.Expr, nl int) (int, int, bool) {
-	bo, ok := unparen(c).(*ast.BinaryOperationExpr)
-	if !ok || bo.Op != opcode.EQ {
-		return 0, 0, false
-	}
-	var cols []int
-	expr.Walk(e, func(x expr.Expr) bool {
-		if idx, ok := expr.ColumnIndex(x); ok {
-			cols = append(cols, idx)
-		}
-		return true
-	})
-	_, lok := unparen(bo.L).(*ast.ColumnNameExpr)
-	_, rok := unparen(bo.R).(*ast.ColumnNameExpr)
-	if !lok || !rok || len(cols) != 2 {
-		return 0, 0, false
-	}
-	a, bb := cols[0], cols[1]
-	if a >= nl {
-		a, bb = bb, a
-	}
-	if a >= nl || bb < nl {
-		return 0, 0, false
-	}
-	return a, bb, true
 }
 
 func unparen(e ast.ExprNode) ast.ExprNode {

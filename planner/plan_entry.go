@@ -37,7 +37,7 @@ func (p *Planner) PlanQuery(stmt *parser.Statement, q ast.ResultSetNode) (*Plan,
 		return nil, err
 	}
 	cols := unqualified(r.scope)
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode()}, Encoding: dyntable.RetractEncoding}
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode(), key: r.node.UpsertKey()}, Encoding: dyntable.RetractEncoding}
 	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
 }
 
@@ -57,13 +57,13 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	t, ok := p.Cat.Table(tn.Name.O)
 	if !ok {
 		if _, isView := p.Cat.View(tn.Name.O); isView {
-			return nil, stmt.ErrorAtNode(tn, "cannot INSERT into view '%s'", tn.Name.O)
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "cannot INSERT into view '%s'", tn.Name.O)
 		}
-		return nil, stmt.ErrorAtNode(tn, "Table '%s' doesn't exist", tn.Name.O)
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", tn.Name.O)
 	}
 	sink, err := t.Sink(p.Env)
 	if err != nil {
-		return nil, stmt.ErrorAtNode(tn, "%v", err)
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
 	}
 	b := p.newBuilder(stmt)
 	var r rel
@@ -89,7 +89,7 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 				}
 			}
 			if i < 0 {
-				return nil, stmt.ErrorAtNode(c, "Unknown column '%s' in table '%s'", c.Name.O, t.Name)
+				return nil, stmt.ErrorAtIdent(c.Name.O, c, "Unknown column '%s' in table '%s'", c.Name.O, t.Name)
 			}
 			target = append(target, i)
 		}
@@ -130,9 +130,9 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	}
 	enc := sink.Encoding()
 	if err := enc.Accepts(in.Mode()); err != nil {
-		return nil, stmt.ErrorAtNode(tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
 	}
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: in.Mode()}, Table: t, Encoding: enc}
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: in.Mode(), key: in.UpsertKey()}, Table: t, Encoding: enc}
 	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
 }
 

@@ -271,8 +271,13 @@ func runBlock(s *engine.Session, b *Block) ([]string, string) {
 }
 
 func execute(ctx context.Context, s *engine.Session, st *parser.Statement, b *Block) ([]string, error) {
-	if err := s.Conf.Set("parallelism.default", s.Conf.Get("parallelism.default")); err != nil {
-		return nil, err
+	if b.Mode == "changelog" {
+		// A changelog is only deterministic at parallelism 1.
+		prev := s.Conf.Get("parallelism.default")
+		if err := s.Conf.Set("parallelism.default", "1"); err != nil {
+			return nil, err
+		}
+		defer func() { _ = s.Conf.Set("parallelism.default", prev) }()
 	}
 	r, err := s.Execute(ctx, st)
 	if err != nil {
