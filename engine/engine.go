@@ -143,15 +143,35 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 }
 
 func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Result, error) {
-	if st.MaterializedView {
-		return nil, st.ErrorAtNode(n, "CREATE MATERIALIZED VIEW is not supported yet")
-	}
 	name := n.Table.Name.O
 	if s.planner.Cat.Exists(name) {
 		if n.IfNotExists {
 			return &Result{Message: fmt.Sprintf("Table '%s' already exists; nothing done", name)}, nil
 		}
 		return nil, st.ErrorAtIdent(name, n.Table, "Table '%s' already exists", name)
+	}
+	if n.Select != nil {
+		t, plan, err := s.planner.CreateTableAs(st, n)
+		if err != nil {
+			return nil, err
+		}
+		jobName := s.jobName("ctas-" + t.Name)
+		g, err := s.planner.BuildGraph(jobName, plan, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.planner.Cat.AddTable(t)
+		j, err := s.startJob(jobName, g)
+		if err != nil {
+			s.planner.Cat.Drop(t.Name, false)
+			return nil, err
+		}
+		j.Bounded = plan.Bounded(s.env)
+		kind := "Table"
+		if st.MaterializedView {
+			kind = "Materialized view"
+		}
+		return &Result{Job: j, Message: fmt.Sprintf("%s '%s' created; job '%s' fills it", kind, t.Name, j.ID)}, nil
 	}
 	t, err := s.planner.CreateTable(st, n)
 	if err != nil {
@@ -164,6 +184,9 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Result, error) {
 	name := n.ViewName.Name.O
 	if s.planner.Cat.Exists(name) {
+		if st.IfNotExists {
+			return &Result{Message: fmt.Sprintf("View '%s' already exists; nothing done", name)}, nil
+		}
 		if _, isView := s.planner.Cat.View(name); !(isView && n.OrReplace) {
 			return nil, st.ErrorAtIdent(name, n.ViewName, "Table '%s' already exists", name)
 		}

@@ -215,13 +215,13 @@ func TestConstructors(t *testing.T) {
 	}
 	// __interval folds to an INTERVAL literal the planner can read.
 	for sql, want := range map[string]time.Duration{
-		"__interval('5', 'SECOND')":               5 * time.Second,
-		"__interval(5, 'MINUTE')":                 5 * time.Minute,
-		"__interval('1.5', 'SECOND')":             1500 * time.Millisecond,
-		"__interval('10', 'MILLISECOND')":         10 * time.Millisecond,
+		"__interval('5', 'SECOND')":                 5 * time.Second,
+		"__interval(5, 'MINUTE')":                   5 * time.Minute,
+		"__interval('1.5', 'SECOND')":               1500 * time.Millisecond,
+		"__interval('10', 'MILLISECOND')":           10 * time.Millisecond,
 		"__interval('1 02:00:00', 'DAY TO SECOND')": 26 * time.Hour,
-		"__interval('2', 'HOURS')":                2 * time.Hour,
-		"__interval('-1', 'DAY')":                 -24 * time.Hour,
+		"__interval('2', 'HOURS')":                  2 * time.Hour,
+		"__interval('-1', 'DAY')":                   -24 * time.Hour,
 	} {
 		v, ok := IsLiteral(mustBind(t, sql))
 		if !ok || v.Kind() != types.KindInterval || v.Interval() != want {

@@ -19,12 +19,12 @@ const (
 type arithMode uint8
 
 const (
-	amInt32 arithMode = iota // INT op INT, checked against int32
-	amInt64                  // BIGINT, checked against int64
-	amFloat                  // DOUBLE; operands read with types.ToFloat
-	amDecimal                // DECIMAL; operands read with types.ToDecimal
-	amTsInterval             // TIMESTAMP/DATE +- INTERVAL (interval on the right)
-	amInterval               // INTERVAL +- INTERVAL
+	amInt32      arithMode = iota // INT op INT, checked against int32
+	amInt64                       // BIGINT, checked against int64
+	amFloat                       // DOUBLE; operands read with types.ToFloat
+	amDecimal                     // DECIMAL; operands read with types.ToDecimal
+	amTsInterval                  // TIMESTAMP/DATE +- INTERVAL (interval on the right)
+	amInterval                    // INTERVAL +- INTERVAL
 )
 
 // arith is a binary arithmetic expression. Operands are never converted
@@ -35,7 +35,9 @@ type arith struct {
 	l, r   Expr
 	typ    types.Type
 	mode   arithMode
-	li, ri intExpr // int fast paths (int modes), nil if unavailable
+	li, ri intExpr      // int fast paths (int modes), nil if unavailable
+	lf, rf floatExpr    // float fast paths (amFloat)
+	rd     *apd.Decimal // constant right operand (amDecimal)
 }
 
 // arithConstInt is arith with an integer literal on the right, the hot
@@ -94,7 +96,77 @@ func newArith(op byte, sym string, l, r Expr, t types.Type, m arithMode) Expr {
 			return &arithConstInt{arith: a, c: lit.v.Int()}
 		}
 	}
+	switch m {
+	case amFloat:
+		a.lf, a.rf = asFloatExpr(l), asFloatExpr(r)
+	case amDecimal:
+		if lit, ok := r.(*literal); ok && !lit.v.IsNull() {
+			a.rd = new(apd.Decimal).Set(types.ToDecimal(lit.v))
+		}
+	}
 	return &a
+}
+
+// floatExpr is implemented by nodes that can produce a numeric value as
+// float64 without building a Value.
+type floatExpr interface {
+	evalFloat(row types.Row) (v float64, null bool, err error)
+}
+
+func asFloatExpr(e Expr) floatExpr {
+	if !isNumericType(e.Type()) {
+		return nil
+	}
+	if a, ok := e.(*arith); ok && a.mode != amFloat {
+		return nil
+	}
+	fe, _ := e.(floatExpr)
+	return fe
+}
+
+func (c *colRef) evalFloat(row types.Row) (float64, bool, error) {
+	v := &row[c.idx]
+	switch v.Kind() {
+	case types.KindNull:
+		return 0, true, nil
+	case types.KindFloat:
+		return v.Float(), false, nil
+	case types.KindInt:
+		return float64(v.Raw()), false, nil
+	}
+	return types.ToFloat(*v), false, nil
+}
+
+func (l *literal) evalFloat(types.Row) (float64, bool, error) {
+	if l.v.IsNull() {
+		return 0, true, nil
+	}
+	return types.ToFloat(l.v), false, nil
+}
+
+func (a *arith) evalFloat(row types.Row) (float64, bool, error) {
+	var x, y float64
+	if a.lf != nil && a.rf != nil {
+		var xn, yn bool
+		var err error
+		if x, xn, err = a.lf.evalFloat(row); err != nil || xn {
+			return 0, true, err
+		}
+		if y, yn, err = a.rf.evalFloat(row); err != nil || yn {
+			return 0, true, err
+		}
+	} else {
+		lv, err := a.l.Eval(row)
+		if err != nil || lv.IsNull() {
+			return 0, true, err
+		}
+		rv, err := a.r.Eval(row)
+		if err != nil || rv.IsNull() {
+			return 0, true, err
+		}
+		x, y = types.ToFloat(lv), types.ToFloat(rv)
+	}
+	return a.floatop(x, y)
 }
 
 // intExpr is implemented by nodes that can produce an int64 payload
@@ -193,8 +265,15 @@ func (a *arith) withChildren(k []Expr) Expr {
 }
 
 func (a *arith) Eval(row types.Row) (types.Value, error) {
-	if a.mode == amInt32 || a.mode == amInt64 {
+	switch a.mode {
+	case amInt32, amInt64:
 		return intValue(a.evalInt(row))
+	case amFloat:
+		f, null, err := a.evalFloat(row)
+		if err != nil || null {
+			return types.NullValue, err
+		}
+		return types.NewFloat(f), nil
 	}
 	lv, err := a.l.Eval(row)
 	if err != nil || lv.IsNull() {
@@ -205,10 +284,12 @@ func (a *arith) Eval(row types.Row) (types.Value, error) {
 		return types.NullValue, err
 	}
 	switch a.mode {
-	case amFloat:
-		return a.floatop(types.ToFloat(lv), types.ToFloat(rv))
 	case amDecimal:
-		return a.decimalop(types.ToDecimal(lv), types.ToDecimal(rv))
+		y := a.rd
+		if y == nil {
+			y = types.ToDecimal(rv)
+		}
+		return a.decimalop(types.ToDecimal(lv), y)
 	case amTsInterval:
 		return a.tsop(lv, rv.Raw())
 	default:
@@ -300,24 +381,24 @@ func (a *arith) int64op(x, y int64) (int64, bool, error) {
 	return r, false, nil
 }
 
-func (a *arith) floatop(x, y float64) (types.Value, error) {
+func (a *arith) floatop(x, y float64) (float64, bool, error) {
 	switch a.op {
 	case opAdd:
-		return types.NewFloat(x + y), nil
+		return x + y, false, nil
 	case opSub:
-		return types.NewFloat(x - y), nil
+		return x - y, false, nil
 	case opMul:
-		return types.NewFloat(x * y), nil
+		return x * y, false, nil
 	case opDiv:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
-		return types.NewFloat(x / y), nil
+		return x / y, false, nil
 	default:
 		if y == 0 {
-			return types.NullValue, nil
+			return 0, true, nil
 		}
-		return types.NewFloat(math.Mod(x, y)), nil
+		return math.Mod(x, y), false, nil
 	}
 }
 
@@ -345,7 +426,7 @@ func (a *arith) decimalop(x, y *apd.Decimal) (types.Value, error) {
 	if err != nil {
 		return types.NullValue, evalErr(a, "%s overflow (%s %s %s)", typeName(a.typ), x, a.sym, y)
 	}
-	d, ok := fitDecimal(r, a.typ.Precision, a.typ.Scale)
+	d, ok := fitDecimalInPlace(r, a.typ.Precision, a.typ.Scale)
 	if !ok {
 		return types.NullValue, evalErr(a, "%s overflow (%s %s %s)", typeName(a.typ), x, a.sym, y)
 	}

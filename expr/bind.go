@@ -501,7 +501,7 @@ func (b *binder) between(x *ast.BetweenExpr) (Expr, error) {
 		return nil, b.errf(x, "%s", err)
 	}
 	lo, hi, mlo, mhi := bounds[0], bounds[1], modes[0], modes[1]
-	return &between{e: e, lo: lo, hi: hi, mlo: mlo, mhi: mhi, not: x.Not}, nil
+	return newBetween(e, lo, hi, mlo, mhi, x.Not), nil
 }
 
 // prepList prepares comparisons of e with each of items (IN, BETWEEN,

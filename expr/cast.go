@@ -40,6 +40,25 @@ func fitDecimal(d *apd.Decimal, p, s int) (*apd.Decimal, bool) {
 	return r, true
 }
 
+// fitDecimalInPlace is fitDecimal rounding d itself (d must be owned by
+// the caller).
+func fitDecimalInPlace(d *apd.Decimal, p, s int) (*apd.Decimal, bool) {
+	if d.Form != apd.Finite {
+		return nil, false
+	}
+	if d.Exponent != -int32(s) {
+		if _, err := decCtx.Quantize(d, d, -int32(s)); err != nil {
+			return nil, false
+		}
+	}
+	if d.IsZero() {
+		d.Negative = false
+	} else if d.NumDigits() > int64(p) {
+		return nil, false
+	}
+	return d, true
+}
+
 // castAllowed reports whether CAST(from AS to) is accepted at bind time.
 func castAllowed(from, to types.Type) bool {
 	f, t := from.ID, to.ID

@@ -619,9 +619,21 @@ func (x *inList) evalTruth(row types.Row) (uint8, error) {
 }
 
 type between struct {
-	e, lo, hi Expr
-	mlo, mhi  cmpMode
-	not       bool
+	e, lo, hi    Expr
+	mlo, mhi     cmpMode
+	not          bool
+	ei, loi, hii intExpr // int fast path when both modes are cmInt
+}
+
+func newBetween(e, lo, hi Expr, mlo, mhi cmpMode, not bool) *between {
+	x := &between{e: e, lo: lo, hi: hi, mlo: mlo, mhi: mhi, not: not}
+	if mlo == cmInt && mhi == cmInt {
+		x.ei, x.loi, x.hii = asIntExpr(e), asIntExpr(lo), asIntExpr(hi)
+		if x.ei == nil || x.loi == nil || x.hii == nil {
+			x.ei, x.loi, x.hii = nil, nil, nil
+		}
+	}
+	return x
 }
 
 func (x *between) Type() types.Type {
@@ -636,9 +648,7 @@ func (x *between) String() string {
 }
 func (x *between) children() []Expr { return []Expr{x.e, x.lo, x.hi} }
 func (x *between) withChildren(k []Expr) Expr {
-	c := *x
-	c.e, c.lo, c.hi = k[0], k[1], k[2]
-	return &c
+	return newBetween(k[0], k[1], k[2], x.mlo, x.mhi, x.not)
 }
 func (x *between) Eval(row types.Row) (types.Value, error) {
 	t, err := x.evalTruth(row)
@@ -646,6 +656,9 @@ func (x *between) Eval(row types.Row) (types.Value, error) {
 }
 
 func (x *between) evalTruth(row types.Row) (uint8, error) {
+	if x.ei != nil {
+		return x.evalTruthInt(row)
+	}
 	v, err := x.e.Eval(row)
 	if err != nil || v.IsNull() {
 		return 2, err
@@ -665,6 +678,41 @@ func (x *between) evalTruth(row types.Row) (uint8, error) {
 	}
 	if !hi.IsNull() {
 		b = b2u(cmpValues(x.mhi, v, hi) <= 0)
+	}
+	var r uint8
+	switch {
+	case a == 0 || b == 0:
+		r = 0
+	case a == 2 || b == 2:
+		return 2, nil
+	default:
+		r = 1
+	}
+	if x.not {
+		r = 1 - r
+	}
+	return r, nil
+}
+
+func (x *between) evalTruthInt(row types.Row) (uint8, error) {
+	v, vn, err := x.ei.evalInt(row)
+	if err != nil || vn {
+		return 2, err
+	}
+	lo, lon, err := x.loi.evalInt(row)
+	if err != nil {
+		return 2, err
+	}
+	hi, hin, err := x.hii.evalInt(row)
+	if err != nil {
+		return 2, err
+	}
+	a, b := uint8(2), uint8(2)
+	if !lon {
+		a = b2u(v >= lo)
+	}
+	if !hin {
+		b = b2u(v <= hi)
 	}
 	var r uint8
 	switch {

@@ -58,9 +58,9 @@ func TestColumns(t *testing.T) {
 	runEval(t, []evalCase{
 		{"a", "5"},
 		{"t.a", "5"},
-		{"A", "5"},      // case-insensitive fallback
-		{"mixed", "7"},  // case-insensitive fallback
-		{"t.id", "1"},   // qualified disambiguates
+		{"A", "5"},     // case-insensitive fallback
+		{"mixed", "7"}, // case-insensitive fallback
+		{"t.id", "1"},  // qualified disambiguates
 		{"u.id", "2"},
 		{"T.ID", "1"},
 		{"(a)", "5"},
@@ -86,6 +86,11 @@ func TestArithmetic(t *testing.T) {
 		{"a + d", "7.5"},
 		{"d * 2", "5"},
 		{"d / 4", "0.625"},
+		{"nd * 2.0e0", "NULL"},
+		{"d + n", "NULL"},
+		{"d * 2.0e0 + a", "10"},
+		{"d - price", "-9.84"},
+		{"(d + 1) / (a - 5)", "NULL"},
 		{"d % 2", "0.5"},
 		{"a + price", "17.34"},
 		{"price * 2", "24.68"},
@@ -164,6 +169,7 @@ func TestOverflow(t *testing.T) {
 		{"bigdec + bigdec * 9", "DECIMAL(38, 0) overflow (10000000000000000000000000000000000000 + 90000000000000000000000000000000000000) in (bigdec + (bigdec * 9))"},
 		{"ROUND(maxi, -1)", "INT overflow (ROUND(2147483647, -1)) in ROUND(maxi, -1)"},
 		{"ts + INTERVAL 1000 YEAR", "TIMESTAMP out of range in DATE_ADD(ts, INTERVAL 1000 YEAR)"},
+		{"ts + INTERVAL 100000 DAY", "TIMESTAMP out of range in DATE_ADD(ts, INTERVAL 100000 DAY)"},
 		{"ts - INTERVAL 400 YEAR", "TIMESTAMP out of range in DATE_SUB(ts, INTERVAL 400 YEAR)"},
 		{"TIMESTAMPDIFF(SECOND, '1900-01-01', ts)", "INT overflow (3914303445 SECOND) in TIMESTAMPDIFF(SECOND, DATE '1900-01-01', ts)"},
 	})
@@ -312,6 +318,13 @@ func TestComparison(t *testing.T) {
 		{"ts < dt", "true"},
 		{"dt = DATE '2024-02-29'", "true"},
 		{"1 = 1", "true"},
+		{"a * 2 > b", "true"},
+		{"a * 2 = 10", "true"},
+		{"n * 2 > b", "NULL"},
+		{"n <=> n * 2", "true"},
+		{"a <=> n * 2", "false"},
+		{"a + 1 <=> 6", "true"},
+		{"ts - INTERVAL 1 SECOND < ts", "true"},
 		{"'a' < 'b'", "true"},
 		{"__interval('1', 'MINUTE') > __interval('59', 'SECOND')", "true"},
 	})
@@ -416,6 +429,12 @@ func TestBetween(t *testing.T) {
 		{"a BETWEEN 6 AND NULL", "false"},
 		{"a NOT BETWEEN NULL AND 4", "true"},
 		{"a NOT BETWEEN NULL AND 10", "NULL"},
+		{"a BETWEEN n AND 10", "NULL"},
+		{"a BETWEEN n AND 4", "false"},
+		{"a BETWEEN 6 AND n", "false"},
+		{"a NOT BETWEEN n AND 4", "true"},
+		{"a BETWEEN b AND a", "true"},
+		{"n BETWEEN a AND b", "NULL"},
 		{"n BETWEEN 1 AND 2", "NULL"},
 		{"d BETWEEN 2 AND 3", "true"},
 		{"price BETWEEN 12.34 AND 13", "true"},

@@ -98,7 +98,7 @@ func (c *colRef) String() string {
 	}
 	return c.name
 }
-func (c *colRef) children() []Expr             { return nil }
+func (c *colRef) children() []Expr              { return nil }
 func (c *colRef) withChildren(kids []Expr) Expr { return c }
 
 // ColumnIndex reports the input column of a plain column reference.
@@ -129,9 +129,9 @@ func NewLiteral(v types.Value, t types.Type) Expr {
 
 func (l *literal) Type() types.Type                        { return l.typ }
 func (l *literal) Eval(row types.Row) (types.Value, error) { return l.v, nil }
-func (l *literal) children() []Expr                         { return nil }
-func (l *literal) withChildren(kids []Expr) Expr            { return l }
-func (l *literal) String() string                           { return renderValue(l.v, l.typ) }
+func (l *literal) children() []Expr                        { return nil }
+func (l *literal) withChildren(kids []Expr) Expr           { return l }
+func (l *literal) String() string                          { return renderValue(l.v, l.typ) }
 
 func renderValue(v types.Value, t types.Type) string {
 	switch v.Kind() {

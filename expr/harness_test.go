@@ -16,32 +16,32 @@ import (
 
 // The test scope: a few typed columns and one row of values.
 var testCols = []Column{
-	{Name: "a", Table: "t", Type: types.TypeInt},                  // 0: 5
-	{Name: "b", Table: "t", Type: types.TypeInt},                  // 1: -3
-	{Name: "big", Table: "t", Type: types.TypeBigInt},             // 2: 10000000000
-	{Name: "d", Table: "t", Type: types.TypeDouble},               // 3: 2.5
-	{Name: "price", Table: "t", Type: types.DecimalType(10, 2)},     // 4: 12.34
-	{Name: "s", Table: "t", Type: types.TypeString},               // 5: 'Hello'
-	{Name: "ts", Table: "t", Type: types.TimestampType(3)},        // 6: 2024-01-15 10:30:45.123
-	{Name: "dt", Table: "t", Type: types.TypeDate},                // 7: 2024-02-29
-	{Name: "flag", Table: "t", Type: types.TypeBoolean},           // 8: true
-	{Name: "n", Table: "t", Type: types.TypeInt},                  // 9: NULL
-	{Name: "ns", Table: "t", Type: types.TypeString},              // 10: NULL
-	{Name: "nb", Table: "t", Type: types.TypeBoolean},             // 11: NULL
-	{Name: "id", Table: "t", Type: types.TypeBigInt},              // 12: 1
-	{Name: "id", Table: "u", Type: types.TypeBigInt},              // 13: 2
-	{Name: "maxi", Table: "t", Type: types.TypeInt},               // 14: 2147483647
-	{Name: "maxb", Table: "t", Type: types.TypeBigInt},            // 15: 9223372036854775807
-	{Name: "f", Table: "t", Type: types.TypeBoolean},              // 16: false
-	{Name: "zero", Table: "t", Type: types.TypeInt},               // 17: 0
-	{Name: "bigdec", Table: "t", Type: types.DecimalType(38, 0)},  // 18: 10^37
-	{Name: "tsn", Table: "t", Type: types.TimestampType(9)},       // 19: NULL
-	{Name: "us", Table: "t", Type: types.TypeString},              // 20: 'héllo wörld'
-	{Name: "mini", Table: "t", Type: types.TypeInt},               // 21: -2147483648
-	{Name: "tsstr", Table: "t", Type: types.TypeString},           // 22: '2024-03-01 12:00:00'
-	{Name: "dneg", Table: "t", Type: types.DecimalType(5, 3)},     // 23: -1.255
-	{Name: "minb", Table: "t", Type: types.TypeBigInt},            // 24: -9223372036854775808
-	{Name: "nd", Table: "t", Type: types.TypeDouble},              // 25: NULL
+	{Name: "a", Table: "t", Type: types.TypeInt},                       // 0: 5
+	{Name: "b", Table: "t", Type: types.TypeInt},                       // 1: -3
+	{Name: "big", Table: "t", Type: types.TypeBigInt},                  // 2: 10000000000
+	{Name: "d", Table: "t", Type: types.TypeDouble},                    // 3: 2.5
+	{Name: "price", Table: "t", Type: types.DecimalType(10, 2)},        // 4: 12.34
+	{Name: "s", Table: "t", Type: types.TypeString},                    // 5: 'Hello'
+	{Name: "ts", Table: "t", Type: types.TimestampType(3)},             // 6: 2024-01-15 10:30:45.123
+	{Name: "dt", Table: "t", Type: types.TypeDate},                     // 7: 2024-02-29
+	{Name: "flag", Table: "t", Type: types.TypeBoolean},                // 8: true
+	{Name: "n", Table: "t", Type: types.TypeInt},                       // 9: NULL
+	{Name: "ns", Table: "t", Type: types.TypeString},                   // 10: NULL
+	{Name: "nb", Table: "t", Type: types.TypeBoolean},                  // 11: NULL
+	{Name: "id", Table: "t", Type: types.TypeBigInt},                   // 12: 1
+	{Name: "id", Table: "u", Type: types.TypeBigInt},                   // 13: 2
+	{Name: "maxi", Table: "t", Type: types.TypeInt},                    // 14: 2147483647
+	{Name: "maxb", Table: "t", Type: types.TypeBigInt},                 // 15: 9223372036854775807
+	{Name: "f", Table: "t", Type: types.TypeBoolean},                   // 16: false
+	{Name: "zero", Table: "t", Type: types.TypeInt},                    // 17: 0
+	{Name: "bigdec", Table: "t", Type: types.DecimalType(38, 0)},       // 18: 10^37
+	{Name: "tsn", Table: "t", Type: types.TimestampType(9)},            // 19: NULL
+	{Name: "us", Table: "t", Type: types.TypeString},                   // 20: 'héllo wörld'
+	{Name: "mini", Table: "t", Type: types.TypeInt},                    // 21: -2147483648
+	{Name: "tsstr", Table: "t", Type: types.TypeString},                // 22: '2024-03-01 12:00:00'
+	{Name: "dneg", Table: "t", Type: types.DecimalType(5, 3)},          // 23: -1.255
+	{Name: "minb", Table: "t", Type: types.TypeBigInt},                 // 24: -9223372036854775808
+	{Name: "nd", Table: "t", Type: types.TypeDouble},                   // 25: NULL
 	{Name: "Mixed", Table: "t", Type: types.TypeInt.WithNotNull(true)}, // 26: 7
 }
 

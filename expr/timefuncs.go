@@ -222,7 +222,7 @@ func newField(name string, unit string, arg Expr, render func([]Expr) string) Ex
 	f, _ := extractUnit(unit)
 	return &call{name: name, args: []Expr{arg}, typ: strictType(types.TypeBigInt, arg), strict: true,
 		render: render,
-		f1: func(v types.Value) (types.Value, error) { return types.NewInt(f(fieldsOf(v))), nil }}
+		f1:     func(v types.Value) (types.Value, error) { return types.NewInt(f(fieldsOf(v))), nil }}
 }
 
 func buildExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -521,6 +521,9 @@ func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, f
 		t = types.TimestampType(max(et.Precision, unitPrecision(unit), frac))
 	}
 	t = strictType(t, e, n)
+	if fixed != nil && fixed.months == 0 && et.ID == types.Timestamp {
+		return newTsShift(name, e, n, sign*fixed.nanos, t, render)
+	}
 	isDate := t.ID == types.Date
 	nt := n.Type()
 	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
@@ -550,6 +553,56 @@ func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, f
 			}
 			return types.NewTimestamp(ns), nil
 		}}
+}
+
+// tsShift adds a constant number of nanoseconds to a TIMESTAMP: the hot
+// WATERMARK form ts - INTERVAL '5' SECOND.
+type tsShift struct {
+	name   string
+	e, n   Expr // n is the (literal) interval amount, kept for rendering
+	ie     intExpr
+	delta  int64
+	typ    types.Type
+	render func([]Expr) string
+}
+
+func newTsShift(name string, e, n Expr, delta int64, t types.Type, render func([]Expr) string) *tsShift {
+	return &tsShift{name: name, e: e, n: n, ie: asIntExpr(e), delta: delta, typ: t, render: render}
+}
+
+func (x *tsShift) Type() types.Type { return x.typ }
+func (x *tsShift) String() string   { return x.render([]Expr{x.e, x.n}) }
+func (x *tsShift) children() []Expr { return []Expr{x.e, x.n} }
+func (x *tsShift) withChildren(k []Expr) Expr {
+	return newTsShift(x.name, k[0], k[1], x.delta, x.typ, x.render)
+}
+func (x *tsShift) evalInt(row types.Row) (int64, bool, error) {
+	var ts int64
+	if x.ie != nil {
+		v, null, err := x.ie.evalInt(row)
+		if err != nil || null {
+			return 0, true, err
+		}
+		ts = v
+	} else {
+		v, err := x.e.Eval(row)
+		if err != nil || v.IsNull() {
+			return 0, true, err
+		}
+		ts = v.Raw()
+	}
+	r := ts + x.delta
+	if (x.delta > 0 && r < ts) || (x.delta < 0 && r > ts) {
+		return 0, true, evalErr(x, "%s", errTimeRange)
+	}
+	return r, false, nil
+}
+func (x *tsShift) Eval(row types.Row) (types.Value, error) {
+	v, null, err := x.evalInt(row)
+	if err != nil || null {
+		return types.NullValue, err
+	}
+	return types.NewTimestamp(v), nil
 }
 
 // intervalAmount checks an interval amount and evaluates it when constant.

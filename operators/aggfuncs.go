@@ -2,6 +2,7 @@ package operators
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -97,6 +98,146 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 	}
 	return a, nil
 }
+
+// aggOp is how GroupAgg computes one aggregate: in flat slots of the
+// group state (all but opAcc) or by an accumulator object (opAcc).
+type aggOp uint8
+
+const (
+	opCountStar aggOp = iota // the group's row count; no slot
+	opCount                  // a: non-NULL values
+	opIntSum                 // SUM/AVG of INT/BIGINT: a sum, b values
+	opFloatSum               // SUM/AVG of DOUBLE: a float64 bits of the sum, b values
+	opIntMin                 // insert-only MIN of INT/BIGINT: a the minimum, b 1 once set
+	opIntMax                 // insert-only MAX of INT/BIGINT: a the maximum, b 1 once set
+	opAcc                    // anything else: an accumulator from newAccumulator
+)
+
+// aggPlan is the per-operator configuration of one aggregate, so that
+// per-group state holds data only.
+type aggPlan struct {
+	op     aggOp
+	avg    bool
+	arg    int
+	lo, hi int64 // range of an integer SUM
+	acc    int   // opAcc: index into groupState.accs
+}
+
+// aggSlot is the flat per-group state of one slot aggregate; what a and
+// b mean depends on the aggOp.
+type aggSlot struct{ a, b int64 }
+
+// planAgg decides how an aggregate is computed. It accepts exactly the
+// calls newAccumulator accepts.
+func planAgg(c AggCall, retracts bool) (aggPlan, error) {
+	if _, err := newAccumulator(c, retracts); err != nil {
+		return aggPlan{}, err
+	}
+	p := aggPlan{op: opAcc, arg: c.Arg, avg: c.Kind == AggAvg}
+	intArg := c.ArgType.ID == types.Int || c.ArgType.ID == types.BigInt
+	switch c.Kind {
+	case AggCountStar:
+		p.op = opCountStar
+	case AggCount:
+		if !c.Distinct {
+			p.op = opCount
+		}
+	case AggSum, AggAvg:
+		switch {
+		case c.Distinct:
+		case intArg:
+			p.op = opIntSum
+			p.lo, p.hi = math.MinInt64, math.MaxInt64
+			if c.ResultType.ID == types.Int {
+				p.lo, p.hi = math.MinInt32, math.MaxInt32
+			}
+		case c.ArgType.ID == types.Double:
+			p.op = opFloatSum
+		}
+	case AggMin, AggMax:
+		// DISTINCT does not change MIN or MAX.
+		if !retracts && intArg {
+			p.op = opIntMin
+			if c.Kind == AggMax {
+				p.op = opIntMax
+			}
+		}
+	}
+	return p, nil
+}
+
+// encodeSlot appends slot aggregate i of gs in the encoding of the
+// accumulator it stands for (countAcc, intSumAcc, floatSumAcc,
+// extremeAcc).
+func (p *aggPlan) encodeSlot(dst []byte, gs *groupState, i int) []byte {
+	s := &gs.slots[i]
+	switch p.op {
+	case opCountStar:
+		return binary.AppendVarint(dst, gs.rows)
+	case opCount:
+		return binary.AppendVarint(dst, s.a)
+	case opIntSum:
+		return binary.AppendVarint(binary.AppendVarint(dst, s.a), s.b)
+	case opFloatSum:
+		return binary.AppendVarint(binary.BigEndian.AppendUint64(dst, uint64(s.a)), s.b)
+	case opIntMin, opIntMax:
+		if s.b == 0 {
+			return types.AppendValue(dst, types.NullValue)
+		}
+		return types.AppendValue(dst, types.NewInt(s.a))
+	}
+	panic(fmt.Sprintf("encodeSlot of aggregate op %d", p.op))
+}
+
+// decodeSlot is the inverse of encodeSlot; it returns the rest of b.
+func (p *aggPlan) decodeSlot(b []byte, gs *groupState, i int) ([]byte, error) {
+	s := &gs.slots[i]
+	switch p.op {
+	case opCountStar, opCount:
+		n, k := binary.Varint(b)
+		if k <= 0 || (p.op == opCountStar && n != gs.rows) {
+			return nil, types.ErrCorrupt
+		}
+		s.a = n
+		return b[k:], nil
+	case opIntSum, opFloatSum:
+		var k1 int
+		if p.op == opIntSum {
+			s.a, k1 = binary.Varint(b)
+			if k1 <= 0 {
+				return nil, types.ErrCorrupt
+			}
+		} else {
+			if len(b) < 8 {
+				return nil, types.ErrCorrupt
+			}
+			s.a, k1 = int64(binary.BigEndian.Uint64(b)), 8
+		}
+		n, k2 := binary.Varint(b[k1:])
+		if k2 <= 0 {
+			return nil, types.ErrCorrupt
+		}
+		s.b = n
+		return b[k1+k2:], nil
+	case opIntMin, opIntMax:
+		v, rest, err := types.DecodeValue(b)
+		if err != nil {
+			return nil, err
+		}
+		switch v.Kind() {
+		case types.KindNull:
+			s.a, s.b = 0, 0
+		case types.KindInt:
+			s.a, s.b = v.Int(), 1
+		default:
+			return nil, types.ErrCorrupt
+		}
+		return rest, nil
+	}
+	panic(fmt.Sprintf("decodeSlot of aggregate op %d", p.op))
+}
+
+var errInsertOnlyExtreme = errors.New("MIN/MAX received a retraction on a plan that declared its input insert-only")
 
 type countAcc struct{ n int64 }
 
@@ -279,9 +420,7 @@ func (a *extremeAcc) add(v types.Value) error {
 	return nil
 }
 
-func (a *extremeAcc) retract(types.Value) error {
-	return fmt.Errorf("MIN/MAX received a retraction on a plan that declared its input insert-only")
-}
+func (a *extremeAcc) retract(types.Value) error { return errInsertOnlyExtreme }
 
 func (a *extremeAcc) result() types.Value      { return a.v }
 func (a *extremeAcc) encode(dst []byte) []byte { return types.AppendValue(dst, a.v) }

@@ -3,6 +3,7 @@ package operators
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -34,28 +35,47 @@ type GroupAggSpec struct {
 type GroupAgg struct {
 	base
 	spec   GroupAggSpec
+	plan   []aggPlan // one per aggregate, in spec.Aggs order
+	nAccs  int       // aggregates computed by accumulator objects
 	groups state.ValueState[*groupState]
 	key    []byte
+	res    []types.Value // scratch: the aggregate results of one row
+	slab   []types.Value // unused part of the current output row block
 }
 
 var _ dataflow.Operator = (*GroupAgg)(nil)
 
-// groupState is one group's accumulators and its last emitted row.
+// groupState is one group's accumulators and its last emitted row. The
+// common aggregates (COUNT, SUM/AVG of INT/BIGINT/DOUBLE, insert-only
+// MIN/MAX of INT/BIGINT) live in flat slots, one per aggregate, stored
+// inline for up to len(inl) aggregates so that a group is a single
+// allocation; the configuration of each aggregate is in GroupAgg.plan.
+// The others (DECIMAL, DISTINCT, retractable and non-integer MIN/MAX)
+// are accumulator objects in accs.
 type groupState struct {
-	rows int64 // input rows currently in the group
-	accs []accumulator
-	out  types.Row
+	rows  int64 // input rows currently in the group
+	out   types.Row
+	slots []aggSlot // indexed by aggregate; unused for COUNT(*) and accumulators
+	accs  []accumulator
+	inl   [4]aggSlot
 }
 
 // NewGroupAgg returns a group aggregation operator; it fails on an
 // aggregate the operator cannot compute.
 func NewGroupAgg(spec GroupAggSpec) (*GroupAgg, error) {
-	for _, c := range spec.Aggs {
-		if _, err := newAccumulator(c, spec.InputRetracts); err != nil {
+	g := &GroupAgg{spec: spec, plan: make([]aggPlan, len(spec.Aggs)), res: make([]types.Value, len(spec.Aggs))}
+	for i, c := range spec.Aggs {
+		p, err := planAgg(c, spec.InputRetracts)
+		if err != nil {
 			return nil, err
 		}
+		if p.op == opAcc {
+			p.acc = g.nAccs
+			g.nAccs++
+		}
+		g.plan[i] = p
 	}
-	return &GroupAgg{spec: spec}, nil
+	return g, nil
 }
 
 // Open implements dataflow.Operator.
@@ -66,9 +86,20 @@ func (g *GroupAgg) Open(ctx *dataflow.OpContext) error {
 }
 
 func (g *GroupAgg) newGroup() *groupState {
-	gs := &groupState{accs: make([]accumulator, len(g.spec.Aggs))}
-	for i, c := range g.spec.Aggs {
-		gs.accs[i], _ = newAccumulator(c, g.spec.InputRetracts) // checked in NewGroupAgg
+	gs := &groupState{}
+	if len(g.plan) <= len(gs.inl) {
+		gs.slots = gs.inl[:len(g.plan)]
+	} else {
+		gs.slots = make([]aggSlot, len(g.plan))
+	}
+	if g.nAccs > 0 {
+		gs.accs = make([]accumulator, 0, g.nAccs)
+		for i, p := range g.plan {
+			if p.op == opAcc {
+				a, _ := newAccumulator(g.spec.Aggs[i], g.spec.InputRetracts) // checked in NewGroupAgg
+				gs.accs = append(gs.accs, a)
+			}
+		}
 	}
 	return gs
 }
@@ -76,8 +107,8 @@ func (g *GroupAgg) newGroup() *groupState {
 // ProcessChunk implements dataflow.Operator.
 func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
 	em := emitter{c: &dyntable.Chunk{Changes: make([]dyntable.Change, 0, 2*len(in.Changes))}}
-	nk := len(g.spec.GroupKeys)
-	for _, ch := range in.Changes {
+	for i := range in.Changes {
+		ch := &in.Changes[i]
 		g.key = types.EncodeKey(g.key[:0], ch.Row, g.spec.GroupKeys)
 		gs, ok, err := g.groups.Get(g.key)
 		if err != nil {
@@ -91,26 +122,13 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			}
 			gs = g.newGroup()
 		}
-		for i, c := range g.spec.Aggs {
-			v := ch.Row[c.Arg]
-			if c.Kind == AggCountStar {
-				v = types.NewBool(true)
-			} else if v.IsNull() {
-				continue
-			}
-			if acc {
-				err = gs.accs[i].add(v)
-			} else {
-				err = gs.accs[i].retract(v)
-			}
-			if err != nil {
-				return fmt.Errorf("GroupAggregate: %w", err)
-			}
-		}
 		if acc {
-			gs.rows++
+			err = g.add(gs, ch.Row)
 		} else {
-			gs.rows--
+			err = g.retract(gs, ch.Row)
+		}
+		if err != nil {
+			return err
 		}
 		if gs.rows == 0 {
 			em.add(dyntable.Delete, gs.out)
@@ -119,20 +137,13 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			}
 			continue
 		}
-		row := make(types.Row, nk+len(gs.accs))
-		for i, k := range g.spec.GroupKeys {
-			row[i] = ch.Row[k]
-		}
-		for i, a := range gs.accs {
-			row[nk+i] = a.result()
-		}
-		switch {
-		case gs.out == nil:
-			em.add(dyntable.Insert, row)
-			gs.out = row
-		case !types.RowsEqual(gs.out, row):
-			em.add(dyntable.UpdateBefore, gs.out)
-			em.add(dyntable.UpdateAfter, row)
+		if row := g.changedRow(gs, ch.Row, len(in.Changes)-i); row != nil {
+			if gs.out == nil {
+				em.add(dyntable.Insert, row)
+			} else {
+				em.add(dyntable.UpdateBefore, gs.out)
+				em.add(dyntable.UpdateAfter, row)
+			}
 			gs.out = row
 		}
 		if err := g.groups.Put(g.key, gs); err != nil {
@@ -141,6 +152,161 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 	}
 	em.flush(out)
 	return nil
+}
+
+// add accumulates input row r into gs. Aggregates other than COUNT(*)
+// skip NULL arguments.
+func (g *GroupAgg) add(gs *groupState, r types.Row) error {
+	for i := range g.plan {
+		p := &g.plan[i]
+		if p.op == opCountStar {
+			continue
+		}
+		v := &r[p.arg]
+		if v.IsNull() {
+			continue
+		}
+		s := &gs.slots[i]
+		switch p.op {
+		case opCount:
+			s.a++
+		case opIntSum:
+			x, sum := v.Int(), s.a
+			t := sum + x
+			if (x > 0 && t < sum) || (x < 0 && t > sum) || t < p.lo || t > p.hi {
+				return fmt.Errorf("GroupAggregate: integer overflow in SUM: %d + %d", sum, x)
+			}
+			s.a, s.b = t, s.b+1
+		case opFloatSum:
+			s.a = int64(math.Float64bits(math.Float64frombits(uint64(s.a)) + v.Float()))
+			s.b++
+		case opIntMax:
+			if x := v.Int(); s.b == 0 || x > s.a {
+				s.a, s.b = x, 1
+			}
+		case opIntMin:
+			if x := v.Int(); s.b == 0 || x < s.a {
+				s.a, s.b = x, 1
+			}
+		default:
+			if err := gs.accs[p.acc].add(*v); err != nil {
+				return fmt.Errorf("GroupAggregate: %w", err)
+			}
+		}
+	}
+	gs.rows++
+	return nil
+}
+
+// retract removes input row r from gs.
+func (g *GroupAgg) retract(gs *groupState, r types.Row) error {
+	for i := range g.plan {
+		p := &g.plan[i]
+		if p.op == opCountStar {
+			continue
+		}
+		v := &r[p.arg]
+		if v.IsNull() {
+			continue
+		}
+		s := &gs.slots[i]
+		switch p.op {
+		case opCount:
+			s.a--
+		case opIntSum:
+			x, sum := v.Int(), s.a
+			t := sum - x
+			if (x < 0 && t < sum) || (x > 0 && t > sum) {
+				return fmt.Errorf("GroupAggregate: integer overflow in SUM: %d - %d", sum, x)
+			}
+			s.a, s.b = t, s.b-1
+		case opFloatSum:
+			s.a = int64(math.Float64bits(math.Float64frombits(uint64(s.a)) - v.Float()))
+			s.b--
+		case opIntMax, opIntMin:
+			return fmt.Errorf("GroupAggregate: %w", errInsertOnlyExtreme)
+		default:
+			if err := gs.accs[p.acc].retract(*v); err != nil {
+				return fmt.Errorf("GroupAggregate: %w", err)
+			}
+		}
+	}
+	gs.rows--
+	return nil
+}
+
+// result returns the current value of aggregate i of gs.
+func (g *GroupAgg) result(gs *groupState, i int) types.Value {
+	p := &g.plan[i]
+	s := &gs.slots[i]
+	switch p.op {
+	case opCountStar:
+		return types.NewInt(gs.rows)
+	case opCount:
+		return types.NewInt(s.a)
+	case opIntSum:
+		if s.b == 0 {
+			return types.NullValue
+		}
+		if p.avg {
+			return types.NewInt(s.a / s.b)
+		}
+		return types.NewInt(s.a)
+	case opFloatSum:
+		if s.b == 0 {
+			return types.NullValue
+		}
+		f := math.Float64frombits(uint64(s.a))
+		if p.avg {
+			f /= float64(s.b)
+		}
+		return types.NewFloat(f)
+	case opIntMax, opIntMin:
+		if s.b == 0 {
+			return types.NullValue
+		}
+		return types.NewInt(s.a)
+	}
+	return gs.accs[p.acc].result()
+}
+
+// changedRow computes gs's result row for input row r (which supplies
+// the group key values) and returns it, or nil when it equals the last
+// emitted row as types.RowsEqual sees it. Rows are cut from blocks
+// sized for the rest of the chunk (left rows to go).
+func (g *GroupAgg) changedRow(gs *groupState, r types.Row, left int) types.Row {
+	nk := len(g.spec.GroupKeys)
+	changed := gs.out == nil
+	for i := range g.plan {
+		v := g.result(gs, i)
+		g.res[i] = v
+		if !changed && !sameValue(&gs.out[nk+i], &v) {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	w := nk + len(g.plan)
+	row := make(types.Row, w)
+	for i, k := range g.spec.GroupKeys {
+		row[i] = r[k]
+	}
+	copy(row[nk:], g.res)
+	return row
+}
+
+// sameValue is types.RowsEqual for one pair of values.
+func sameValue(a, b *types.Value) bool {
+	k := a.Kind()
+	if k != b.Kind() {
+		return false
+	}
+	switch k {
+	case types.KindFloat, types.KindDecimal:
+		return types.Compare(*a, *b) == 0
+	}
+	return *a == *b
 }
 
 func keyRow(r types.Row, cols []int) types.Row {
@@ -152,7 +318,8 @@ func keyRow(r types.Row, cols []int) types.Row {
 }
 
 // groupCodec serializes a group's state for persistent backends:
-// rows, the last emitted row, then each accumulator.
+// rows, the last emitted row, then each aggregate in order. Slot
+// aggregates use the encoding of the accumulator they stand for.
 type groupCodec struct{ g *GroupAgg }
 
 func (c groupCodec) Encode(dst []byte, gs *groupState) []byte {
@@ -160,8 +327,13 @@ func (c groupCodec) Encode(dst []byte, gs *groupState) []byte {
 	row := types.EncodeRow(nil, gs.out)
 	dst = binary.AppendUvarint(dst, uint64(len(row)))
 	dst = append(dst, row...)
-	for _, a := range gs.accs {
-		dst = a.encode(dst)
+	for i := range c.g.plan {
+		p := &c.g.plan[i]
+		if p.op == opAcc {
+			dst = gs.accs[p.acc].encode(dst)
+		} else {
+			dst = p.encodeSlot(dst, gs, i)
+		}
 	}
 	return dst
 }
@@ -182,8 +354,14 @@ func (c groupCodec) Decode(b []byte) (*groupState, error) {
 		return nil, err
 	}
 	gs.out, b = out, b[k+int(l):]
-	for _, a := range gs.accs {
-		if b, err = a.decode(b); err != nil {
+	for i := range c.g.plan {
+		p := &c.g.plan[i]
+		if p.op == opAcc {
+			b, err = gs.accs[p.acc].decode(b)
+		} else {
+			b, err = p.decodeSlot(b, gs, i)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -587,9 +587,9 @@ func TestGroupAggCodecRoundTrip(t *testing.T) {
 // gaStateResults is the aggregate part of the row a group state would
 // produce now.
 func gaStateResults(g *GroupAgg, gs *groupState) types.Row {
-	res := make(types.Row, len(gs.accs))
-	for i, a := range gs.accs {
-		res[i] = a.result()
+	res := make(types.Row, len(g.plan))
+	for i := range g.plan {
+		res[i] = g.result(gs, i)
 	}
 	return res
 }

@@ -61,6 +61,10 @@ const (
 	// Quoted identifiers keep their backticks and case. The type is not
 	// checked here: that is the planner's job.
 	CastFunc = "__cast"
+	// FloorToFunc and CeilToFunc are what Flink's FLOOR(ts TO unit) and
+	// CEIL(ts TO unit) become: __floor_to(ts, 'HOUR'). The unit is upper case.
+	FloorToFunc = "__floor_to"
+	CeilToFunc  = "__ceil_to"
 	// TryCastFunc is what TRY_CAST becomes, with the same arguments as CastFunc.
 	TryCastFunc = "__try_cast"
 	// FullJoinMarker is the join keyword FULL [OUTER] JOIN is rewritten to.

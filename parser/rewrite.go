@@ -155,6 +155,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteCreateView,
 		c.rewriteWindowTVFs,
 		c.rewriteCasts,
+		c.rewriteFloorTo,
 		c.rewriteIntervals,
 		c.rewriteFullJoins,
 	} {
@@ -178,7 +179,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		}
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
-			n == CastFunc || n == TryCastFunc || n == IntervalFunc {
+			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc {
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
 	}
@@ -416,6 +417,40 @@ func (c *stmtCtx) rewriteCasts() *posError {
 		c.replace(i, i, fn)
 		// From the end of the expression, so no space is left before the comma.
 		c.replaceSpan(as, close-1, c.toks[as-1].end, c.toks[close-1].end, ", "+quoteString(c.typeText(as+1, close)), c.toks[as].start)
+	}
+	return nil
+}
+
+// rewriteFloorTo turns Flink's FLOOR(ts TO unit) and CEIL(ts TO unit)
+// into __floor_to(ts, 'UNIT') and __ceil_to(ts, 'UNIT'); TiDB has no TO
+// form. FLOOR(x) of a number is left alone.
+func (c *stmtCtx) rewriteFloorTo() *posError {
+	for i := range c.toks {
+		if c.covered[i] || !(c.isKw(i, "FLOOR") || c.isKw(i, "CEIL") || c.isKw(i, "CEILING")) || !c.isPunct(i+1, "(") || c.isPunct(i-1, ".") {
+			continue
+		}
+		open, close := i+1, c.match[i+1]
+		to := -1
+		for k := open + 1; k < close; k++ {
+			if c.parent[k] == open && c.isKw(k, "TO") {
+				to = k
+			}
+		}
+		if to < 0 {
+			continue
+		}
+		if to == open+1 {
+			return c.errAt(to, "%s needs an expression before TO", c.upper(i))
+		}
+		if to+2 != close || c.toks[to+1].kind != tkIdent {
+			return c.errAt(to, "%s(... TO unit) needs one time unit after TO, e.g. HOUR", c.upper(i))
+		}
+		fn := FloorToFunc
+		if !c.isKw(i, "FLOOR") {
+			fn = CeilToFunc
+		}
+		c.replace(i, i, fn)
+		c.replaceSpan(to, to+1, c.toks[to-1].end, c.toks[to+1].end, ", "+quoteString(c.upper(to+1)), c.toks[to].start)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 // time, not when the table is first used.
 func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (*TableEntry, error) {
 	if n.Select != nil {
-		return nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT is not supported yet")
+		return nil, stmt.ErrorAtNode(n, "use CreateTableAs for CREATE TABLE ... AS SELECT")
 	}
 	if n.ReferTable != nil {
 		return nil, stmt.ErrorAtNode(n, "CREATE TABLE ... LIKE is not supported")
@@ -136,13 +136,13 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (*
 	for _, w := range stmt.Watermarks {
 		i := colIdx(w.Column)
 		if i < 0 {
-			return nil, (&parser.Error{Line: w.Line, Col: w.Col, Msg: fmt.Sprintf("WATERMARK FOR '%s': no such column", w.Column), SourceLine: sourceLine(stmt, w.Line)})
+			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': no such column", w.Column)
 		}
 		if ct.Columns[i].Type.ID != types.Timestamp {
-			return nil, (&parser.Error{Line: w.Line, Col: w.Col, Msg: fmt.Sprintf("WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP, not %s", w.Column, ct.Columns[i].Type), SourceLine: sourceLine(stmt, w.Line)})
+			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP, not %s", w.Column, ct.Columns[i].Type)
 		}
 		if t.Watermark != nil {
-			return nil, (&parser.Error{Line: w.Line, Col: w.Col, Msg: "a table may declare only one WATERMARK", SourceLine: sourceLine(stmt, w.Line)})
+			return nil, stmt.ErrorAt(w.Line, w.Col, "a table may declare only one WATERMARK")
 		}
 		t.Watermark = &WatermarkDef{Column: i, Expr: w.Expr, stmt: stmt}
 		// Check the expression now, so that a bad one fails at DDL time.
@@ -155,35 +155,103 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (*
 		}
 	}
 	ct.HasWatermark = t.Watermark != nil
+	if err := p.attachConnector(stmt, n, t, ct); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// attachConnector reads the WITH options into ct, finds the connector and
+// validates the options by creating the table's source and sink eagerly,
+// so that a bad option fails at DDL time.
+func (p *Planner) attachConnector(stmt *parser.Statement, n ast.Node, t *TableEntry, ct *connectors.Table) error {
 	for _, o := range stmt.Options {
 		ct.Options[o.Key] = o.Value
 	}
+	return p.attachConnectorOptions(stmt, n, t, ct)
+}
+
+func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *TableEntry, ct *connectors.Table) error {
 	name, ok := ct.Options["connector"]
 	if !ok {
-		return nil, stmt.ErrorAtNode(n, "table '%s' needs a WITH ('connector' = '...') option; connectors: %s", t.Name, strings.Join(connectors.Names(), ", "))
+		return stmt.ErrorAtNode(n, "table '%s' needs a WITH ('connector' = '...') option; connectors: %s", t.Name, strings.Join(connectors.Names(), ", "))
 	}
 	conn, err := connectors.Lookup(name)
 	if err != nil {
-		return nil, optionError(stmt, "connector", err)
+		return optionError(stmt, "connector", err)
 	}
 	if err := connectors.CheckOptions(conn, ct.Options); err != nil {
-		return nil, optionError(stmt, firstUnknown(conn, ct.Options), err)
+		return optionError(stmt, "", err)
 	}
 	t.Conn, t.connector = ct, conn
-	// Validate option values by creating the source or sink eagerly.
 	_, isSrc := conn.(connectors.SourceConnector)
 	_, isSink := conn.(connectors.SinkConnector)
 	if isSrc {
 		if _, err := t.Scan(p.Env); err != nil {
-			return nil, optionError(stmt, "", err)
+			return optionError(stmt, "", err)
 		}
 	}
 	if isSink {
 		if _, err := t.Sink(p.Env); err != nil {
-			return nil, optionError(stmt, "", err)
+			return optionError(stmt, "", err)
 		}
 	}
-	return t, nil
+	return nil
+}
+
+// CreateTableAs plans CREATE TABLE t WITH (...) AS SELECT ... and CREATE
+// MATERIALIZED VIEW v AS SELECT ...: a table whose columns are the
+// query's, and the INSERT that fills it. A materialized view is a values
+// table, keyed by the query's upsert key when it has one, so it always
+// holds the query's current result.
+func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) (*TableEntry, *Plan, error) {
+	if len(n.Cols) > 0 || len(n.Constraints) > 0 {
+		return nil, nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT takes its columns from the query; do not list them")
+	}
+	b := p.newBuilder(stmt)
+	r, err := b.buildQuery(n.Select)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.finish(r.node); err != nil {
+		return nil, nil, err
+	}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: stmt.Text, Options: stmt.Options, stmt: stmt}
+	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
+	seen := map[string]bool{}
+	for _, c := range r.scope {
+		if seen[norm(c.Name)] {
+			return nil, nil, stmt.ErrorAtNode(n, "the query has two columns named '%s'; give them distinct aliases", c.Name)
+		}
+		seen[norm(c.Name)] = true
+		ct.Columns = append(ct.Columns, connectors.Column{Name: c.Name, Type: c.Type})
+	}
+	if stmt.MaterializedView {
+		if len(stmt.Options) > 0 {
+			return nil, nil, stmt.ErrorAtNode(n, "a materialized view takes no WITH options")
+		}
+		ct.Options["connector"] = "values"
+		ct.PrimaryKey = r.node.UpsertKey()
+		for _, k := range ct.PrimaryKey {
+			ct.Columns[k].Type.NotNull = true
+		}
+		if err := p.attachConnectorOptions(stmt, n, t, ct); err != nil {
+			return nil, nil, err
+		}
+	} else if err := p.attachConnector(stmt, n, t, ct); err != nil {
+		return nil, nil, err
+	}
+	sink, err := t.Sink(p.Env)
+	if err != nil {
+		return nil, nil, stmt.ErrorAtNode(n, "%v", err)
+	}
+	enc := sink.Encoding()
+	if err := enc.Accepts(r.node.Mode()); err != nil {
+		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s", t.Name, t.ConnectorName(), r.node.Mode())
+	}
+	cols := tableScope(ct, "")
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode(), key: r.node.UpsertKey()}, Table: t, Encoding: enc}
+	return t, &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
 }
 
 func constraintName(c *ast.Constraint) string {
@@ -198,33 +266,15 @@ func constraintName(c *ast.Constraint) string {
 	return "INDEX/KEY"
 }
 
-func firstUnknown(c connectors.Connector, opts map[string]string) string {
-	return ""
-}
-
 // optionError positions a connector error at the WITH option it names,
 // or at the statement.
 func optionError(stmt *parser.Statement, key string, err error) error {
 	for _, o := range stmt.Options {
 		if key != "" && o.Key == key || key == "" && strings.Contains(err.Error(), "'"+o.Key+"'") {
-			return &parser.Error{Line: o.Line, Col: o.Col, Msg: err.Error(), SourceLine: sourceLine(stmt, o.Line)}
+			return stmt.ErrorAt(o.Line, o.Col, "%s", err.Error())
 		}
 	}
-	return &parser.Error{Line: stmt.Line, Col: stmt.Col, Msg: err.Error(), SourceLine: sourceLine(stmt, stmt.Line)}
-}
-
-// sourceLine returns line l (1-based, of the whole script) of the
-// statement's text.
-func sourceLine(stmt *parser.Statement, l int) string {
-	lines := strings.Split(stmt.Text, "\n")
-	i := l - stmt.Line
-	if i < 0 || i >= len(lines) {
-		return ""
-	}
-	if i == 0 {
-		return strings.Repeat(" ", max(stmt.Col-1, 0)) + lines[0]
-	}
-	return lines[i]
+	return stmt.ErrorAt(stmt.Line, stmt.Col, "%s", err.Error())
 }
 
 func tableScope(ct *connectors.Table, qual string) []expr.Column {
