@@ -32,24 +32,27 @@ type Def struct {
 	Default     string
 	Enum        []string // allowed values of an Enum
 	Description string
+	// Pending marks an option that is accepted and kept, but that no part
+	// of the engine acts on yet; SET says so instead of pretending.
+	Pending bool
 }
 
 // Defs is every session option.
 var Defs = []Def{
 	{Key: "parallelism.default", Kind: Int, Default: "1", Description: "Number of parallel subtasks of each operator that is not fixed by its connector."},
 	{Key: "pipeline.name", Kind: String, Default: "", Description: "Name of the jobs the session submits; defaults to a name derived from the statement."},
-	{Key: "pipeline.max-parallelism", Kind: Int, Default: "128", Description: "Number of key groups keyed state is split into; the upper bound of parallelism."},
-	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Idle keyed state older than this may be dropped; 0 keeps state forever."},
-	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update."},
-	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "A source partition without data for this long stops holding back the watermark; 0 disables."},
-	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often periodic watermarks are emitted."},
+	{Key: "pipeline.max-parallelism", Kind: Int, Default: "128", Description: "Number of key groups keyed state is split into; the upper bound of parallelism.", Pending: true},
+	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Idle keyed state older than this may be dropped; 0 keeps state forever.", Pending: true},
+	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update.", Pending: true},
+	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "A source partition without data for this long stops holding back the watermark; 0 disables.", Pending: true},
+	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often periodic watermarks are emitted.", Pending: true},
 	{Key: "execution.runtime-mode", Kind: Enum, Default: "streaming", Enum: []string{"streaming"}, Description: "Only streaming execution is supported; bounded inputs simply end."},
-	{Key: "execution.checkpointing.interval", Kind: Duration, Default: "0 ms", Description: "Interval between checkpoints; 0 disables checkpointing."},
-	{Key: "execution.checkpointing.timeout", Kind: Duration, Default: "10 min", Description: "A checkpoint not complete after this long is aborted."},
-	{Key: "execution.checkpointing.min-pause", Kind: Duration, Default: "0 ms", Description: "Minimum time between the end of one checkpoint and the start of the next."},
-	{Key: "state.checkpoints.dir", Kind: String, Default: "", Description: "Directory under which each job keeps its checkpoints, in a folder named after the job."},
-	{Key: "state.checkpoints.num-retained", Kind: Int, Default: "3", Description: "Completed checkpoints kept per job."},
-	{Key: "execution.savepoint.path", Kind: String, Default: "", Description: "Savepoint to restore the next submitted job from."},
+	{Key: "execution.checkpointing.interval", Kind: Duration, Default: "0 ms", Description: "Interval between checkpoints; 0 disables checkpointing.", Pending: true},
+	{Key: "execution.checkpointing.timeout", Kind: Duration, Default: "10 min", Description: "A checkpoint not complete after this long is aborted.", Pending: true},
+	{Key: "execution.checkpointing.min-pause", Kind: Duration, Default: "0 ms", Description: "Minimum time between the end of one checkpoint and the start of the next.", Pending: true},
+	{Key: "state.checkpoints.dir", Kind: String, Default: "", Description: "Directory under which each job keeps its checkpoints, in a folder named after the job.", Pending: true},
+	{Key: "state.checkpoints.num-retained", Kind: Int, Default: "3", Description: "Completed checkpoints kept per job.", Pending: true},
+	{Key: "execution.savepoint.path", Kind: String, Default: "", Description: "Savepoint to restore the next submitted job from.", Pending: true},
 	{Key: "sql-client.execution.result-mode", Kind: Enum, Default: "tableau", Enum: []string{"tableau", "changelog", "table"}, Description: "How the client shows query results."},
 	{Key: "table.display.max-column-width", Kind: Int, Default: "30", Description: "Widest column the client prints before truncating."},
 }
@@ -81,8 +84,25 @@ func (c *Config) Clone() *Config {
 	return n
 }
 
-// Set checks and sets one option.
+// Set checks and sets one option. It returns a note for options the
+// engine does not act on yet.
 func (c *Config) Set(key, value string) error {
+	_, err := c.SetNote(key, value)
+	return err
+}
+
+// SetNote is Set, also returning a note for the user ("" if none).
+func (c *Config) SetNote(key, value string) (string, error) {
+	if err := c.set1(key, value); err != nil {
+		return "", err
+	}
+	if d, _ := Lookup(key); d.Pending {
+		return fmt.Sprintf("'%s' is recorded but has no effect yet in this version", key), nil
+	}
+	return "", nil
+}
+
+func (c *Config) set1(key, value string) error {
 	d, ok := Lookup(key)
 	if !ok {
 		return fmt.Errorf("unknown option '%s'%s", key, suggest(key))
@@ -254,13 +274,17 @@ func distance(a, b string) int {
 // Markdown renders the options reference.
 func Markdown() string {
 	var b strings.Builder
-	b.WriteString("# Session options\n\nGenerated by `streamsql options` from config/config.go. Set with `SET 'key' = 'value';`.\n\n| Key | Default | Meaning |\n|---|---|---|\n")
+	b.WriteString("# Session options\n\nGenerated by `streamsql options` from config/config.go. Set with `SET 'key' = 'value';`.\nOptions marked *pending* are accepted but not acted on yet.\n\n| Key | Default | Meaning |\n|---|---|---|\n")
 	for _, d := range Defs {
 		def := d.Default
 		if def == "" {
 			def = "(none)"
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", d.Key, def, d.Description)
+		desc := d.Description
+		if d.Pending {
+			desc = "*pending* — " + desc
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", d.Key, def, desc)
 	}
 	return b.String()
 }

@@ -109,8 +109,12 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 			}
 			return r, nil
 		}
-		if err := s.Conf.Set(c.Key, c.Value); err != nil {
+		note, err := s.Conf.SetNote(c.Key, c.Value)
+		if err != nil {
 			return nil, err
+		}
+		if note != "" {
+			return &Result{Message: "OK (" + note + ")"}, nil
 		}
 		return &Result{Message: "OK"}, nil
 	case parser.CmdReset:

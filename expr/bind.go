@@ -274,7 +274,11 @@ func (b *binder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 		}
 		op := map[opcode.Op]logicOp{opcode.LogicAnd: logicAnd, opcode.LogicOr: logicOr, opcode.LogicXor: logicXor}[x.Op]
 		if !isBoolType(l.Type()) || !isBoolType(r.Type()) {
-			return nil, b.errf(x, "cannot apply '%s' to %s and %s", logicSyms[op], typeName(l.Type()), typeName(r.Type()))
+			hint := ""
+			if op == logicOr && l.Type().ID == types.String && r.Type().ID == types.String {
+				hint = " (|| is OR unless PIPES_AS_CONCAT is set; use CONCAT)"
+			}
+			return nil, b.errf(x, "cannot apply '%s' to %s and %s%s", logicSyms[op], typeName(l.Type()), typeName(r.Type()), hint)
 		}
 		return newLogic(op, l, r), nil
 	case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.NullEQ:

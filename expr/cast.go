@@ -381,8 +381,5 @@ func ImplicitCast(e Expr, to types.Type) (Expr, error) {
 		}
 		return NewLiteral(v, to), nil
 	}
-	if from.ID == types.Timestamp && to.ID == types.Timestamp && from.Precision <= to.Precision {
-		return &castExpr{e: e, to: to}, nil
-	}
 	return &castExpr{e: e, to: to}, nil
 }

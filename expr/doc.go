@@ -68,13 +68,61 @@
 // Anything else, notably STRING against a number, is a bind error: write
 // an explicit CAST, as Flink requires.
 //
+// # Functions
+//
+// Aggregates (COUNT, SUM, ...) and window functions (ROW_NUMBER, ...) are
+// not bound here: the planner substitutes them through Scope.Replace, and
+// Bind rejects any left over ("aggregate function SUM is not allowed
+// here"). Subqueries are rejected too.
+//
+//   - Logic and predicates: AND OR XOR NOT, = <> != < <= > >= <=>,
+//     IS [NOT] NULL/TRUE/FALSE/UNKNOWN, [NOT] IN (list), [NOT] BETWEEN,
+//     [NOT] LIKE/ILIKE [ESCAPE], [NOT] REGEXP, REGEXP_LIKE.
+//   - Control: CASE (simple and searched), COALESCE, IFNULL, NULLIF, IF,
+//     ISNULL, GREATEST, LEAST (NULL if any argument is NULL, as Flink).
+//   - Strings: CONCAT, CONCAT_WS, UPPER/UCASE, LOWER/LCASE,
+//     SUBSTRING/SUBSTR/MID (1-based; negative start counts from the end;
+//     start 0 or length <= 0 give the empty string), CHAR_LENGTH/CHARACTER_LENGTH/LENGTH
+//     (characters), TRIM/LTRIM/RTRIM, REPLACE, POSITION/LOCATE/INSTR,
+//     LPAD/RPAD, REPEAT, REVERSE, LEFT, RIGHT, INITCAP, SPLIT_INDEX,
+//     REGEXP_REPLACE, REGEXP_EXTRACT (group 1 by default). Regular
+//     expressions use Go's RE2 syntax.
+//   - Numbers: ABS, ROUND(x[, n]) (HALF_UP; n must be an integer literal),
+//     FLOOR/CEIL/CEILING, MOD, SIGN, SQRT, EXP, LN, LOG, LOG10, LOG2,
+//     POWER/POW, PI, RAND.
+//   - Time: DATE_FORMAT, EXTRACT(unit FROM t) and YEAR, QUARTER, MONTH,
+//     WEEK (ISO), DAYOFYEAR, DAYOFMONTH/DAY, DAYOFWEEK (1 = Sunday), HOUR,
+//     MINUTE, SECOND (all BIGINT); TIMESTAMPDIFF (INT, truncated toward
+//     zero; months counted as MySQL does), TIMESTAMPADD, DATEDIFF,
+//     DATE_ADD/DATE_SUB/ADDDATE/SUBDATE and t +/- INTERVAL n unit
+//     (months clamp to the month's last day), DATE(x), TO_TIMESTAMP,
+//     TO_DATE, UNIX_TIMESTAMP, FROM_UNIXTIME, TO_TIMESTAMP_LTZ(n, 0|3),
+//     CURRENT_TIMESTAMP/NOW/LOCALTIMESTAMP/PROCTIME/SYSDATE (TIMESTAMP(3)),
+//     CURRENT_DATE/CURDATE. The clock functions are not deterministic
+//     (see IsDeterministic) and never folded.
+//   - CAST (TiDB's CAST(e AS SIGNED|DECIMAL|DOUBLE|CHAR|DATE|DATETIME)) and
+//     the pre-lexer's FuncCast / FuncTryCast, FuncInterval, FuncFloorTo and
+//     FuncCeilTo (FLOOR(ts TO unit); weeks start on Sunday, as Calcite).
+//
 // # Flink flavour
 //
-// CONCAT returns NULL if any argument is NULL, CONCAT_WS skips NULLs.
-// LIKE has no escape character unless ESCAPE is given (as Flink). TRIM
-// removes any of the given characters (as Flink). FROM_UNIXTIME returns a
-// STRING (as Flink). DATE_FORMAT and TO_TIMESTAMP take either MySQL
-// patterns (containing '%': %Y-%m-%d %H:%i:%s) or Java patterns
-// (yyyy-MM-dd HH:mm:ss.SSS). TO_TIMESTAMP returns NULL when its text does
-// not parse, as Flink does.
+// CONCAT returns NULL if any argument is NULL, CONCAT_WS skips NULLs, and
+// both require STRING arguments. LIKE has no escape character unless
+// ESCAPE is given (as Flink). TRIM removes any of the given characters
+// (as Flink). FROM_UNIXTIME returns a STRING (as Flink). DATE_FORMAT and
+// TO_TIMESTAMP take either MySQL patterns (containing '%': %Y-%m-%d
+// %H:%i:%s) or Java patterns (yyyy-MM-dd HH:mm:ss.SSS). TO_TIMESTAMP,
+// TO_DATE, UNIX_TIMESTAMP(text) and DATE(text) return NULL when the text
+// does not parse, as Flink does; CAST fails instead. Flink's a || b is
+// CONCAT only if the TiDB parser runs with PIPES_AS_CONCAT; otherwise it
+// is OR, and Bind's error says so.
+//
+// # Evaluation
+//
+// Bound trees are immutable and safe for concurrent Eval. Hot shapes are
+// specialized at bind time (column-vs-literal comparisons, integer and
+// DOUBLE arithmetic without intermediate Values, IN lists as hash sets,
+// LIKE prefix/suffix/contains, TIMESTAMP minus a constant interval), and
+// integer, DOUBLE, boolean, DATE and TIMESTAMP evaluation does not
+// allocate.
 package expr

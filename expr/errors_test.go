@@ -27,7 +27,7 @@ func TestBindErrors(t *testing.T) {
 		{"s + 1", "cannot apply '+' to STRING and INT", "s+1"},
 		{"a * s", "cannot apply '*' to INT and STRING", "a*s"},
 		{"flag - 1", "cannot apply '-' to BOOLEAN and INT", "flag-1"},
-		{"a + (s || 'x')", "cannot apply 'OR' to STRING and STRING", "s OR 'x'"},
+		{"a + (s || 'x')", "cannot apply 'OR' to STRING and STRING (|| is OR unless PIPES_AS_CONCAT is set; use CONCAT)", "s OR 'x'"},
 		{"ts + 1", "cannot apply '+' to TIMESTAMP(3) and INT", "ts+1"},
 		{"ts - ts", "cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3)", "ts-ts"},
 		{"a DIV d", "cannot apply 'DIV' to INT and DOUBLE", "a DIV d"},

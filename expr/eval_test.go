@@ -670,6 +670,35 @@ func TestControlFunctions(t *testing.T) {
 	})
 }
 
+// NULL literals are accepted wherever a value is, and yield NULL.
+func TestNullArguments(t *testing.T) {
+	runEval(t, []evalCase{
+		{"UPPER(NULL)", "NULL"},
+		{"CONCAT(NULL, 'a')", "NULL"},
+		{"CONCAT_WS(',', NULL, 'a')", "a"},
+		{"SUBSTRING(NULL, 1)", "NULL"},
+		{"SUBSTRING(s, NULL)", "NULL"},
+		{"TRIM(NULL)", "NULL"},
+		{"CHAR_LENGTH(NULL)", "NULL"},
+		{"ABS(NULL)", "NULL"},
+		{"ROUND(NULL)", "NULL"},
+		{"YEAR(NULL)", "NULL"},
+		{"DATE_FORMAT(NULL, 'yyyy')", "NULL"},
+		{"NULL LIKE 'a'", "NULL"},
+		{"NULL IN (1, 2)", "NULL"},
+		{"NULL BETWEEN 1 AND 2", "NULL"},
+		{"COALESCE(NULL, NULL)", "NULL"},
+		{"IF(NULL, 1, 2)", "2"},
+		{"CASE NULL WHEN 1 THEN 'x' ELSE 'y' END", "y"},
+		{"NULLIF(NULL, 1)", "NULL"},
+		{"-NULL", "NULL"},
+		{"NOT NULL", "NULL"},
+		{"ts + INTERVAL NULL DAY", "NULL"},
+		{"__cast(NULL, 'INT')", "NULL"},
+		{"GREATEST(NULL, 1)", "NULL"},
+	})
+}
+
 func TestCasts(t *testing.T) {
 	runEval(t, []evalCase{
 		{"CAST(a AS CHAR)", "5"},
@@ -849,6 +878,10 @@ func TestTimeFunctions(t *testing.T) {
 		{"TIMESTAMPDIFF(QUARTER, '2024-01-01', '2024-12-31')", "3"},
 		{"TIMESTAMPDIFF(HOUR, tsn, ts)", "NULL"},
 		{"DATEDIFF(dt, ts)", "45"},
+		{"DATE(ts)", "2024-01-15"},
+		{"DATE(dt)", "2024-02-29"},
+		{"DATE(tsstr)", "2024-03-01"},
+		{"DATE(s)", "NULL"},
 
 		{"__floor_to(ts, 'HOUR')", "2024-01-15 10:00:00.000"},
 		{"__ceil_to(ts, 'HOUR')", "2024-01-15 11:00:00.000"},

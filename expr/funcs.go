@@ -507,7 +507,7 @@ func runeSlice(s string, start, end int64) string {
 }
 
 // substring implements MySQL's SUBSTRING(s, pos[, len]): 1-based, a
-// negative pos counts from the end, pos 0 or len <= 0 give ”.
+// negative pos counts from the end, pos 0 or len <= 0 give the empty string.
 func substring(s string, pos, n int64, hasLen bool) string {
 	if pos == 0 || (hasLen && n <= 0) {
 		return ""

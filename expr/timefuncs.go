@@ -37,6 +37,7 @@ func registerTimeFuncs(r map[string]funcDef) {
 		"date_sub":          {3, 3, buildDateAdd},
 		"subdate":           {3, 3, buildDateAdd},
 		"datediff":          {2, 2, buildDateDiff},
+		"date":              {1, 1, buildDateFunc},
 		FuncFloorTo:         {2, 2, buildFloorTo},
 		FuncCeilTo:          {2, 2, buildFloorTo},
 		FuncInterval:        {2, 2, buildInterval},
@@ -771,6 +772,38 @@ func buildDateDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 				return types.NullValue, fmt.Errorf("INT overflow (%d days)", n)
 			}
 			return types.NewInt(n), nil
+		}}, nil
+}
+
+// buildDateFunc binds DATE(x): the date part of a TIMESTAMP, DATE or
+// date/time text (NULL if the text does not parse, as MySQL).
+func buildDateFunc(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if e.Type().ID != types.String {
+		if e, err = b.timeArg(x, name, 0, e); err != nil {
+			return nil, err
+		}
+	}
+	t := strictType(types.TypeDate, e)
+	if e.Type().ID == types.String {
+		t.NotNull = false
+	}
+	return &call{name: name, args: []Expr{e}, typ: t, strict: true,
+		f1: func(v types.Value) (types.Value, error) {
+			switch v.Kind() {
+			case types.KindDate:
+				return v, nil
+			case types.KindString:
+				d, ok := parseDateText(v.Str())
+				if !ok {
+					return types.NullValue, nil
+				}
+				return types.NewDate(d), nil
+			}
+			return types.NewDate(floorDiv(v.Raw(), nsPerDay)), nil
 		}}, nil
 }
 

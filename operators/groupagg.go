@@ -39,8 +39,6 @@ type GroupAgg struct {
 	nAccs  int       // aggregates computed by accumulator objects
 	groups state.ValueState[*groupState]
 	key    []byte
-	res    []types.Value // scratch: the aggregate results of one row
-	slab   []types.Value // unused part of the current output row block
 }
 
 var _ dataflow.Operator = (*GroupAgg)(nil)
@@ -63,7 +61,7 @@ type groupState struct {
 // NewGroupAgg returns a group aggregation operator; it fails on an
 // aggregate the operator cannot compute.
 func NewGroupAgg(spec GroupAggSpec) (*GroupAgg, error) {
-	g := &GroupAgg{spec: spec, plan: make([]aggPlan, len(spec.Aggs)), res: make([]types.Value, len(spec.Aggs))}
+	g := &GroupAgg{spec: spec, plan: make([]aggPlan, len(spec.Aggs))}
 	for i, c := range spec.Aggs {
 		p, err := planAgg(c, spec.InputRetracts)
 		if err != nil {
@@ -122,10 +120,11 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			}
 			gs = g.newGroup()
 		}
+		var changed bool
 		if acc {
-			err = g.add(gs, ch.Row)
+			changed, err = g.add(gs, ch.Row)
 		} else {
-			err = g.retract(gs, ch.Row)
+			changed, err = g.retract(gs, ch.Row)
 		}
 		if err != nil {
 			return err
@@ -137,7 +136,7 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			}
 			continue
 		}
-		if row := g.changedRow(gs, ch.Row, len(in.Changes)-i); row != nil {
+		if row := g.changedRow(gs, ch.Row, changed); row != nil {
 			if gs.out == nil {
 				em.add(dyntable.Insert, row)
 			} else {
@@ -155,11 +154,14 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 }
 
 // add accumulates input row r into gs. Aggregates other than COUNT(*)
-// skip NULL arguments.
-func (g *GroupAgg) add(gs *groupState, r types.Row) error {
+// skip NULL arguments. It reports whether the result of a slot
+// aggregate changed (as types.RowsEqual sees it) or the group has a
+// COUNT(*); accumulator aggregates are left to changedRow.
+func (g *GroupAgg) add(gs *groupState, r types.Row) (changed bool, err error) {
 	for i := range g.plan {
 		p := &g.plan[i]
 		if p.op == opCountStar {
+			changed = true
 			continue
 		}
 		v := &r[p.arg]
@@ -170,39 +172,46 @@ func (g *GroupAgg) add(gs *groupState, r types.Row) error {
 		switch p.op {
 		case opCount:
 			s.a++
+			changed = true
 		case opIntSum:
 			x, sum := v.Int(), s.a
 			t := sum + x
 			if (x > 0 && t < sum) || (x < 0 && t > sum) || t < p.lo || t > p.hi {
-				return fmt.Errorf("GroupAggregate: integer overflow in SUM: %d + %d", sum, x)
+				return false, fmt.Errorf("GroupAggregate: integer overflow in SUM: %d + %d", sum, x)
 			}
+			changed = changed || intSumChanged(p.avg, sum, s.b, t, s.b+1)
 			s.a, s.b = t, s.b+1
 		case opFloatSum:
-			s.a = int64(math.Float64bits(math.Float64frombits(uint64(s.a)) + v.Float()))
-			s.b++
+			sum := math.Float64frombits(uint64(s.a))
+			t := sum + v.Float()
+			changed = changed || floatSumChanged(p.avg, sum, s.b, t, s.b+1)
+			s.a, s.b = int64(math.Float64bits(t)), s.b+1
 		case opIntMax:
 			if x := v.Int(); s.b == 0 || x > s.a {
 				s.a, s.b = x, 1
+				changed = true
 			}
 		case opIntMin:
 			if x := v.Int(); s.b == 0 || x < s.a {
 				s.a, s.b = x, 1
+				changed = true
 			}
 		default:
 			if err := gs.accs[p.acc].add(*v); err != nil {
-				return fmt.Errorf("GroupAggregate: %w", err)
+				return false, fmt.Errorf("GroupAggregate: %w", err)
 			}
 		}
 	}
 	gs.rows++
-	return nil
+	return changed, nil
 }
 
-// retract removes input row r from gs.
-func (g *GroupAgg) retract(gs *groupState, r types.Row) error {
+// retract removes input row r from gs; see add.
+func (g *GroupAgg) retract(gs *groupState, r types.Row) (changed bool, err error) {
 	for i := range g.plan {
 		p := &g.plan[i]
 		if p.op == opCountStar {
+			changed = true
 			continue
 		}
 		v := &r[p.arg]
@@ -213,26 +222,54 @@ func (g *GroupAgg) retract(gs *groupState, r types.Row) error {
 		switch p.op {
 		case opCount:
 			s.a--
+			changed = true
 		case opIntSum:
 			x, sum := v.Int(), s.a
 			t := sum - x
 			if (x < 0 && t < sum) || (x > 0 && t > sum) {
-				return fmt.Errorf("GroupAggregate: integer overflow in SUM: %d - %d", sum, x)
+				return false, fmt.Errorf("GroupAggregate: integer overflow in SUM: %d - %d", sum, x)
 			}
+			changed = changed || intSumChanged(p.avg, sum, s.b, t, s.b-1)
 			s.a, s.b = t, s.b-1
 		case opFloatSum:
-			s.a = int64(math.Float64bits(math.Float64frombits(uint64(s.a)) - v.Float()))
-			s.b--
+			sum := math.Float64frombits(uint64(s.a))
+			t := sum - v.Float()
+			changed = changed || floatSumChanged(p.avg, sum, s.b, t, s.b-1)
+			s.a, s.b = int64(math.Float64bits(t)), s.b-1
 		case opIntMax, opIntMin:
-			return fmt.Errorf("GroupAggregate: %w", errInsertOnlyExtreme)
+			return false, fmt.Errorf("GroupAggregate: %w", errInsertOnlyExtreme)
 		default:
 			if err := gs.accs[p.acc].retract(*v); err != nil {
-				return fmt.Errorf("GroupAggregate: %w", err)
+				return false, fmt.Errorf("GroupAggregate: %w", err)
 			}
 		}
 	}
 	gs.rows--
-	return nil
+	return changed, nil
+}
+
+// intSumChanged reports whether an integer SUM (or AVG) result differs
+// between (sum0, n0) and (sum1, n1); n == 0 is NULL.
+func intSumChanged(avg bool, sum0, n0, sum1, n1 int64) bool {
+	if n0 == 0 || n1 == 0 {
+		return (n0 == 0) != (n1 == 0)
+	}
+	if avg {
+		return sum0/n0 != sum1/n1
+	}
+	return sum0 != sum1
+}
+
+// floatSumChanged is intSumChanged for DOUBLE, with types.Compare's
+// equality: -0 equals 0 and NaN equals NaN.
+func floatSumChanged(avg bool, sum0 float64, n0 int64, sum1 float64, n1 int64) bool {
+	if n0 == 0 || n1 == 0 {
+		return (n0 == 0) != (n1 == 0)
+	}
+	if avg {
+		sum0, sum1 = sum0/float64(n0), sum1/float64(n1)
+	}
+	return sum0 != sum1 && !(math.IsNaN(sum0) && math.IsNaN(sum1))
 }
 
 // result returns the current value of aggregate i of gs.
@@ -270,29 +307,37 @@ func (g *GroupAgg) result(gs *groupState, i int) types.Value {
 	return gs.accs[p.acc].result()
 }
 
-// changedRow computes gs's result row for input row r (which supplies
-// the group key values) and returns it, or nil when it equals the last
-// emitted row as types.RowsEqual sees it. Rows are cut from blocks
-// sized for the rest of the chunk (left rows to go).
-func (g *GroupAgg) changedRow(gs *groupState, r types.Row, left int) types.Row {
+// changedRow returns gs's new result row, with the group key values
+// taken from input row r, or nil when it equals the last emitted row as
+// types.RowsEqual sees it. changed tells whether a slot aggregate's
+// result changed; only accumulator aggregates are compared here.
+func (g *GroupAgg) changedRow(gs *groupState, r types.Row, changed bool) types.Row {
 	nk := len(g.spec.GroupKeys)
-	changed := gs.out == nil
-	for i := range g.plan {
-		v := g.result(gs, i)
-		g.res[i] = v
-		if !changed && !sameValue(&gs.out[nk+i], &v) {
-			changed = true
+	if !changed && gs.out != nil {
+		if g.nAccs == 0 {
+			return nil
+		}
+		for i := range g.plan {
+			if g.plan[i].op != opAcc {
+				continue
+			}
+			v := g.result(gs, i)
+			if !sameValue(&gs.out[nk+i], &v) {
+				changed = true
+				break
+			}
+		}
+		if !changed {
+			return nil
 		}
 	}
-	if !changed {
-		return nil
-	}
-	w := nk + len(g.plan)
-	row := make(types.Row, w)
+	row := make(types.Row, nk+len(g.plan))
 	for i, k := range g.spec.GroupKeys {
 		row[i] = r[k]
 	}
-	copy(row[nk:], g.res)
+	for i := range g.plan {
+		row[nk+i] = g.result(gs, i)
+	}
 	return row
 }
 

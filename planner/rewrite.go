@@ -12,14 +12,21 @@ func optimize(n Node) Node {
 		ins[i] = optimize(in)
 	}
 	if c, ok := n.(*CalcNode); ok {
-		if s, ok := c.inputs[0].(*ScanNode); ok {
-			pruneScan(c, s)
+		switch in := c.inputs[0].(type) {
+		case *ScanNode:
+			pruneScan(c, in, nil)
+		case *WatermarkNode:
+			if s, ok := in.inputs[0].(*ScanNode); ok {
+				pruneScan(c, s, in)
+			}
 		}
 	}
 	return n
 }
 
-func pruneScan(c *CalcNode, s *ScanNode) {
+// pruneScan narrows s to the columns c uses (and, when a watermark
+// assigner w sits between them, the columns its expression uses).
+func pruneScan(c *CalcNode, s *ScanNode, w *WatermarkNode) {
 	used := map[int]bool{}
 	mark := func(e expr.Expr) {
 		expr.Walk(e, func(x expr.Expr) bool {
@@ -34,6 +41,10 @@ func pruneScan(c *CalcNode, s *ScanNode) {
 	}
 	if c.Filter != nil {
 		mark(c.Filter)
+	}
+	if w != nil {
+		mark(w.Expr)
+		used[w.Rowtime] = true
 	}
 	if len(used) == len(s.cols) || len(used) == 0 {
 		return
@@ -56,6 +67,11 @@ func pruneScan(c *CalcNode, s *ScanNode) {
 	}
 	s.Fields = fields
 	s.cols = cols
+	if w != nil {
+		w.Expr = expr.RemapColumns(w.Expr, remap)
+		w.Rowtime = remap[w.Rowtime]
+		w.cols = cols
+	}
 	var key []int
 	for _, k := range s.key {
 		nk, ok := remap[k]
@@ -66,4 +82,7 @@ func pruneScan(c *CalcNode, s *ScanNode) {
 		key = append(key, nk)
 	}
 	s.key = key
+	if w != nil {
+		w.key = key
+	}
 }

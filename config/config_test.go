@@ -1,0 +1,56 @@
+package config
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestDocsAreGenerated(t *testing.T) {
+	got, err := os.ReadFile("../docs/options.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != Markdown() {
+		t.Fatal("docs/options.md is stale: run `go run ./cmd/streamsql options > docs/options.md`")
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"10 s": 10 * time.Second, "500 ms": 500 * time.Millisecond, "1 min": time.Minute,
+		"2 h": 2 * time.Hour, "1 d": 24 * time.Hour, "250": 250 * time.Millisecond, "1m30s": 90 * time.Second,
+	} {
+		got, err := ParseDuration(in)
+		if err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "ten s", "5 parsecs", "-3 s"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSetChecksKeysAndValues(t *testing.T) {
+	c := New()
+	if err := c.Set("parallelism.default", "4"); err != nil || c.Int("parallelism.default") != 4 {
+		t.Fatalf("set parallelism: %v", err)
+	}
+	for _, bad := range [][2]string{
+		{"parallelism.default", "0"}, {"parallelism.default", "x"}, {"nope", "1"},
+		{"sql-client.execution.result-mode", "pretty"}, {"table.exec.mini-batch.enabled", "yes"},
+	} {
+		if err := c.Set(bad[0], bad[1]); err == nil {
+			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+	note, err := c.SetNote("execution.checkpointing.interval", "1 s")
+	if err != nil || note == "" {
+		t.Fatalf("a pending option must say it has no effect yet: %q %v", note, err)
+	}
+	if err := c.Reset(""); err != nil || c.Int("parallelism.default") != 1 {
+		t.Fatalf("reset: %v", err)
+	}
+}

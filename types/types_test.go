@@ -1,0 +1,116 @@
+package types
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/cockroachdb/apd/v3"
+)
+
+func dec(s string) Value {
+	d, _, err := apd.NewFromString(s)
+	if err != nil {
+		panic(err)
+	}
+	return NewDecimal(d)
+}
+
+func TestFormat(t *testing.T) {
+	for _, c := range []struct {
+		v    Value
+		t    Type
+		want string
+	}{
+		{NullValue, TypeInt, "NULL"},
+		{NewBool(true), TypeBoolean, "true"},
+		{NewFloat(2.5), TypeDouble, "2.5"},
+		{NewFloat(3), TypeDouble, "3"},
+		{dec("1.5"), DecimalType(10, 2), "1.50"},
+		{dec("2.345"), DecimalType(10, 2), "2.35"},
+		{NewTimestamp(1704067201000000000), TimestampType(3), "2024-01-01 00:00:01.000"},
+		{NewTimestamp(1704067201123456789), TimestampType(6), "2024-01-01 00:00:01.123456"},
+		{NewTimestamp(1704067201123456789), TimestampType(0), "2024-01-01 00:00:01"},
+		{NewDate(19723), TypeDate, "2024-01-01"},
+		{NewString("a b"), TypeString, "a b"},
+		{NewInt(-7), TypeBigInt, "-7"},
+	} {
+		if got := Format(c.v, c.t); got != c.want {
+			t.Errorf("Format(%v, %s) = %q, want %q", c.v, c.t, got, c.want)
+		}
+	}
+}
+
+// The key encoding must order like Compare and round-trip.
+func TestKeyEncodingOrderAndRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	strs := []string{"", "a", "a\x00", "a\x00b", "ab", "b", "\xff"}
+	gen := func(k Kind) Value {
+		switch k {
+		case KindInt:
+			return NewInt(r.Int64N(2000) - 1000)
+		case KindFloat:
+			return NewFloat([]float64{-1e300, -2.5, -0.5, 0, 0.5, 3, math.Inf(1)}[r.IntN(7)])
+		case KindString:
+			return NewString(strs[r.IntN(len(strs))])
+		case KindTimestamp:
+			return NewTimestamp(r.Int64N(1e18) - 5e17)
+		case KindBool:
+			return NewBool(r.IntN(2) == 1)
+		}
+		return NullValue
+	}
+	for _, k := range []Kind{KindInt, KindFloat, KindString, KindTimestamp, KindBool} {
+		var vs []Value
+		for i := 0; i < 200; i++ {
+			vs = append(vs, gen(k))
+		}
+		vs = append(vs, NullValue)
+		sort.Slice(vs, func(i, j int) bool { return Compare(vs[i], vs[j]) < 0 })
+		for i := 1; i < len(vs); i++ {
+			a, b := EncodeRow(nil, Row{vs[i-1], NewInt(1)}), EncodeRow(nil, Row{vs[i], NewInt(0)})
+			c := Compare(vs[i-1], vs[i])
+			if c < 0 && bytes.Compare(a, b) >= 0 {
+				t.Fatalf("kind %d: %v < %v but encodings do not sort", k, vs[i-1], vs[i])
+			}
+		}
+		for _, v := range vs {
+			row, err := DecodeRow(EncodeRow(nil, Row{v, NewString("x")}))
+			if err != nil || len(row) != 2 || !RowsEqual(row, Row{v, NewString("x")}) {
+				t.Fatalf("round trip of %v: %v %v", v, row, err)
+			}
+		}
+	}
+	if _, err := DecodeRow([]byte{tagString, 'a'}); err == nil {
+		t.Fatal("truncated string decoded")
+	}
+}
+
+func TestParseType(t *testing.T) {
+	for in, want := range map[string]string{
+		"STRING": "STRING", "varchar(10)": "VARCHAR(10)", "BIGINT": "BIGINT", "INT": "INT",
+		"DECIMAL(10,2)": "DECIMAL(10, 2)", "TIMESTAMP(3)": "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)": "TIMESTAMP(3)",
+		"BOOLEAN": "BOOLEAN", "DOUBLE": "DOUBLE", "DATE": "DATE",
+	} {
+		got, err := ParseType(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseType(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"DECIMAL(50,2)", "TIMESTAMP(12)", "MAP<INT,INT>", "DECIMAL(x)"} {
+		if _, err := ParseType(bad); err == nil {
+			t.Errorf("ParseType(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCompareMixedNumeric(t *testing.T) {
+	if Compare(NewInt(2), NewFloat(2.5)) >= 0 || Compare(dec("2.50"), NewFloat(2.5)) != 0 || Compare(NewInt(3), dec("2.9")) <= 0 {
+		t.Fatal("mixed numeric comparison is wrong")
+	}
+	if Compare(NullValue, NewInt(-1)) >= 0 {
+		t.Fatal("NULL must sort first")
+	}
+}
