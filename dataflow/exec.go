@@ -14,14 +14,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// MaxParallelism is the number of key groups: a row's key hashes to a key
-// group, and each subtask owns a contiguous range of key groups, as in
-// Flink. Keeping it fixed lets state be re-split when parallelism changes.
-const MaxParallelism = 128
-
-// KeyGroupToSubtask maps a key group to the subtask that owns it.
-func KeyGroupToSubtask(kg, parallelism int) int { return kg * parallelism / MaxParallelism }
-
 // Options configure a job run.
 type Options struct {
 	JobName string
@@ -483,8 +475,7 @@ func (x *exchangeOutput) send(e Element) error {
 		var kb []byte
 		for _, ch := range e.Chunk.Changes {
 			kb = types.EncodeKey(kb[:0], ch.Row, x.keys)
-			kg := int(hashBytes(kb) % MaxParallelism)
-			s := KeyGroupToSubtask(kg, len(x.targets))
+			s := state.SubtaskFor(state.KeyGroup(kb), len(x.targets))
 			if parts[s] == nil {
 				parts[s] = &dyntable.Chunk{}
 			}

@@ -3,11 +3,8 @@ package dataflow
 import (
 	"fmt"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/streamsql/streamsql/dyntable"
 )
-
-func hashBytes(b []byte) uint64 { return xxhash.Sum64(b) }
 
 // inputState tracks the senders of one input of a node subtask.
 type inputState struct {

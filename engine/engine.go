@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -123,23 +124,9 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 		}
 		return &Result{Message: "OK"}, nil
 	case parser.CmdShowJobs:
-		r := &Result{Header: []string{"id", "name", "status", "start time", "records in", "records out"}}
-		for _, j := range s.Jobs() {
-			in, out := j.Records()
-			r.Rows = append(r.Rows, []string{j.ID, j.Name, j.Status(), j.Start.Format(time.DateTime), fmt.Sprint(in), fmt.Sprint(out)})
-		}
-		return r, nil
+		return s.showJobs()
 	case parser.CmdStopJob:
-		if c.WithSavepoint {
-			return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT needs checkpointing, which is not available yet")
-		}
-		j := s.Job(c.JobID)
-		if j == nil {
-			return nil, fmt.Errorf("no job with id '%s'; SHOW JOBS lists them", c.JobID)
-		}
-		j.Cancel()
-		<-j.Done()
-		return &Result{Message: fmt.Sprintf("Job '%s' stopped", j.ID)}, nil
+		return s.stopJob(c)
 	case parser.CmdHelp:
 		return &Result{Text: HelpText}, nil
 	}
@@ -165,12 +152,11 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 			return nil, err
 		}
 		s.planner.Cat.AddTable(t)
-		j, err := s.startJob(jobName, g)
+		j, err := s.startJob(jobName, st.Text, plan.Bounded(s.env), g)
 		if err != nil {
 			s.planner.Cat.Drop(t.Name, false)
 			return nil, err
 		}
-		j.Bounded = plan.Bounded(s.env)
 		kind := "Table"
 		if st.MaterializedView {
 			kind = "Materialized view"
@@ -323,11 +309,10 @@ func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.Inser
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.startJob(name, g)
+	j, err := s.startJob(name, st.Text, plan.Bounded(s.env), g)
 	if err != nil {
 		return nil, err
 	}
-	j.Bounded = plan.Bounded(s.env)
 	return &Result{Job: j, Message: fmt.Sprintf("Job '%s' submitted", j.ID)}, nil
 }
 
@@ -385,18 +370,22 @@ func (q *Query) Run(ctx context.Context, fn func(c *dyntable.Chunk) error) error
 	return j.Wait()
 }
 
-// Job is a running INSERT.
+// Job is a running INSERT (or the job filling a CREATE TABLE ... AS).
+// Its exported fields are set before the job is published and never
+// change; see jobs.go for its snapshot, JobInfo.
 type Job struct {
 	// Bounded is set when every source of the job ends by itself.
 	Bounded bool
 	ID      string
 	Name    string
 	Start   time.Time
-	job     *dataflow.Job
-	end     time.Time
+	// SQL is the statement that started the job.
+	SQL      string
+	job      *dataflow.Job
+	endNanos atomic.Int64 // when the job stopped; 0 while it runs
 }
 
-func (s *Session) startJob(name string, g *dataflow.Graph) (*Job, error) {
+func (s *Session) startJob(name, sql string, bounded bool, g *dataflow.Graph) (*Job, error) {
 	dj, err := dataflow.Start(context.Background(), g, dataflow.Options{JobName: name, Log: s.log})
 	if err != nil {
 		return nil, err
@@ -404,7 +393,8 @@ func (s *Session) startJob(name string, g *dataflow.Graph) (*Job, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), job: dj}
+	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), SQL: sql, Bounded: bounded, job: dj}
+	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil
 }

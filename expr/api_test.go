@@ -235,6 +235,45 @@ func TestConstructors(t *testing.T) {
 	}
 }
 
+func TestAndHelper(t *testing.T) {
+	e := And(mustBind(t, "a > 1"), mustBind(t, "nb"))
+	if v, err := e.Eval(testRow); err != nil || !v.IsNull() {
+		t.Fatalf("TRUE AND NULL = %v %v", v, err)
+	}
+	if ok, _ := EvalBool(And(mustBind(t, "a > 1"), mustBind(t, "flag")), testRow); !ok {
+		t.Fatal("TRUE AND TRUE is not true")
+	}
+	if e.String() != "((a > 1) AND nb)" {
+		t.Fatal(e.String())
+	}
+}
+
+func TestEvalBoolPlain(t *testing.T) {
+	for sql, want := range map[string]bool{"flag": true, "f": false, "nb": false, "COALESCE(nb, flag)": true} {
+		got, err := EvalBool(mustBind(t, sql), testRow)
+		if err != nil || got != want {
+			t.Errorf("EvalBool(%s) = %v %v", sql, got, err)
+		}
+	}
+}
+
+func TestIntervalArithmetic(t *testing.T) {
+	for sql, want := range map[string]time.Duration{
+		"__interval('1', 'MINUTE') + __interval('30', 'SECOND')": 90 * time.Second,
+		"__interval('1', 'MINUTE') - __interval('30', 'SECOND')": 30 * time.Second,
+		"-__interval('1', 'MINUTE')":                             -time.Minute,
+	} {
+		v, ok := IsLiteral(mustBind(t, sql))
+		if !ok || v.Interval() != want {
+			t.Errorf("%s = %v", sql, v)
+		}
+	}
+	e := mustBind(t, "__interval(a, 'SECOND') + __interval(b, 'SECOND')")
+	if v, err := e.Eval(testRow); err != nil || v.Interval() != 2*time.Second {
+		t.Fatalf("%v %v", v, err)
+	}
+}
+
 func TestEvalErrorType(t *testing.T) {
 	e := mustBind(t, "(maxi + 1) * 2")
 	_, err := e.Eval(testRow)
@@ -349,6 +388,11 @@ func TestImplicitCast(t *testing.T) {
 		if _, err := ImplicitCast(c.e, c.to); err != nil {
 			t.Errorf("%s -> %s: %v", c.e.Type(), c.to, err)
 		}
+	}
+	// VARCHAR lengths change without truncating.
+	v5, _ := ImplicitCast(NewColumnRef(5, "s", types.TypeString), types.VarcharType(3))
+	if v, _ := v5.Eval(testRow); v5.Type().String() != "VARCHAR(3)" || v.Str() != "Hello" {
+		t.Fatalf("STRING -> VARCHAR(3): %s %v", v5.Type(), v)
 	}
 	// String literals convert to DATE / TIMESTAMP, now.
 	e, err := ImplicitCast(NewLiteral(types.NewString("2024-01-02 03:04:05"), types.TypeString), types.TimestampType(3))

@@ -587,7 +587,7 @@ func (b *binder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 		c.els = out[len(c.whens)]
 	}
 	c.typ = t
-	return c, nil
+	return c.finish(), nil
 }
 
 // nativeCast binds TiDB's CAST(e AS type) for the types TiDB parses.

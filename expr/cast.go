@@ -363,8 +363,14 @@ func newCast(e Expr, to types.Type, try bool) (Expr, error) {
 // anything. Anything else is an error.
 func ImplicitCast(e Expr, to types.Type) (Expr, error) {
 	from := e.Type()
-	if from.Equal(to) || (from.ID == types.String && to.ID == types.String) {
+	if from.Equal(to) {
 		return e, nil
+	}
+	if from.ID == types.String && to.ID == types.String {
+		// VARCHAR(n) -> VARCHAR(m): the values stay as they are (Flink does
+		// not enforce lengths on implicit conversion either).
+		to.NotNull = from.NotNull
+		return &retype{e: e, typ: to}, nil
 	}
 	lit, isLit := e.(*literal)
 	if !implicitAllowed(from, to) {
@@ -383,3 +389,15 @@ func ImplicitCast(e Expr, to types.Type) (Expr, error) {
 	}
 	return &castExpr{e: e, to: to}, nil
 }
+
+// retype gives an expression another type of the same representation.
+type retype struct {
+	e   Expr
+	typ types.Type
+}
+
+func (r *retype) Type() types.Type                        { return r.typ }
+func (r *retype) Eval(row types.Row) (types.Value, error) { return r.e.Eval(row) }
+func (r *retype) String() string                          { return r.e.String() }
+func (r *retype) children() []Expr                        { return []Expr{r.e} }
+func (r *retype) withChildren(k []Expr) Expr              { return &retype{e: k[0], typ: r.typ} }

@@ -746,6 +746,19 @@ type caseExpr struct {
 	els   Expr // nil: ELSE NULL
 	modes []cmpMode
 	typ   types.Type
+	wt    []truthExpr // fast paths of a searched CASE's conditions
+}
+
+// finish computes the fast paths once the children are final.
+func (x *caseExpr) finish() *caseExpr {
+	x.wt = nil
+	if x.value == nil {
+		x.wt = make([]truthExpr, len(x.whens))
+		for i, w := range x.whens {
+			x.wt[i] = asTruthExpr(w)
+		}
+	}
+	return x
 }
 
 func (x *caseExpr) Type() types.Type { return x.typ }
@@ -790,7 +803,7 @@ func (x *caseExpr) withChildren(k []Expr) Expr {
 	if c.els != nil {
 		c.els = k[2*len(x.whens)]
 	}
-	return &c
+	return c.finish()
 }
 func (x *caseExpr) Eval(row types.Row) (types.Value, error) {
 	if x.value != nil {
@@ -811,11 +824,11 @@ func (x *caseExpr) Eval(row types.Row) (types.Value, error) {
 		}
 	} else {
 		for i, w := range x.whens {
-			wv, err := w.Eval(row)
+			t, err := truthOf(w, x.wt[i], row)
 			if err != nil {
-				return wv, err
+				return types.NullValue, err
 			}
-			if !wv.IsNull() && wv.Raw() != 0 {
+			if t == 1 {
 				return x.thens[i].Eval(row)
 			}
 		}

@@ -491,6 +491,8 @@ func TestLike(t *testing.T) {
 		{"s REGEXP 'x'", "false"},
 		{"ns REGEXP 'x'", "NULL"},
 		{"REGEXP_LIKE(s, '^h')", "false"},
+		{"s REGEXP s", "true"},
+		{"s REGEXP ns", "NULL"},
 	})
 }
 
@@ -572,6 +574,9 @@ func TestStringFunctions(t *testing.T) {
 		{"REGEXP_EXTRACT('foo123bar', '([a-z]+)([0-9]+)')", "foo"},
 		{"REGEXP_EXTRACT('foo123bar', '[0-9]+', 0)", "123"},
 		{"REGEXP_EXTRACT('foo', '([0-9]+)')", "NULL"},
+		{"REGEXP_REPLACE(s, LOWER(LEFT(s, 1)), 'J')", "Hello"},
+		{"REGEXP_REPLACE(s, LEFT(s, 1), 'J')", "Jello"},
+		{"REGEXP_EXTRACT(s, CONCAT(LEFT(s, 1), '(.)'), 1)", "e"},
 	})
 }
 
@@ -752,6 +757,11 @@ func TestCasts(t *testing.T) {
 		{"__cast(ts, 'TIMESTAMP(0)')", "2024-01-15 10:30:45"},
 		{"__cast(ts, 'TIMESTAMP(9)')", "2024-01-15 10:30:45.123000000"},
 		{"__cast(ts, 'STRING')", "2024-01-15 10:30:45.123"},
+		{"__cast(tsstr, 'TIMESTAMP(3) WITH LOCAL TIME ZONE')", "2024-03-01 12:00:00.000"},
+		{"__cast(tsstr, 'TIMESTAMP_LTZ(3)')", "2024-03-01 12:00:00.000"},
+		{"__cast(tsstr, 'TIMESTAMP(0) WITHOUT TIME ZONE')", "2024-03-01 12:00:00"},
+		{"__cast(a, 'DOUBLE PRECISION')", "5"},
+		{"__cast(a, 'INTEGER')", "5"},
 		{"__cast(d, 'INT')", "2"},
 		{"__cast(big, 'DOUBLE')", "1e+10"},
 		{"__cast('  1e3 ', 'DOUBLE')", "1000"},
@@ -800,6 +810,12 @@ func TestTimeFunctions(t *testing.T) {
 		{"ts + INTERVAL '-1' DAY", "2024-01-14 10:30:45.123"},
 		{"ts + INTERVAL a MINUTE", "2024-01-15 10:35:45.123"},
 		{"ts + INTERVAL n MINUTE", "NULL"},
+		{"ts + INTERVAL LEFT(tsstr, 1) DAY", "2024-01-17 10:30:45.123"},
+		{"ts + INTERVAL ns DAY", "NULL"},
+		{"ts + INTERVAL price SECOND", "2024-01-15 10:30:57.463"},
+		{"ts + INTERVAL d SECOND", "2024-01-15 10:30:47.623"},
+		{"dt + INTERVAL a DAY", "2024-03-05"},
+		{"dt + INTERVAL a MONTH", "2024-07-29"},
 		{"ts + INTERVAL 1 QUARTER", "2024-04-15 10:30:45.123"},
 		{"ts - INTERVAL 2 WEEK", "2024-01-01 10:30:45.123"},
 		{"ts - INTERVAL '1' DAY - INTERVAL '2' HOUR", "2024-01-14 08:30:45.123"},
@@ -834,6 +850,16 @@ func TestTimeFunctions(t *testing.T) {
 		{"DATE_FORMAT(TIMESTAMP '2024-01-15 00:05:00', 'h:mm a')", "12:05 AM"},
 		{"DATE_FORMAT(TIMESTAMP '2024-01-15 13:05:00', 'hh:mm a')", "01:05 PM"},
 		{"DATE_FORMAT(ts, 'D')", "15"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-01 00:00:00', '%D')", "1st"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-02 00:00:00', '%D')", "2nd"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-03 00:00:00', '%D')", "3rd"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-11 00:00:00', '%D')", "11th"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-12 00:00:00', '%D')", "12th"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-13 00:00:00', '%D')", "13th"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-21 00:00:00', '%D')", "21st"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-22 00:00:00', '%D')", "22nd"},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-23 00:00:00', '%D')", "23rd"},
+		{"DATE_FORMAT(TIMESTAMP '2024-12-31 23:59:59', 'yy y D EEEE')", "24 2024 366 Tuesday"},
 		{"DATE_FORMAT(tsstr, 'dd/MM/yyyy')", "01/03/2024"},
 		{"DATE_FORMAT('not a time', 'yyyy')", "NULL"},
 		{"DATE_FORMAT(tsn, 'yyyy')", "NULL"},
@@ -921,6 +947,17 @@ func TestTimeFunctions(t *testing.T) {
 		{"TO_TIMESTAMP(ns)", "NULL"},
 		{"TO_DATE('2024-03-04')", "2024-03-04"},
 		{"TO_DATE('04.03.2024', 'dd.MM.yyyy')", "2024-03-04"},
+		{"TO_TIMESTAMP('Monday, 15 January 24 12:05:06 AM', 'EEEE, d MMMM yy hh:mm:ss a')", "2024-01-15 00:05:06.000"},
+		{"TO_TIMESTAMP('Mon Jan 15 12:05 PM', 'EEE MMM dd hh:mm a')", "1970-01-15 12:05:00.000"},
+		{"TO_TIMESTAMP('15th of March 1999', '%D of %M %Y')", "1999-03-15 00:00:00.000"},
+		{"TO_TIMESTAMP('2024-060', 'yyyy-DDD')", "2024-02-29 00:00:00.000"},
+		{"TO_TIMESTAMP('70/1/2', '%y/%c/%e')", "1970-01-02 00:00:00.000"},
+		{"TO_TIMESTAMP('13:00 PM', 'hh:mm a')", "NULL"},
+		{"TO_TIMESTAMP('2024', CONCAT('yyyy', LEFT(s, 0)))", "2024-01-01 00:00:00.000"},
+		{"TO_TIMESTAMP(tsstr, CONCAT('yyyy-MM-dd HH:mm:ss', LEFT(s, 0)))", "2024-03-01 12:00:00.000"},
+		{"UNIX_TIMESTAMP(tsstr, CONCAT('yyyy-MM-dd HH:mm:ss', LEFT(s, 0)))", "1709294400"},
+		{"FROM_UNIXTIME(0, CONCAT('yyyy', LEFT(s, 0)))", "1970"},
+		{"FROM_UNIXTIME(1.9)", "1970-01-01 00:00:01"},
 		{"UNIX_TIMESTAMP(TIMESTAMP '1970-01-02 00:00:00')", "86400"},
 		{"UNIX_TIMESTAMP('1970-01-01 00:01:00')", "60"},
 		{"UNIX_TIMESTAMP('1970/01/01', 'yyyy/MM/dd')", "0"},
@@ -942,5 +979,12 @@ func TestTimeFunctions(t *testing.T) {
 		{"PROCTIME()", "2024-05-06 07:08:09.123"},
 		{"CURRENT_DATE", "2024-05-06"},
 		{"CURDATE()", "2024-05-06"},
+	})
+	// A pattern known only at run time that does not compile is an error.
+	runRuntimeErrs(t, []runtimeErrCase{
+		{"TO_TIMESTAMP('2024-01-01 10:00', s)", "unsupported letter 'e' in date pattern \"Hello\" in TO_TIMESTAMP('2024-01-01 10:00', s)"},
+		{"DATE_FORMAT(ts, s)", "unsupported letter 'e' in date pattern \"Hello\" in DATE_FORMAT(ts, s)"},
+		{"ts + INTERVAL s DAY", "invalid INTERVAL 'Hello' DAY in DATE_ADD(ts, INTERVAL s DAY)"},
+		{"REGEXP_REPLACE(s, CONCAT(s, '('), 'x')", "invalid regular expression \"Hello(\" in REGEXP_REPLACE(s, CONCAT(s, '('), 'x')"},
 	})
 }

@@ -184,7 +184,6 @@ func init() {
 		"floor":   {1, 1, buildFloorCeil},
 		"ceil":    {1, 1, buildFloorCeil},
 		"ceiling": {1, 1, buildFloorCeil},
-		"mod":     {2, 2, buildMod},
 		"sign":    {1, 1, buildSign},
 		"sqrt":    {1, 1, buildMath1},
 		"exp":     {1, 1, buildMath1},
@@ -395,7 +394,7 @@ func buildInternalCast(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if !ok {
 		return nil, b.errf(x.Args[1], "CAST target type must be a type name")
 	}
-	to, err := types.ParseType(text)
+	to, err := parseCastType(text)
 	if err != nil {
 		return nil, b.errf(x.Args[1], "%s", err)
 	}
@@ -409,6 +408,18 @@ func buildInternalCast(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 		return nil, b.errf(x, "%s", err)
 	}
 	return c, nil
+}
+
+// parseCastType parses a CAST target as the pre-lexer writes it. Time zone
+// suffixes are dropped: streamsql's TIMESTAMP has no zone, so TIMESTAMP(3)
+// WITH LOCAL TIME ZONE (Flink's TIMESTAMP_LTZ) is TIMESTAMP(3), as
+// types.ParseType treats TIMESTAMP_LTZ.
+func parseCastType(text string) (types.Type, error) {
+	u := strings.ToUpper(strings.Join(strings.Fields(text), " "))
+	for _, suffix := range []string{" WITHOUT TIME ZONE", " WITH LOCAL TIME ZONE"} {
+		u = strings.TrimSuffix(u, suffix)
+	}
+	return types.ParseType(u)
 }
 
 // ---------------------------------------------------------------------------
@@ -1168,14 +1179,6 @@ func buildFloorCeil(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			}
 			return types.NewDecimal(out), nil
 		}}, nil
-}
-
-func buildMod(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, err
-	}
-	return b.arith(x, "%", args[0], args[1])
 }
 
 func buildSign(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {

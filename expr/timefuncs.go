@@ -866,6 +866,12 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		return nil, b.errf(x.Args[1], "%s: unsupported unit %s", fname, us)
 	}
 	ceil := fname == "CEIL"
+	var step int64 // the unit in nanoseconds, for units of fixed length
+	switch unit {
+	case "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY":
+		sz, _ := unitSize(unit)
+		step = sz.nanos
+	}
 	return &call{name: fname, args: []Expr{e, ue}, typ: e.Type(), strict: true,
 		render: func(a []Expr) string { return fname + "(" + a[0].String() + " TO " + unit + ")" },
 		f2: func(v, _ types.Value) (types.Value, error) {
@@ -887,6 +893,16 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 				return types.NewDate(f), nil
 			}
 			ns := v.Timestamp()
+			if step != 0 {
+				f := floorDiv(ns, step) * step
+				if ceil && f != ns {
+					var ok bool
+					if f, ok = mulAdd(f, 1, step); !ok {
+						return types.NullValue, errTimeRange
+					}
+				}
+				return types.NewTimestamp(f), nil
+			}
 			f := floorTime(ns, unit)
 			if ceil && f != ns {
 				var ok bool

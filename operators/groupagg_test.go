@@ -84,7 +84,7 @@ func gaRandomRow(r *rand.Rand) types.Row {
 		row[gaF] = types.NewFloat(float64(r.IntN(13)-6) / 2)
 	}
 	if !null() {
-		row[gaS] = types.NewString([]string{"a", "b", "c", ""}[r.IntN(4)])
+		row[gaS] = types.NewString([]string{"a", "b", "c", "", "a string longer than sixteen bytes"}[r.IntN(5)])
 	}
 	if !null() {
 		row[gaDec] = gaDecimal(gaDecs[r.IntN(len(gaDecs))])

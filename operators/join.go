@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -373,68 +372,11 @@ func joinEncodeKey(dst []byte, r types.Row, cols []int) ([]byte, bool) {
 	return dst, hasNull
 }
 
-// joinDecimalTag is the tag byte of a canonical DECIMAL; it sorts after
-// types' NULL tag and differs from types' other tags.
-const joinDecimalTag byte = 0xE0
-
 // joinAppendValue appends a canonical, self-delimiting encoding of v whose
 // byte order is types.Compare's order for values of one kind, DECIMAL
 // included (NULL first). Values of different kinds order by kind.
 func joinAppendValue(dst []byte, v types.Value) []byte {
-	switch v.Kind() {
-	case types.KindDecimal:
-		return joinAppendDecimal(append(dst, joinDecimalTag), v.Decimal())
-	case types.KindFloat:
-		f := v.Float()
-		switch {
-		case f == 0:
-			f = 0 // -0 → +0
-		case math.IsNaN(f):
-			f = math.NaN()
-		}
-		return types.AppendValue(dst, types.NewFloat(f))
-	}
+	// types.AppendValue is canonical (DECIMAL by value, -0 as 0), which
+	// also makes the key bytes those the exchange hashed to route the row.
 	return types.AppendValue(dst, v)
-}
-
-// joinAppendDecimal encodes a decimal in numeric order: a sign byte
-// (-Inf 0, negative 1, zero 2, positive 3, +Inf 4, NaN 5), then for finite
-// non-zero values the adjusted (scientific) exponent as 8 sortable bytes
-// and the coefficient digits without trailing zeros ended by 0x00 — all
-// bit-inverted for negative values.
-func joinAppendDecimal(dst []byte, d *apd.Decimal) []byte {
-	switch d.Form {
-	case apd.NaN, apd.NaNSignaling:
-		return append(dst, 5)
-	case apd.Infinite:
-		if d.Negative {
-			return append(dst, 0)
-		}
-		return append(dst, 4)
-	}
-	digits := d.Coeff.String()
-	exp := int64(d.Exponent)
-	for len(digits) > 1 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-		exp++
-	}
-	if digits == "0" {
-		return append(dst, 2)
-	}
-	adjusted := exp + int64(len(digits)) - 1
-	if d.Negative {
-		dst = append(dst, 1)
-	} else {
-		dst = append(dst, 3)
-	}
-	start := len(dst)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(adjusted)^(1<<63))
-	dst = append(dst, digits...)
-	dst = append(dst, 0)
-	if d.Negative {
-		for i := start; i < len(dst); i++ {
-			dst[i] = ^dst[i]
-		}
-	}
-	return dst
 }

@@ -34,13 +34,42 @@ func (s *MemoryStore) register(name string) error {
 	return nil
 }
 
-// memValue boxes each value so that overwriting an existing key is a
-// map lookup plus a store, with no allocation for the key.
-type memValue[T any] struct{ m map[string]*T }
+// memValue keeps keys of up to smallKeyLen bytes — the common case:
+// a key of one numeric column — inline in a map with the value
+// next to them, so that a lookup touches no memory outside the map and
+// overwriting an existing key allocates nothing. Longer keys live in a
+// map of boxed values, so that overwriting one is a lookup plus a store,
+// with no allocation for the key.
+type memValue[T any] struct {
+	small map[smallKey]T
+	m     map[string]*T
+}
 
-func newMemValue[T any]() *memValue[T] { return &memValue[T]{m: map[string]*T{}} }
+// smallKeyLen is the longest key held inline.
+const smallKeyLen = 15
+
+// smallKey is a key of up to smallKeyLen bytes, zero padded, with its
+// length in the last byte so that keys differing only in trailing zero
+// bytes stay apart. At 16 bytes it gets the runtime's fast 128-bit hash
+// and equality.
+type smallKey [smallKeyLen + 1]byte
+
+func makeSmallKey(key []byte) smallKey {
+	var k smallKey
+	copy(k[:smallKeyLen], key)
+	k[smallKeyLen] = byte(len(key))
+	return k
+}
+
+func newMemValue[T any]() *memValue[T] {
+	return &memValue[T]{small: map[smallKey]T{}, m: map[string]*T{}}
+}
 
 func (s *memValue[T]) Get(key []byte) (T, bool, error) {
+	if len(key) <= smallKeyLen {
+		v, ok := s.small[makeSmallKey(key)]
+		return v, ok, nil
+	}
 	if p := s.m[string(key)]; p != nil {
 		return *p, true, nil
 	}
@@ -49,6 +78,10 @@ func (s *memValue[T]) Get(key []byte) (T, bool, error) {
 }
 
 func (s *memValue[T]) Put(key []byte, v T) error {
+	if len(key) <= smallKeyLen {
+		s.small[makeSmallKey(key)] = v
+		return nil
+	}
 	if p := s.m[string(key)]; p != nil {
 		*p = v
 		return nil
@@ -58,6 +91,10 @@ func (s *memValue[T]) Put(key []byte, v T) error {
 }
 
 func (s *memValue[T]) Delete(key []byte) error {
+	if len(key) <= smallKeyLen {
+		delete(s.small, makeSmallKey(key))
+		return nil
+	}
 	delete(s.m, string(key))
 	return nil
 }

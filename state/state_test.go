@@ -80,3 +80,21 @@ func TestMapStateRangesInKeyOrder(t *testing.T) {
 		t.Fatal("Clear touched another key")
 	}
 }
+
+func TestKeyGroupRangesPartitionAllGroups(t *testing.T) {
+	for _, p := range []int{1, 2, 3, 4, 7, 128} {
+		seen := 0
+		for s := 0; s < p; s++ {
+			r := RangeFor(s, p)
+			for kg := r.Start; kg < r.End; kg++ {
+				if SubtaskFor(kg, p) != s {
+					t.Fatalf("p=%d: key group %d is in subtask %d's range but maps to %d", p, kg, s, SubtaskFor(kg, p))
+				}
+				seen++
+			}
+		}
+		if seen != MaxParallelism {
+			t.Fatalf("p=%d: ranges cover %d key groups", p, seen)
+		}
+	}
+}

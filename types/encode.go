@@ -10,15 +10,16 @@ import (
 )
 
 // Key encoding. EncodeKey writes values so that the byte order of two
-// encodings equals Compare's order of the values, kind by kind (DECIMAL
-// excepted: its bytes are its text, so it groups correctly but does not
-// sort numerically). Keyed state and exchanges use it for grouping keys;
+// encodings equals Compare's order of the values, kind by kind. The encoding is canonical: values equal under SQL
+// comparison (1.5 and 1.50, -0 and 0) encode to the same bytes, so that
+// exchanges, keyed state and key groups agree on what a key is. Keyed state and exchanges use it for grouping keys;
 // it is also the serialization of rows in state (EncodeRow / DecodeRow).
 //
 // Layout: one tag byte per value (tags ordered NULL first), then
 //   bool, int, date, timestamp, interval: 8 bytes big-endian, sign bit flipped
 //   float: 8 bytes of sortable IEEE bits
-//   string, decimal: bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01
+//   string: bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01
+//   decimal: see appendDecimal
 
 const (
 	tagNull byte = iota + 1
@@ -32,8 +33,8 @@ const (
 	tagInterval
 )
 
-// EncodeKey appends the key encoding of r's columns cols (all columns when
-// cols is nil) to dst.
+// EncodeKey appends the canonical key encoding of r's columns cols (all
+// columns when cols is nil) to dst.
 func EncodeKey(dst []byte, r Row, cols []int) []byte {
 	if cols == nil {
 		for i := range r {
@@ -47,11 +48,20 @@ func EncodeKey(dst []byte, r Row, cols []int) []byte {
 	return dst
 }
 
-// EncodeRow appends the encoding of a whole row.
-func EncodeRow(dst []byte, r Row) []byte { return EncodeKey(dst, r, nil) }
+// EncodeRow appends the exact encoding of a whole row: unlike a key it
+// keeps 1.50 apart from 1.5 and -0 apart from 0, so DecodeRow gives back
+// the very row. It still orders like Compare.
+func EncodeRow(dst []byte, r Row) []byte {
+	for i := range r {
+		dst = appendValue(dst, r[i], false)
+	}
+	return dst
+}
 
-// AppendValue appends one value's key encoding.
-func AppendValue(dst []byte, v Value) []byte {
+// AppendValue appends one value's canonical key encoding.
+func AppendValue(dst []byte, v Value) []byte { return appendValue(dst, v, true) }
+
+func appendValue(dst []byte, v Value, canonical bool) []byte {
 	switch v.k {
 	case KindNull:
 		return append(dst, tagNull)
@@ -66,7 +76,19 @@ func AppendValue(dst []byte, v Value) []byte {
 	case KindInterval:
 		return appendU64(append(dst, tagInterval), uint64(v.i)^(1<<63))
 	case KindFloat:
+		// Canonical: -0 encodes as 0 and every NaN alike, so that values
+		// equal under SQL comparison group, join and hash alike.
 		b := uint64(v.i)
+		if canonical {
+			f := math.Float64frombits(b)
+			switch {
+			case f == 0:
+				f = 0
+			case f != f:
+				f = math.NaN()
+			}
+			b = math.Float64bits(f)
+		}
 		if b&(1<<63) != 0 {
 			b = ^b
 		} else {
@@ -76,7 +98,7 @@ func AppendValue(dst []byte, v Value) []byte {
 	case KindString:
 		return appendBytes(append(dst, tagString), v.s)
 	case KindDecimal:
-		return appendBytes(append(dst, tagDecimal), v.d.String())
+		return appendDecimal(append(dst, tagDecimal), v.d, canonical)
 	}
 	panic(fmt.Sprintf("types: cannot encode value kind %d", v.k))
 }
@@ -150,7 +172,9 @@ func DecodeValue(b []byte) (Value, []byte, error) {
 			u = ^u
 		}
 		return NewFloat(math.Float64frombits(u)), b[8:], nil
-	case tagString, tagDecimal:
+	case tagDecimal:
+		return decodeDecimal(b)
+	case tagString:
 		var out []byte
 		for i := 0; i < len(b); i++ {
 			if b[i] != 0 {
@@ -165,15 +189,7 @@ func DecodeValue(b []byte) (Value, []byte, error) {
 				out = append(out, 0)
 				i++
 			case 1:
-				rest := b[i+2:]
-				if tag == tagString {
-					return NewString(string(out)), rest, nil
-				}
-				d, _, err := apd.NewFromString(string(out))
-				if err != nil {
-					return Value{}, nil, ErrCorrupt
-				}
-				return NewDecimal(d), rest, nil
+				return NewString(string(out)), b[i+2:], nil
 			default:
 				return Value{}, nil, ErrCorrupt
 			}
@@ -181,4 +197,120 @@ func DecodeValue(b []byte) (Value, []byte, error) {
 		return Value{}, nil, ErrCorrupt
 	}
 	return Value{}, nil, ErrCorrupt
+}
+
+// appendDecimal encodes a decimal in numeric order and canonically (1.5
+// and 1.50 alike): a sign byte (-Inf 0, negative 1, zero 2, positive 3,
+// +Inf 4, NaN 5), then for finite non-zero values the adjusted
+// (scientific) exponent as 8 sortable bytes and the coefficient digits (zero: its exponent only)
+// without trailing zeros ended by 0x00 — all bit-inverted for negative
+// values, so that larger magnitudes sort first among them.
+//
+// The exact form keeps trailing zeros in the digits, so that decoding
+// gives back the scale; 1.5 then sorts just before 1.50.
+func appendDecimal(dst []byte, d *apd.Decimal, canonical bool) []byte {
+	switch d.Form {
+	case apd.NaN, apd.NaNSignaling:
+		return append(dst, 5)
+	case apd.Infinite:
+		if d.Negative {
+			return append(dst, 0)
+		}
+		return append(dst, 4)
+	}
+	digits := d.Coeff.String()
+	exp := int64(d.Exponent)
+	trimmed, texp := digits, exp
+	for len(trimmed) > 1 && trimmed[len(trimmed)-1] == '0' {
+		trimmed = trimmed[:len(trimmed)-1]
+		texp++
+	}
+	if trimmed == "0" {
+		// Zero is followed by its exponent: 0 in the canonical form, the
+		// scale in the exact one (0.00 is not 0 there).
+		if canonical {
+			exp = 0
+		}
+		return binary.BigEndian.AppendUint64(append(dst, 2), uint64(exp)^(1<<63))
+	}
+	adjusted := texp + int64(len(trimmed)) - 1
+	if canonical {
+		digits = trimmed
+	}
+	if d.Negative {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 3)
+	}
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(adjusted)^(1<<63))
+	dst = append(dst, digits...)
+	dst = append(dst, 0)
+	if d.Negative {
+		for i := start; i < len(dst); i++ {
+			dst[i] = ^dst[i]
+		}
+	}
+	return dst
+}
+
+func decodeDecimal(b []byte) (Value, []byte, error) {
+	if len(b) == 0 {
+		return Value{}, nil, ErrCorrupt
+	}
+	sign, b := b[0], b[1:]
+	d := new(apd.Decimal)
+	switch sign {
+	case 0, 4:
+		d.Form, d.Negative = apd.Infinite, sign == 0
+		return NewDecimal(d), b, nil
+	case 5:
+		d.Form = apd.NaN
+		return NewDecimal(d), b, nil
+	case 2:
+		if len(b) < 8 {
+			return Value{}, nil, ErrCorrupt
+		}
+		d.Exponent = int32(int64(binary.BigEndian.Uint64(b) ^ (1 << 63)))
+		return NewDecimal(d), b[8:], nil
+	case 1, 3:
+	default:
+		return Value{}, nil, ErrCorrupt
+	}
+	neg := sign == 1
+	get := func(i int) byte {
+		if neg {
+			return ^b[i]
+		}
+		return b[i]
+	}
+	if len(b) < 9 {
+		return Value{}, nil, ErrCorrupt
+	}
+	var eb [8]byte
+	for i := range eb {
+		eb[i] = get(i)
+	}
+	adjusted := int64(binary.BigEndian.Uint64(eb[:]) ^ (1 << 63))
+	var digits []byte
+	i := 8
+	for ; i < len(b) && get(i) != 0; i++ {
+		if c := get(i); c < '0' || c > '9' {
+			return Value{}, nil, ErrCorrupt
+		}
+		digits = append(digits, get(i))
+	}
+	if i >= len(b) || len(digits) == 0 {
+		return Value{}, nil, ErrCorrupt
+	}
+	if _, ok := d.Coeff.SetString(string(digits), 10); !ok {
+		return Value{}, nil, ErrCorrupt
+	}
+	exp := adjusted - int64(len(digits)) + 1
+	if exp < math.MinInt32 || exp > math.MaxInt32 {
+		return Value{}, nil, ErrCorrupt
+	}
+	d.Exponent = int32(exp)
+	d.Negative = neg
+	return NewDecimal(d), b[i+1:], nil
 }

@@ -114,3 +114,39 @@ func TestCompareMixedNumeric(t *testing.T) {
 		t.Fatal("NULL must sort first")
 	}
 }
+
+func TestDecimalEncodingOrdersNumericallyAndIsCanonical(t *testing.T) {
+	vals := []string{"-1000", "-2.5", "-2.25", "-0.001", "0", "0.00", "0.001", "1.5", "1.50", "2", "10", "123.456"}
+	for i := range vals {
+		for j := range vals {
+			a, b := dec(vals[i]), dec(vals[j])
+			ea, eb := AppendValue(nil, a), AppendValue(nil, b)
+			c := Compare(a, b)
+			if bc := bytes.Compare(ea, eb); (c < 0) != (bc < 0) || (c == 0) != (bc == 0) {
+				t.Fatalf("%s vs %s: Compare %d but encodings compare %d", vals[i], vals[j], c, bc)
+			}
+		}
+		v, rest, err := DecodeValue(AppendValue(nil, dec(vals[i])))
+		if err != nil || len(rest) != 0 || Compare(v, dec(vals[i])) != 0 {
+			t.Fatalf("round trip %s: %v %v", vals[i], v, err)
+		}
+	}
+	if !bytes.Equal(AppendValue(nil, NewFloat(math.Copysign(0, -1))), AppendValue(nil, NewFloat(0))) {
+		t.Fatal("-0 and 0 must encode alike")
+	}
+}
+
+func TestExactRowEncodingKeepsScaleAndSign(t *testing.T) {
+	r := Row{dec("1.50"), dec("0.00"), dec("-0.10"), NewFloat(math.Copysign(0, -1))}
+	got, err := DecodeRow(EncodeRow(nil, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Decimal().String() != "1.50" || got[1].Decimal().String() != "0.00" || got[2].Decimal().String() != "-0.10" || !math.Signbit(got[3].Float()) {
+		t.Fatalf("exact round trip lost representation: %v", got)
+	}
+	if bytes.Compare(EncodeRow(nil, Row{dec("-0.1")}), EncodeRow(nil, Row{dec("0.00")})) >= 0 ||
+		bytes.Compare(EncodeRow(nil, Row{dec("0.00")}), EncodeRow(nil, Row{dec("0.01")})) >= 0 {
+		t.Fatal("exact encoding must still order numerically around zero")
+	}
+}

@@ -1,0 +1,180 @@
+// Package httpapi is streamsql's small HTTP endpoint, off unless the
+// command line asks for it (--http): the session's jobs as JSON and
+// Prometheus metrics.
+//
+//	GET /jobs        {"jobs": [JobInfo, ...]}
+//	GET /jobs/{id}   JobInfo: status, records in and out per operator,
+//	                 watermarks, checkpoint history
+//	GET /metrics     Prometheus text format
+//
+// It only reads: jobs are started and stopped from SQL.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/metrics"
+)
+
+// Jobs is what the endpoint reads: an *engine.Session.
+type Jobs interface {
+	Jobs() []*engine.Job
+	Job(id string) *engine.Job
+}
+
+// Handler returns the endpoint's handler for the jobs of src.
+func Handler(src Jobs) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&jobCollector{src: src},
+	)
+	reg.MustRegister(metrics.Pending()...)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"endpoints": []string{"/jobs", "/jobs/{id}", "/metrics"}})
+	})
+	mux.HandleFunc("GET /jobs", func(w http.ResponseWriter, r *http.Request) {
+		infos := []engine.JobInfo{}
+		for _, j := range src.Jobs() {
+			infos = append(infos, j.Info())
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"jobs": infos})
+	})
+	mux.HandleFunc("GET /jobs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		j := src.Job(id)
+		if j == nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no job with id '%s'", id)})
+			return
+		}
+		writeJSON(w, http.StatusOK, j.Info())
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// ListenAddr completes the address given to --http: a bare port ("8081"
+// or ":8081") binds to loopback, 127.0.0.1; "host:port" is kept.
+func ListenAddr(addr string) (string, error) {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		return "", errors.New("empty address; use e.g. 127.0.0.1:8081 or 8081")
+	}
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		return net.JoinHostPort("127.0.0.1", addr), nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %v; use e.g. 127.0.0.1:8081 or 8081", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("address %q: port %q is not a number", addr, port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Server is a running endpoint.
+type Server struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Start listens on addr (completed by ListenAddr) and serves the jobs of
+// src until Close. Serving errors go to errLog.
+func Start(addr string, src Jobs, errLog io.Writer) (*Server, error) {
+	full, err := ListenAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", full)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, srv: &http.Server{Handler: Handler(src), ReadHeaderTimeout: 10 * time.Second}}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(errLog, "streamsql: http: %v\n", err)
+		}
+	}()
+	return s, nil
+}
+
+// URL is the endpoint's base URL, e.g. http://127.0.0.1:8081.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops serving.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// jobCollector turns the jobs' counters into metrics at scrape time.
+type jobCollector struct{ src Jobs }
+
+var (
+	opLabels      = []string{"job_id", "job_name", "operator_id", "operator"}
+	descRecordsIn = prometheus.NewDesc("streamsql_operator_records_in_total",
+		"Records received by an operator, summed over its parallel subtasks.", opLabels, nil)
+	descRecordsOut = prometheus.NewDesc("streamsql_operator_records_out_total",
+		"Records emitted by an operator, summed over its parallel subtasks.", opLabels, nil)
+	descWatermark = prometheus.NewDesc("streamsql_operator_watermark_seconds",
+		"The operator's current watermark (the lowest over its subtasks) as event time in seconds since the epoch; absent before the first watermark and after the end of input.", opLabels, nil)
+	descStatus = prometheus.NewDesc("streamsql_job_status",
+		"1 for the job's current status, 0 for the others.", []string{"job_id", "job_name", "status"}, nil)
+	descStart = prometheus.NewDesc("streamsql_job_start_time_seconds",
+		"When the job started, in seconds since the epoch.", []string{"job_id", "job_name"}, nil)
+)
+
+var statuses = []string{engine.StatusRunning, engine.StatusFinished, engine.StatusCanceled, engine.StatusFailed}
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descStatus, descStart} {
+		ch <- d
+	}
+}
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, j := range c.src.Jobs() {
+		st := j.Status()
+		for _, s := range statuses {
+			v := 0.0
+			if s == st {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descStatus, prometheus.GaugeValue, v, j.ID, j.Name, s)
+		}
+		ch <- prometheus.MustNewConstMetric(descStart, prometheus.GaugeValue, float64(j.Start.UnixNano())/1e9, j.ID, j.Name)
+		for _, m := range j.Metrics() {
+			lv := []string{j.ID, j.Name, strconv.Itoa(m.ID), m.Name}
+			ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(m.RecordsIn), lv...)
+			ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(m.RecordsOut), lv...)
+			if m.Watermark != dataflow.MinWatermark && m.Watermark != dataflow.MaxWatermark {
+				ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(m.Watermark)/1e9, lv...)
+			}
+		}
+	}
+}
