@@ -17,7 +17,6 @@ type input struct {
 	line   chan []byte // to readline
 	closed chan struct{}
 	once   sync.Once
-	err    error // the read error that ended input, set before closing line
 }
 
 func newInput(f *os.File) *input {
@@ -49,7 +48,6 @@ func (in *input) pump(f io.Reader) {
 			}
 		}
 		if err != nil {
-			in.err = err
 			close(in.line)
 			return
 		}

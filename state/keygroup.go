@@ -17,9 +17,14 @@ func KeyGroup(key []byte) int { return int(xxhash.Sum64(key) % MaxParallelism) }
 // KeyGroupRange is the key groups [Start, End) one subtask owns.
 type KeyGroupRange struct{ Start, End int }
 
-// RangeFor returns the key groups subtask owns at parallelism p.
+// RangeFor returns the key groups subtask owns at parallelism p, with
+// Flink's formula (KeyGroupRangeAssignment), so that SubtaskFor of every
+// group in the range is subtask.
 func RangeFor(subtask, p int) KeyGroupRange {
-	return KeyGroupRange{Start: subtask * MaxParallelism / p, End: (subtask + 1) * MaxParallelism / p}
+	return KeyGroupRange{
+		Start: (subtask*MaxParallelism + p - 1) / p,
+		End:   ((subtask+1)*MaxParallelism-1)/p + 1,
+	}
 }
 
 // SubtaskFor returns the subtask that owns key group kg at parallelism p;
