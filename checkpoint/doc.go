@@ -1,8 +1,32 @@
-// Package checkpoint will own checkpoint coordination: injecting barriers
-// into sources, collecting acknowledgements, writing checkpoint metadata
-// durably and notifying operators on completion, as in Flink's
-// asynchronous barrier snapshots. The dataflow runtime already carries
-// barriers in order with the data and aligns them per operator
-// (dataflow.Snapshotter, dataflow.CheckpointListener); this package is
-// where the coordinator and the Pebble state backend arrive next.
+// Package checkpoint owns checkpoint coordination, Flink's asynchronous
+// barrier snapshots, and the on-disk layout of checkpoints and savepoints.
+//
+// The Coordinator plays the JobManager's part for one job:
+//
+//  1. every execution.checkpointing.interval it asks each source subtask
+//     (dataflow.Job.TriggerBarrier) to inject barrier n into its stream;
+//     the source saves its position and sends the barrier downstream;
+//  2. each operator subtask aligns barrier n over its inputs, snapshots
+//     its keyed state (a Pebble checkpoint: hard-linked SSTs, so each
+//     checkpoint costs roughly its change) and acknowledges;
+//  3. when every subtask has acknowledged, the coordinator writes
+//     chk-n/_metadata durably (checksummed, fsynced, atomically renamed)
+//     — only then is checkpoint n complete — and notifies every operator
+//     (NotifyCheckpointComplete), where two-phase-commit sinks commit;
+//  4. a decline or a timeout aborts checkpoint n only; the job goes on.
+//
+// On start it restores from the newest valid checkpoint of the job (or
+// from execution.savepoint.path): every operator subtask's state, re-split
+// by key group if the parallelism changed, and every source's position.
+// A checkpoint without valid metadata is skipped with a warning; one whose
+// plan differs from the job's is refused unless the user starts fresh.
+//
+// Layout under state.checkpoints.dir/<job name>:
+//
+//	work/node-<id>-<subtask>/   the running job's Pebble databases
+//	chk-<n>/_metadata           JSON: plan hash, positions, state dirs, checksum
+//	chk-<n>/node-<id>-<subtask>/ a Pebble checkpoint of that subtask's state
+//
+// A savepoint has the same shape in a directory of its own; every path in
+// its metadata is relative, so it can be copied anywhere.
 package checkpoint

@@ -46,7 +46,7 @@ func TestSetChecksKeysAndValues(t *testing.T) {
 			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
 		}
 	}
-	note, err := c.SetNote("execution.checkpointing.interval", "1 s")
+	note, err := c.SetNote("table.exec.mini-batch.enabled", "true")
 	if err != nil || note == "" {
 		t.Fatalf("a pending option must say it has no effect yet: %q %v", note, err)
 	}

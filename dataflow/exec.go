@@ -23,6 +23,12 @@ type Options struct {
 	Log      *slog.Logger
 	// ChannelSize is the capacity, in elements, of each task's inbox.
 	ChannelSize int
+	// Checkpointer receives barrier acknowledgements; nil disables
+	// checkpoints.
+	Checkpointer Checkpointer
+	// RestorePosition returns the saved position of a source subtask, or
+	// nil to start from the beginning.
+	RestorePosition func(node *Node, subtask int) []byte
 }
 
 // NodeMetrics are a node's counters, summed over its subtasks.
@@ -45,6 +51,10 @@ type Job struct {
 	err     error
 	done    chan struct{}
 	metrics []*nodeCounters
+
+	tasks       []*task
+	sources     []*sourceOutput
+	sourcesDone atomic.Int32
 }
 
 type nodeCounters struct {
@@ -54,7 +64,8 @@ type nodeCounters struct {
 
 // envelope is what travels on a task's inbox.
 type envelope struct {
-	node   int // target node id
+	notify int64 // with node -1: checkpoint notify is complete
+	node   int   // target node id
 	input  int
 	sender int
 	elem   Element
@@ -214,6 +225,8 @@ func (j *Job) build() error {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
 			nr := &nodeRuntime{job: j, node: n, subtask: s, op: op, counters: j.metrics[n.ID], wm: MinWatermark, outWm: MinWatermark}
+			store := j.opts.NewStore(n, s)
+			nr.store = store
 			nr.inputs = make([]inputState, len(n.Inputs))
 			for i, e := range n.Inputs {
 				senders := 1
@@ -224,7 +237,7 @@ func (j *Job) build() error {
 				nr.totalSenders += senders
 			}
 			ctx := &OpContext{JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
-				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
+				Parallelism: n.Parallelism, State: store, Shared: shared,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
@@ -296,19 +309,41 @@ func (j *Job) build() error {
 				closeAll()
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
+			if j.opts.RestorePosition != nil {
+				if pos := j.opts.RestorePosition(n, s); pos != nil {
+					cs, ok := src.(CheckpointedSource)
+					if !ok {
+						_ = src.Close()
+						closeAll()
+						return fmt.Errorf("%s: a saved position exists but the source cannot restore positions", n.Name)
+					}
+					if err := cs.RestorePosition(pos); err != nil {
+						_ = src.Close()
+						closeAll()
+						return fmt.Errorf("%s: restoring position: %w", n.Name, err)
+					}
+				}
+			}
 			srcs = append(srcs, srcRun{n, s, src, outputsFor(n, s)})
 		}
 	}
 	// Start everything.
 	for _, ts := range tasks {
 		for _, t := range ts {
-			j.wg.Add(1)
-			go j.runTask(t)
+			j.tasks = append(j.tasks, t)
 		}
 	}
 	for _, sr := range srcs {
+		j.sources = append(j.sources, &sourceOutput{j: j, outs: sr.outs, counters: j.metrics[sr.n.ID],
+			node: sr.n, subtask: sr.s, src: sr.src, wm: MinWatermark, inject: make(chan Barrier, 1)})
+	}
+	for _, t := range j.tasks {
 		j.wg.Add(1)
-		go j.runSource(sr.n, sr.s, sr.src, sr.outs)
+		go j.runTask(t)
+	}
+	for _, so := range j.sources {
+		j.wg.Add(1)
+		go j.runSource(so)
 	}
 	return nil
 }
@@ -336,6 +371,13 @@ func (j *Job) runTask(t *task) {
 		case <-j.ctx.Done():
 			return
 		case env := <-t.inbox:
+			if env.node < 0 {
+				if err := t.notify(env.notify); err != nil {
+					j.fail(err)
+					return
+				}
+				continue
+			}
 			nr := t.nodes[env.node]
 			if err := nr.handle(env.input, env.sender, env.elem); err != nil {
 				j.fail(err)
@@ -353,7 +395,8 @@ func (j *Job) runTask(t *task) {
 	}
 }
 
-func (j *Job) runSource(n *Node, s int, src Source, outs []output) {
+func (j *Job) runSource(so *sourceOutput) {
+	n, src, outs := so.node, so.src, so.outs
 	defer j.wg.Done()
 	defer func() {
 		if err := src.Close(); err != nil {
@@ -361,8 +404,8 @@ func (j *Job) runSource(n *Node, s int, src Source, outs []output) {
 		}
 	}()
 	defer j.guard(n.Name)
-	so := &sourceOutput{j: j, outs: outs, counters: j.metrics[n.ID], subtask: s, wm: MinWatermark}
 	err := src.Run(j.ctx, so)
+	j.sourcesDone.Add(1)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || j.ctx.Err() == nil {
 			j.fail(fmt.Errorf("%s: %w", n.Name, err))
@@ -379,20 +422,32 @@ func (j *Job) runSource(n *Node, s int, src Source, outs []output) {
 	}
 }
 
+// sourceOutput is the SourceOutput of one source subtask. Barriers the
+// coordinator asks for are injected between chunks, on the source's own
+// goroutine, so the position saved with them is exact.
 type sourceOutput struct {
 	j        *Job
 	outs     []output
 	counters *nodeCounters
+	node     *Node
 	subtask  int
+	src      Source
 	wm       int64
+	inject   chan Barrier
 }
 
 func (so *sourceOutput) Emit(c *dyntable.Chunk) error {
 	so.counters.out.Add(int64(c.Len()))
-	return emitTo(so.outs, c)
+	if err := emitTo(so.outs, c); err != nil {
+		return err
+	}
+	return so.injectPending()
 }
 
 func (so *sourceOutput) EmitWatermark(ts int64) error {
+	if err := so.injectPending(); err != nil {
+		return err
+	}
 	if ts <= so.wm {
 		return nil
 	}

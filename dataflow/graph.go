@@ -38,6 +38,9 @@ type Node struct {
 	Inputs      []Edge
 	// GeneratesWatermarks marks a watermark assigner: see WatermarkEmitter.
 	GeneratesWatermarks bool
+	// Stateful marks a node whose operator keeps keyed state, which a
+	// checkpoint must snapshot.
+	Stateful bool
 	// Exactly one of NewOperator and NewSource is set. Each is called once
 	// per subtask.
 	NewOperator func(subtask int) (Operator, error)

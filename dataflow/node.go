@@ -3,6 +3,8 @@ package dataflow
 import (
 	"fmt"
 
+	"github.com/streamsql/streamsql/state"
+
 	"github.com/streamsql/streamsql/dyntable"
 )
 
@@ -33,6 +35,7 @@ type nodeRuntime struct {
 	node         *Node
 	subtask      int
 	op           Operator
+	store        state.Store
 	outputs      []output
 	collector    collector
 	counters     *nodeCounters
@@ -191,9 +194,22 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
+	var err error
 	if sn, ok := nr.op.(Snapshotter); ok {
-		if err := sn.SnapshotState(b); err != nil {
-			return fmt.Errorf("%s: snapshot for checkpoint %d: %w", nr.node.Name, b.CheckpointID, err)
+		err = sn.SnapshotState(b)
+	}
+	cp := nr.job.opts.Checkpointer
+	if cp == nil && err != nil {
+		return fmt.Errorf("%s: snapshot for barrier %d: %w", nr.node.Name, b.CheckpointID, err)
+	}
+	if cp != nil {
+		if err == nil {
+			err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
+		}
+		if err != nil {
+			// Declining aborts this checkpoint only; the job goes on and
+			// the barrier still travels, so that downstream stays aligned.
+			cp.Decline(b, nr.node, nr.subtask, fmt.Errorf("%s: %w", nr.node.Name, err))
 		}
 	}
 	nr.aligning = 0

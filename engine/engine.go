@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	_ "github.com/streamsql/streamsql/connectors/all" // every built-in connector
@@ -152,7 +153,7 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 			return nil, err
 		}
 		s.planner.Cat.AddTable(t)
-		j, err := s.startJob(jobName, st.Text, plan.Bounded(s.env), g)
+		j, err := s.startJob(jobName, st.Text, plan, g)
 		if err != nil {
 			s.planner.Cat.Drop(t.Name, false)
 			return nil, err
@@ -309,7 +310,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.Inser
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.startJob(name, st.Text, plan.Bounded(s.env), g)
+	j, err := s.startJob(name, st.Text, plan, g)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +344,7 @@ func (s *Session) query(st *parser.Statement, q ast.ResultSetNode) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Query: &Query{s: s, plan: plan, Columns: plan.Columns, Mode: plan.Root.Mode()}}, nil
+	return &Result{Query: &Query{s: s, plan: plan, Columns: plan.Columns, Mode: plan.Root.Mode(), UpsertKey: plan.Root.UpsertKey()}}, nil
 }
 
 // Query is a planned SELECT.
@@ -352,6 +353,9 @@ type Query struct {
 	plan    *planner.Plan
 	Columns []expr.Column
 	Mode    dyntable.ChangelogMode
+	// UpsertKey lists the result columns that identify a row across
+	// updates; nil when no key does (the result is then a multiset).
+	UpsertKey []int
 }
 
 // Run runs the query until its input ends, ctx is cancelled, or fn
@@ -382,18 +386,27 @@ type Job struct {
 	// SQL is the statement that started the job.
 	SQL      string
 	job      *dataflow.Job
-	endNanos atomic.Int64 // when the job stopped; 0 while it runs
+	coord    *checkpoint.Coordinator // nil without checkpointing
+	endNanos atomic.Int64            // when the job stopped; 0 while it runs
 }
 
-func (s *Session) startJob(name, sql string, bounded bool, g *dataflow.Graph) (*Job, error) {
-	dj, err := dataflow.Start(context.Background(), g, dataflow.Options{JobName: name, Log: s.log})
+func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Graph) (*Job, error) {
+	bounded := plan.Bounded(s.env)
+	opts, coord, err := s.checkpointOptions(name, plan, g)
 	if err != nil {
 		return nil, err
+	}
+	dj, err := dataflow.Start(context.Background(), g, opts)
+	if err != nil {
+		return nil, err
+	}
+	if coord != nil {
+		coord.Start(dj)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), SQL: sql, Bounded: bounded, job: dj}
+	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), SQL: sql, Bounded: bounded, job: dj, coord: coord}
 	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil
@@ -416,8 +429,15 @@ func (s *Session) Job(id string) *Job {
 	return nil
 }
 
-// Wait blocks until the job stops and returns its error.
-func (j *Job) Wait() error { return j.job.Wait() }
+// Wait blocks until the job stops and returns its error. With
+// checkpointing it also waits until the job's state is closed.
+func (j *Job) Wait() error {
+	err := j.job.Wait()
+	if j.coord != nil {
+		<-j.coord.Closed()
+	}
+	return err
+}
 
 // Done is closed when the job stops.
 func (j *Job) Done() <-chan struct{} { return j.job.Done() }

@@ -65,28 +65,31 @@ type OperatorInfo struct {
 // CheckpointInfo describes one checkpoint of a job. Nothing produces it
 // yet: it is the shape the checkpoint work will fill.
 type CheckpointInfo struct {
-	ID        int64         `json:"id"`
-	Status    string        `json:"status"` // COMPLETED, FAILED, IN_PROGRESS
-	Savepoint bool          `json:"savepoint"`
-	StartTime time.Time     `json:"start_time"`
-	DurationMillis int64 `json:"duration_ms"`
-	SizeBytes      int64  `json:"size_bytes"`
-	Path           string `json:"path,omitempty"`
+	ID             int64     `json:"id"`
+	Status         string    `json:"status"` // COMPLETED, FAILED, IN_PROGRESS
+	Savepoint      bool      `json:"savepoint"`
+	StartTime      time.Time `json:"start_time"`
+	DurationMillis int64     `json:"duration_ms"`
+	SizeBytes      int64     `json:"size_bytes"`
+	Path           string    `json:"path,omitempty"`
 }
 
 // watch records the end time of the job once it stops.
 func (j *Job) watch() {
 	<-j.job.Done()
-	j.endNanos.Store(time.Now().UnixNano())
+	j.endNanos.CompareAndSwap(0, time.Now().UnixNano())
 }
 
 // EndTime returns when the job stopped, and false while it runs.
 func (j *Job) EndTime() (time.Time, bool) {
-	n := j.endNanos.Load()
-	if n == 0 {
+	select {
+	case <-j.job.Done():
+	default:
 		return time.Time{}, false
 	}
-	return time.Unix(0, n), true
+	// watch may not have run yet.
+	j.endNanos.CompareAndSwap(0, time.Now().UnixNano())
+	return time.Unix(0, j.endNanos.Load()), true
 }
 
 // Err returns the error the job failed with; nil while it runs, when it
@@ -141,7 +144,7 @@ func (j *Job) Info() JobInfo {
 }
 
 // JobHeader is the header of SHOW JOBS.
-var JobHeader = []string{"id", "name", "status", "start time", "records in", "records out", "last checkpoint", "checkpoint duration"}
+var JobHeader = []string{"id", "name", "status", "start time", "records in", "records out", "last checkpoint", "ckpt duration"}
 
 // Row renders the info as a SHOW JOBS row.
 func (info JobInfo) Row() []string {

@@ -335,10 +335,42 @@ func (g *GroupAgg) changedRow(gs *groupState, r types.Row, changed bool) types.R
 	for i, k := range g.spec.GroupKeys {
 		row[i] = r[k]
 	}
+	res := row[nk:]
 	for i := range g.plan {
-		row[nk+i] = g.result(gs, i)
+		g.resultTo(&res[i], gs, i)
 	}
 	return row
+}
+
+// resultTo stores the current value of aggregate i of gs in *dst. It is
+// result, writing in place: building the common values right in the row
+// saves copying them there.
+func (g *GroupAgg) resultTo(dst *types.Value, gs *groupState, i int) {
+	p := &g.plan[i]
+	s := &gs.slots[i]
+	switch p.op {
+	case opCountStar:
+		*dst = types.NewInt(gs.rows)
+	case opCount:
+		*dst = types.NewInt(s.a)
+	case opIntSum:
+		switch {
+		case s.b == 0:
+			*dst = types.NullValue
+		case p.avg:
+			*dst = types.NewInt(s.a / s.b)
+		default:
+			*dst = types.NewInt(s.a)
+		}
+	case opIntMax, opIntMin:
+		if s.b == 0 {
+			*dst = types.NullValue
+		} else {
+			*dst = types.NewInt(s.a)
+		}
+	default:
+		*dst = g.result(gs, i)
+	}
 }
 
 // sameValue is types.RowsEqual for one pair of values.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/state"

@@ -112,7 +112,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 	case *NormalizeNode:
 		e, p := t.keyed(ins[0], n.Keys)
 		keys := n.Keys
-		d = &dataflow.Node{Name: "ChangelogNormalize", Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "ChangelogNormalize", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewChangelogNormalize(keys), nil }}
 	case *CalcNode:
 		e, p := forward(ins[0])
@@ -136,7 +136,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		if _, err := operators.NewGroupAgg(spec); err != nil {
 			return nil, err
 		}
-		d = &dataflow.Node{Name: "GroupAggregate", Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "GroupAggregate", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}
 	case *JoinNode:
 		le, p := t.keyed(ins[0], n.LeftKeys)
@@ -147,14 +147,14 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		}
 		spec := operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: cond}
-		d = &dataflow.Node{Name: "Join", Parallelism: p, Inputs: []dataflow.Edge{le, re},
+		d = &dataflow.Node{Name: "Join", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}
 	case *RankNode:
 		e, p := t.keyed(ins[0], n.PartitionKeys)
 		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
 			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),
 			InputInsertOnly: n.inputs[0].Mode().IsInsertOnly()}
-		d = &dataflow.Node{Name: "Rank", Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "Rank", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }}
 	case *UnionNode:
 		d = &dataflow.Node{Name: "Union", Parallelism: t.parallelism,

@@ -9,173 +9,445 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/parser"
 )
 
-// Run starts the interactive client on the terminal. It returns when the
-// user types Ctrl-D on an empty line or EXIT/QUIT. Ctrl-C cancels the
-// running query and returns to the prompt; it never exits.
-func Run(s *engine.Session, out, errOut io.Writer) error {
-	home, _ := os.UserHomeDir()
+// The prompts.
+const (
+	Prompt             = "streamsql> "
+	ContinuationPrompt = "     -> "
+)
+
+// HistoryName is the history file's name in the home directory.
+const HistoryName = ".streamsql_history"
+
+// ResultModeKey is the option choosing how the REPL shows query results.
+const ResultModeKey = "sql-client.execution.result-mode"
+
+// ClientHelp follows the engine's HELP text in the REPL.
+const ClientHelp = `Client:
+  SET 'sql-client.execution.result-mode' = 'tableau' | 'changelog' | 'table'
+                                                          tableau: rows as they come, in a table with an op column;
+                                                          changelog: +I/-U/+U/-D rows; table: a live view updated in place
+  STOP JOB 'id' WITH SAVEPOINT                            needs checkpointing, not available yet
+  EXIT / QUIT                                             leave (Ctrl-D on an empty line does too)
+Keys: Enter runs the statements once the input ends with ';' · Tab completes keywords, tables, columns and options
+      Ctrl-R searches the history · Ctrl-C cancels the running query (or clears the input) · Ctrl-D on an empty line exits
+      In table mode: Up/Down, PgUp/PgDn, Home/End scroll · q leaves the view`
+
+// Options configure Run.
+type Options struct {
+	// In is the terminal the REPL reads; Out is where it writes. Both
+	// must be the terminal (Run puts In into raw and key-by-key modes).
+	In  *os.File
+	Out *os.File
+	// HistoryFile defaults to ~/.streamsql_history; "-" keeps no history.
+	HistoryFile string
+	// Console, if set, is the writer the session's print sinks write to.
+	// The REPL points it at readline while the prompt is shown, so output
+	// of background jobs does not garble the line being typed.
+	Console *Console
+	// Color enables colours in messages.
+	Color bool
+	// Banner is printed when the REPL opens.
+	Banner string
+}
+
+// Console is a writer whose destination can change: the session's print
+// sinks write to it, and the REPL routes it around the prompt.
+type Console struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewConsole returns a Console writing to w.
+func NewConsole(w io.Writer) *Console { return &Console{w: w} }
+
+// Write writes p to the current destination.
+func (c *Console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+// Set changes the destination and returns the previous one.
+func (c *Console) Set(w io.Writer) io.Writer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.w
+	c.w = w
+	return old
+}
+
+type repl struct {
+	s   *engine.Session
+	o   Options
+	in  *input
+	rl  *readline.Instance
+	out io.Writer
+
+	mu       sync.Mutex
+	cancel   context.CancelFunc // of the running statement; nil at the prompt
+	atPrompt bool
+	quitting bool     // SIGTERM or SIGHUP arrived
+	notes    []string // job notices held back while a statement runs
+}
+
+// Run opens the interactive client on a terminal and returns when the
+// user types Ctrl-D on an empty line, EXIT or QUIT. Ctrl-C cancels the
+// running query and returns to the prompt; it never exits. Jobs still
+// running when the REPL closes are stopped.
+func Run(s *engine.Session, o Options) error {
+	r := &repl{s: s, o: o, out: o.Out}
+	r.in = newInput(o.In)
+	lr := r.in.lineReader()
+	hist := o.HistoryFile
+	if hist == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			hist = filepath.Join(home, HistoryName)
+		}
+	}
+	if hist == "-" {
+		hist = ""
+	}
+	if hist != "" {
+		// readline creates the file world-readable; history holds
+		// statements, which may hold secrets (connector options).
+		if f, err := os.OpenFile(hist, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+		}
+		_ = os.Chmod(hist, 0o600)
+	}
 	rl, err := readline.NewEx(&readline.Config{
-		Prompt:          "streamsql> ",
-		HistoryFile:     filepath.Join(home, ".streamsql_history"),
-		InterruptPrompt: "^C",
-		EOFPrompt:       "exit",
-		AutoComplete:    completer{s},
+		Prompt:                 Prompt,
+		HistoryFile:            hist,
+		HistorySearchFold:      true,
+		DisableAutoSaveHistory: true,
+		AutoComplete:           completer{s},
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "exit",
+		Stdin:                  lr,
+		Stdout:                 o.Out,
+		Stderr:                 o.Out,
 	})
 	if err != nil {
 		return err
 	}
-	defer rl.Close()
-	if home != "" {
-		_ = os.Chmod(filepath.Join(home, ".streamsql_history"), 0o600)
-	}
-	fmt.Fprintln(out, "streamsql — type HELP; for help, Ctrl-D to exit.")
-	var buf strings.Builder
-	for {
-		if buf.Len() == 0 {
-			rl.SetPrompt("streamsql> ")
-		} else {
-			rl.SetPrompt("     -> ")
-		}
-		line, err := rl.Readline()
-		if errors.Is(err, readline.ErrInterrupt) {
-			buf.Reset()
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			if buf.Len() == 0 {
-				return nil
+	r.rl = rl
+	defer func() {
+		lr.Close()
+		rl.Close()
+	}()
+
+	// Ctrl-C: at the prompt readline sees it as a key (raw mode); while a
+	// statement runs the terminal raises SIGINT, which cancels it. The
+	// handler stays installed so that SIGINT never ends the process.
+	// SIGTERM and SIGHUP (the terminal went away) end the REPL the way
+	// Ctrl-D does, restoring the terminal and stopping the jobs.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	go func() {
+		for s := range sig {
+			r.mu.Lock()
+			if s != os.Interrupt {
+				r.quitting = true
+				lr.Close() // readline's next read ends the prompt
 			}
-			buf.Reset()
+			if r.cancel != nil {
+				r.cancel()
+			}
+			r.mu.Unlock()
+		}
+	}()
+
+	if o.Banner != "" {
+		fmt.Fprintln(r.out, o.Banner)
+	}
+	r.loop()
+	r.stopJobs()
+	return nil
+}
+
+func (r *repl) loop() {
+	var lines []string
+	for {
+		if len(lines) == 0 {
+			r.rl.SetPrompt(Prompt)
+		} else {
+			r.rl.SetPrompt(ContinuationPrompt)
+		}
+		line, err := r.readLine()
+		r.mu.Lock()
+		quitting := r.quitting
+		r.mu.Unlock()
+		if quitting {
+			return
+		}
+		switch {
+		case errors.Is(err, readline.ErrInterrupt):
+			lines = nil
 			continue
+		case errors.Is(err, io.EOF):
+			if len(lines) == 0 {
+				return
+			}
+			r.info("statement discarded (Ctrl-D again exits)")
+			lines = nil
+			continue
+		case err != nil:
+			r.errorf("%v", err)
+			return
 		}
-		if err != nil {
-			return err
-		}
-		if buf.Len() == 0 {
+		if len(lines) == 0 {
 			switch strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(line), ";"))) {
 			case "EXIT", "QUIT":
-				return nil
-			case "":
-				continue
+				return
+			case "HELP":
+				// Accepted without ';' too.
+				if !strings.HasSuffix(strings.TrimSpace(line), ";") {
+					line += ";"
+				}
 			}
 		}
-		buf.WriteString(line)
-		buf.WriteString("\n")
-		if !Complete(buf.String()) {
+		lines = append(lines, line)
+		sql := strings.Join(lines, "\n")
+		if blank(sql) {
+			lines = nil
 			continue
 		}
-		sql := buf.String()
-		buf.Reset()
-		runInteractive(s, sql, out, errOut)
+		if !Complete(sql) {
+			continue
+		}
+		// One history entry per statement, on one line (the history file
+		// is line based), so that Up and Ctrl-R bring it back whole.
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		_ = r.rl.SaveHistory(strings.Join(lines, " "))
+		lines = nil
+		r.execute(sql)
+		r.flushNotes()
+		r.mu.Lock()
+		quitting = r.quitting
+		r.mu.Unlock()
+		if quitting {
+			return
+		}
 	}
 }
 
-// runInteractive runs the statements of one input with Ctrl-C bound to
-// cancelling them.
-func runInteractive(s *engine.Session, sql string, out, errOut io.Writer) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// readLine shows the prompt, routing the session's console output through
+// readline while it is shown.
+func (r *repl) readLine() (string, error) {
+	r.mu.Lock()
+	r.atPrompt = true
+	notes := r.notes
+	r.notes = nil
+	r.mu.Unlock()
+	for _, n := range notes {
+		fmt.Fprintln(r.out, n)
+	}
+	if r.o.Console != nil {
+		r.o.Console.Set(r.rl.Stdout())
+	}
+	line, err := r.rl.Readline()
+	if r.o.Console != nil {
+		r.o.Console.Set(r.out)
+	}
+	r.mu.Lock()
+	r.atPrompt = false
+	r.mu.Unlock()
+	return line, err
+}
+
+// execute runs the statements of one input. A failing statement stops
+// the ones after it.
+func (r *repl) execute(sql string) {
 	stmts, perr := parser.Parse(sql)
-	for _, st := range stmts {
-		err := runOne(ctx, s, st, ScriptOptions{Out: out, Err: errOut, Detach: true})
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(errOut, "[INFO] query cancelled")
-			return
-		}
-		if err != nil {
-			fmt.Fprintf(errOut, "[ERROR] %v\n", err)
+	for i, st := range stmts {
+		if !r.runStatement(st) {
+			if rest := len(stmts) - i - 1; rest > 0 || perr != nil {
+				r.info("the statements after the failing one were not run")
+			}
 			return
 		}
 	}
 	if perr != nil {
-		fmt.Fprintf(errOut, "[ERROR] %v\n", perr)
+		r.printError(perr)
 	}
 }
 
-// Complete reports whether sql ends with a ';' outside quotes and
-// comments, i.e. whether the statement is complete.
-func Complete(sql string) bool {
-	inQuote := byte(0)
-	last := byte(0)
-	for i := 0; i < len(sql); i++ {
-		c := sql[i]
-		switch {
-		case inQuote != 0:
-			if c == '\\' && inQuote != '`' {
-				i++
-			} else if c == inQuote {
-				inQuote = 0
-			}
-			continue
-		case c == '\'' || c == '"' || c == '`':
-			inQuote = c
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-', c == '#':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return false
-			}
-			i += end + 3
-			continue
-		}
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			last = c
-		}
+// runStatement runs one statement and shows its result; it returns false
+// if the statement failed or was cancelled.
+func (r *repl) runStatement(st *parser.Statement) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancel = nil
+		r.mu.Unlock()
+	}()
+	res, err := r.s.Execute(ctx, st)
+	if err != nil {
+		r.printError(err)
+		return false
 	}
-	return inQuote == 0 && last == ';'
+	switch {
+	case res.Query != nil:
+		return r.runQuery(ctx, res.Query)
+	case res.Job != nil:
+		j := res.Job
+		r.info(fmt.Sprintf("%s (%s). SHOW JOBS lists it; STOP JOB '%s' stops it.", res.Message, j.Name, j.ID))
+		go r.watchJob(j)
+	case res.Text != "":
+		fmt.Fprintln(r.out, res.Text)
+		if st.Command != nil && st.Command.Kind == parser.CmdHelp {
+			fmt.Fprintln(r.out, ClientHelp)
+		}
+	case res.Header != nil:
+		printTable(r.out, res.Header, res.Rows)
+	case res.Message != "":
+		r.info(res.Message)
+	}
+	return true
 }
 
-var keywords = []string{"SELECT", "FROM", "WHERE", "GROUP BY", "ORDER BY", "LIMIT", "INSERT INTO", "VALUES",
-	"CREATE TABLE", "CREATE VIEW", "DROP TABLE", "DROP VIEW", "SHOW TABLES", "SHOW JOBS", "DESCRIBE", "EXPLAIN",
-	"SET", "RESET", "HAVING", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL OUTER JOIN", "ON", "AS", "WITH", "UNION ALL",
-	"DISTINCT", "COUNT", "SUM", "AVG", "MIN", "MAX", "ROW_NUMBER() OVER", "PARTITION BY", "WATERMARK FOR", "HELP", "STOP JOB"}
+// runQuery shows a query's result in the session's result mode until
+// the query ends or Ctrl-C.
+func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
+	keys := make(chan []byte, 16)
+	r.in.setView(keys)
+	defer r.in.setView(nil)
+	restore, _ := keysMode(int(r.o.In.Fd()))
+	defer restore()
 
-type completer struct{ s *engine.Session }
-
-// Do completes the word before the cursor from keywords, table and
-// column names.
-func (c completer) Do(line []rune, pos int) ([][]rune, int) {
-	start := pos
-	for start > 0 && (isWord(line[start-1])) {
-		start--
-	}
-	word := strings.ToUpper(string(line[start:pos]))
-	if word == "" {
-		return nil, 0
-	}
-	var cands []string
-	cands = append(cands, keywords...)
-	cands = append(cands, c.s.Tables()...)
-	cands = append(cands, c.s.Columns()...)
-	var out [][]rune
-	for _, k := range cands {
-		if strings.HasPrefix(strings.ToUpper(k), word) {
-			out = append(out, []rune(k[len(word):]))
+	maxWidth := r.s.Conf.Int("table.display.max-column-width")
+	start := time.Now()
+	var (
+		n    int64
+		err  error
+		what = "rows"
+	)
+	switch mode := r.s.Conf.Get(ResultModeKey); mode {
+	case "table":
+		v := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth)
+		rows, changes, status, verr := v.run(ctx, keys)
+		if verr != nil {
+			r.printError(fmt.Errorf("query failed: %w", verr))
+			return false
 		}
+		word := map[string]string{"FINISHED": "finished", "CANCELLED": "cancelled"}[status]
+		if word == "" {
+			word = "stopped"
+		}
+		r.info(fmt.Sprintf("Query %s: %d row(s) in the result, from %d change(s) in %s.", word, rows, changes, time.Since(start).Round(time.Millisecond)))
+		return ctx.Err() == nil
+	case "changelog":
+		what = "changes"
+		n, err = runChangelog(ctx, q, r.out)
+	default:
+		n, err = runTableau(ctx, q, r.out, maxWidth)
 	}
-	return out, len(word)
+	switch {
+	case ctx.Err() != nil:
+		r.info(fmt.Sprintf("Query cancelled after %d %s.", n, what))
+		return false
+	case err != nil:
+		r.printError(fmt.Errorf("query failed: %w", err))
+		return false
+	}
+	fmt.Fprintf(r.out, "Received a total of %d %s\n", n, what)
+	return true
 }
 
-func isWord(r rune) bool {
-	return r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+// watchJob tells the user when a job started here finishes or fails, so
+// no job ends unnoticed; a job stopped with STOP JOB ends silently.
+func (r *repl) watchJob(j *engine.Job) {
+	<-j.Done()
+	var msg string
+	switch j.Status() {
+	case engine.StatusFinished:
+		in, out := j.Records()
+		msg = r.color("[INFO]", "32") + fmt.Sprintf(" Job '%s' (%s) finished: %d record(s) in, %d out.", j.ID, j.Name, in, out)
+	case engine.StatusFailed:
+		msg = r.color("[ERROR]", "31;1") + fmt.Sprintf(" Job '%s' (%s) failed: %v", j.ID, j.Name, j.Err())
+	default:
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.atPrompt {
+		fmt.Fprintln(r.rl.Stdout(), msg)
+		return
+	}
+	r.notes = append(r.notes, msg)
+}
+
+func (r *repl) flushNotes() {
+	r.mu.Lock()
+	notes := r.notes
+	r.notes = nil
+	r.mu.Unlock()
+	for _, n := range notes {
+		fmt.Fprintln(r.out, n)
+	}
+}
+
+// stopJobs stops the jobs still running when the REPL closes: they live
+// in this process.
+func (r *repl) stopJobs() {
+	var running []*engine.Job
+	var ids []string
+	for _, j := range r.s.Jobs() {
+		if j.Status() == engine.StatusRunning {
+			running = append(running, j)
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(running) == 0 {
+		return
+	}
+	r.info(fmt.Sprintf("Stopping %d running job(s): %s", len(running), strings.Join(ids, ", ")))
+	for _, j := range running {
+		j.Cancel()
+	}
+	timeout := time.After(10 * time.Second)
+	for _, j := range running {
+		select {
+		case <-j.Done():
+		case <-timeout:
+			return
+		}
+	}
+}
+
+func (r *repl) color(s, code string) string {
+	if !r.o.Color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (r *repl) info(msg string) {
+	fmt.Fprintln(r.out, r.color("[INFO]", "32")+" "+msg)
+}
+
+func (r *repl) errorf(format string, args ...any) {
+	fmt.Fprintln(r.out, r.color("[ERROR]", "31;1")+" "+fmt.Sprintf(format, args...))
+}
+
+// printError prints an error; a *parser.Error carries its source line
+// and a caret under the column.
+func (r *repl) printError(err error) {
+	r.errorf("%v", err)
 }

@@ -23,10 +23,16 @@ type ScriptOptions struct {
 	// ContinueOnError runs every statement even after a failure; the
 	// script still fails at the end.
 	ContinueOnError bool
-	// Detach returns as soon as every INSERT job is submitted.
+	// Detach returns as soon as every INSERT job is submitted: bounded
+	// INSERTs are not waited for, and neither are the jobs at the end.
 	Detach bool
-	Out    io.Writer // results
-	Err    io.Writer // errors
+	// Init marks a script that prepares a session which goes on (the REPL,
+	// or statements from standard input): a bounded INSERT is waited for
+	// before the next statement, but jobs still running at the end are
+	// left running.
+	Init bool
+	Out  io.Writer // results
+	Err  io.Writer // errors
 }
 
 // ErrScriptFailed is returned when at least one statement failed.
@@ -74,7 +80,7 @@ func RunScript(ctx context.Context, s *engine.Session, sql string, o ScriptOptio
 			fmt.Fprintf(o.Err, "%s: statements after a syntax error are not run\n", o.Name)
 		}
 	}
-	if !o.Detach && failed == 0 {
+	if !o.Detach && !o.Init && failed == 0 {
 		// Unbounded jobs run until interrupted.
 		if err := waitJobs(ctx, s); err != nil {
 			fmt.Fprintf(o.Err, "%s: %v\n", o.Name, err)
@@ -154,36 +160,4 @@ func printChangelog(ctx context.Context, q *engine.Query, w io.Writer) error {
 		_, err := w.Write(buf)
 		return err
 	})
-}
-
-// printTable prints rows under a header, as a bordered table.
-func printTable(w io.Writer, header []string, rows [][]string) {
-	widths := make([]int, len(header))
-	for i, h := range header {
-		widths[i] = len([]rune(h))
-	}
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
-	sep := "+"
-	for _, wd := range widths {
-		sep += strings.Repeat("-", wd+2) + "+"
-	}
-	line := func(cells []string) {
-		s := "|"
-		for i, c := range cells {
-			s += " " + c + strings.Repeat(" ", widths[i]-len([]rune(c))) + " |"
-		}
-		fmt.Fprintln(w, s)
-	}
-	fmt.Fprintln(w, sep)
-	line(header)
-	fmt.Fprintln(w, sep)
-	for _, r := range rows {
-		line(r)
-	}
-	fmt.Fprintln(w, sep)
-	fmt.Fprintf(w, "%d row(s)\n", len(rows))
 }

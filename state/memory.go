@@ -34,15 +34,19 @@ func (s *MemoryStore) register(name string) error {
 	return nil
 }
 
-// memValue keeps keys of up to smallKeyLen bytes — the common case:
-// a key of one numeric column — inline in a map with the value
-// next to them, so that a lookup touches no memory outside the map and
-// overwriting an existing key allocates nothing. Longer keys live in a
-// map of boxed values, so that overwriting one is a lookup plus a store,
-// with no allocation for the key.
+// memValue boxes each value so that overwriting an existing key is a
+// map lookup plus a store, with no allocation for the key. Keys of up to
+// smallKeyLen bytes — the common case: a key of one numeric column — are
+// held inline in the map, so that a lookup reads no key bytes outside
+// it. The box of the last key looked up or stored is remembered, so the
+// usual Get-modify-Put of one key costs one lookup.
 type memValue[T any] struct {
-	small map[smallKey]T
+	small map[smallKey]*T
 	m     map[string]*T
+
+	last    smallKey // key of lastBox, when lastLen >= 0
+	lastLen int      // -1: no remembered box
+	lastBox *T
 }
 
 // smallKeyLen is the longest key held inline.
@@ -62,15 +66,27 @@ func makeSmallKey(key []byte) smallKey {
 }
 
 func newMemValue[T any]() *memValue[T] {
-	return &memValue[T]{small: map[smallKey]T{}, m: map[string]*T{}}
+	return &memValue[T]{small: map[smallKey]*T{}, m: map[string]*T{}, lastLen: -1}
+}
+
+// box returns the box of key, or nil.
+func (s *memValue[T]) box(key []byte) *T {
+	if len(key) > smallKeyLen {
+		return s.m[string(key)]
+	}
+	k := makeSmallKey(key)
+	if s.lastLen >= 0 && k == s.last {
+		return s.lastBox
+	}
+	p := s.small[k]
+	if p != nil {
+		s.last, s.lastLen, s.lastBox = k, len(key), p
+	}
+	return p
 }
 
 func (s *memValue[T]) Get(key []byte) (T, bool, error) {
-	if len(key) <= smallKeyLen {
-		v, ok := s.small[makeSmallKey(key)]
-		return v, ok, nil
-	}
-	if p := s.m[string(key)]; p != nil {
+	if p := s.box(key); p != nil {
 		return *p, true, nil
 	}
 	var zero T
@@ -78,24 +94,31 @@ func (s *memValue[T]) Get(key []byte) (T, bool, error) {
 }
 
 func (s *memValue[T]) Put(key []byte, v T) error {
-	if len(key) <= smallKeyLen {
-		s.small[makeSmallKey(key)] = v
-		return nil
-	}
-	if p := s.m[string(key)]; p != nil {
+	if p := s.box(key); p != nil {
 		*p = v
 		return nil
 	}
-	s.m[string(key)] = &v
+	p := &v
+	if len(key) > smallKeyLen {
+		s.m[string(key)] = p
+		return nil
+	}
+	k := makeSmallKey(key)
+	s.small[k] = p
+	s.last, s.lastLen, s.lastBox = k, len(key), p
 	return nil
 }
 
 func (s *memValue[T]) Delete(key []byte) error {
-	if len(key) <= smallKeyLen {
-		delete(s.small, makeSmallKey(key))
+	if len(key) > smallKeyLen {
+		delete(s.m, string(key))
 		return nil
 	}
-	delete(s.m, string(key))
+	k := makeSmallKey(key)
+	if s.lastLen >= 0 && k == s.last {
+		s.lastLen, s.lastBox = -1, nil
+	}
+	delete(s.small, k)
 	return nil
 }
 

@@ -66,9 +66,24 @@ func NewValueState[T any](s Store, name string, c Codec[T]) (ValueState[T], erro
 	if err := s.register(name); err != nil {
 		return nil, err
 	}
-	switch s.(type) {
+	return newValueState(s, name, c)
+}
+
+// newValueState creates the state of an already registered name.
+func newValueState[T any](s Store, name string, c Codec[T]) (ValueState[T], error) {
+	if t, ok := s.(*TTLStore); ok {
+		return newTTLValue(t, name, c)
+	}
+	return newBaseValueState(s, name, c)
+}
+
+// newBaseValueState creates the state in a backend store (not a wrapper).
+func newBaseValueState[T any](s Store, name string, c Codec[T]) (ValueState[T], error) {
+	switch s := s.(type) {
 	case *MemoryStore:
 		return newMemValue[T](), nil
+	case *PebbleStore:
+		return newPebbleValue(s, name, c)
 	}
 	return nil, fmt.Errorf("state: unsupported store %T", s)
 }
@@ -78,9 +93,24 @@ func NewMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
 	if err := s.register(name); err != nil {
 		return nil, err
 	}
-	switch s.(type) {
+	return newMapState(s, name, c)
+}
+
+// newMapState creates the state of an already registered name.
+func newMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
+	if t, ok := s.(*TTLStore); ok {
+		return newTTLMap(t, name, c)
+	}
+	return newBaseMapState(s, name, c)
+}
+
+// newBaseMapState creates the state in a backend store (not a wrapper).
+func newBaseMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
+	switch s := s.(type) {
 	case *MemoryStore:
 		return newMemMap[V](), nil
+	case *PebbleStore:
+		return newPebbleMap(s, name, c)
 	}
 	return nil, fmt.Errorf("state: unsupported store %T", s)
 }

@@ -16,10 +16,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/httpapi"
 	"github.com/streamsql/streamsql/repl"
 	"github.com/streamsql/streamsql/sqltest"
 	"golang.org/x/term"
@@ -31,7 +34,7 @@ var Version = "0.1.0-dev"
 const usage = `streamsql runs continuous SQL queries over dynamic tables.
 
 Usage:
-  streamsql [flags]              open the interactive SQL client
+  streamsql [flags]              open the interactive SQL client (HELP; lists what it takes)
   streamsql -f job.sql [flags]   run a script statement by statement
   streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;)
   streamsql test [-rewrite] [files or dirs...]
@@ -42,8 +45,18 @@ Usage:
 Scripts: an INSERT INTO ... starts a job; when its sources are bounded the
 script waits for it to finish before the next statement. A bare SELECT
 prints its changelog (+I, -U, +U, -D rows) as it arrives. The first failing
-statement stops the script with its file:line and a non-zero exit status,
-unless --continue-on-error is given.
+statement stops the script with its file:line, the statement and the error,
+and a non-zero exit status; with --continue-on-error every statement runs
+and a summary ends the run, still with a non-zero status.
+
+--detach submits a script's INSERT jobs without waiting for them, then
+opens the interactive client (when run from a terminal) where SHOW JOBS and
+STOP JOB manage them; without a terminal, statements are read from
+standard input and the process stays until its jobs end. Jobs run inside
+the streamsql process: when it exits, they stop.
+
+When standard input is not a terminal, statements are read from it, with
+no prompts and no colours.
 
 Flags:
 `
@@ -55,13 +68,32 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
+func versionString() string {
+	v := "streamsql " + Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " (" + bi.GoVersion
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += ", " + s.Value[:12]
+			}
+		}
+		v += ")"
+	}
+	return v
+}
+
+func isTerminal(f any) (*os.File, bool) {
+	file, ok := f.(*os.File)
+	return file, ok && term.IsTerminal(int(file.Fd()))
+}
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "test":
 			return runTests(args[1:], stdout, stderr)
 		case "version":
-			fmt.Fprintf(stdout, "streamsql %s\n", Version)
+			fmt.Fprintln(stdout, versionString())
 			return 0
 		case "options":
 			fmt.Fprint(stdout, config.Markdown())
@@ -72,9 +104,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "run the SQL script `file`")
 	stmt := fs.String("e", "", "run the `sql` statement(s)")
-	init := fs.String("i", "", "run the init script `file` before the client opens")
-	cont := fs.Bool("continue-on-error", false, "keep running a script after a failing statement; exit non-zero at the end")
-	detach := fs.Bool("detach", false, "submit the script's INSERT jobs and return without waiting")
+	init := fs.String("i", "", "run the init script `file` first (before the client opens, or before -f/-e/stdin)")
+	cont := fs.Bool("continue-on-error", false, "keep running a script after a failing statement; exit non-zero at the end with a summary")
+	detach := fs.Bool("detach", false, "submit the script's INSERT jobs without waiting for them; manage them in the client that opens")
+	httpAddr := fs.String("http", "", "serve GET /jobs, /jobs/{id} and /metrics on `address` (a bare port binds to 127.0.0.1)")
+	showVersion := fs.Bool("version", false, "print the version")
 	var sets setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
 	fs.Usage = func() {
@@ -87,11 +121,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if *showVersion {
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "streamsql: unexpected argument %q; see streamsql --help\n", fs.Arg(0))
 		return 2
 	}
-	s := engine.NewSession(stdout)
+	inFile, inTerm := isTerminal(stdin)
+	outFile, outTerm := isTerminal(stdout)
+	interactive := inTerm && outTerm
+
+	console := repl.NewConsole(stdout)
+	s := engine.NewSession(console)
 	for _, kv := range sets {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -103,10 +146,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	if *httpAddr != "" {
+		srv, err := httpapi.Start(*httpAddr, s, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "streamsql: --http: %v\n", err)
+			return 2
+		}
+		defer srv.Close()
+		fmt.Fprintf(stderr, "[INFO] HTTP endpoint on %s: GET /jobs, /jobs/{id}, /metrics\n", srv.URL())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	runFile := func(name, sql string) int {
-		err := repl.RunScript(ctx, s, sql, repl.ScriptOptions{Name: name, ContinueOnError: *cont, Detach: *detach, Out: stdout, Err: stderr})
+	runFile := func(name, sql string, o repl.ScriptOptions) int {
+		o.Name, o.ContinueOnError, o.Out, o.Err = name, *cont, stdout, stderr
+		err := repl.RunScript(ctx, s, sql, o)
 		switch {
 		case err == nil:
 			return 0
@@ -116,44 +169,82 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if *init != "" {
-		data, err := os.ReadFile(*init)
+	readFile := func(name string) (string, bool) {
+		data, err := os.ReadFile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "streamsql: %v\n", err)
+			return "", false
+		}
+		return string(data), true
+	}
+	if *init != "" {
+		sql, ok := readFile(*init)
+		if !ok {
 			return 1
 		}
-		if code := runFile(*init, string(data)); code != 0 {
+		if code := runFile(*init, sql, repl.ScriptOptions{Init: true}); code != 0 {
 			return code
 		}
 	}
+	name, script := "", ""
 	switch {
 	case *file != "":
-		data, err := os.ReadFile(*file)
-		if err != nil {
-			fmt.Fprintf(stderr, "streamsql: %v\n", err)
+		sql, ok := readFile(*file)
+		if !ok {
 			return 1
 		}
-		return runFile(*file, string(data))
+		name, script = *file, sql
 	case *stmt != "":
-		return runFile("<-e>", *stmt)
+		name, script = "<-e>", *stmt
 	}
-	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if name != "" {
+		if !*detach {
+			return runFile(name, script, repl.ScriptOptions{})
+		}
+		if code := runFile(name, script, repl.ScriptOptions{Detach: true}); code != 0 {
+			return code
+		}
+		n := running(s)
+		if n > 0 {
+			fmt.Fprintf(stderr, "[INFO] %d job(s) running in the background; SHOW JOBS lists them, STOP JOB 'id' stops one\n", n)
+		}
+		if n > 0 && !interactive {
+			fmt.Fprintln(stderr, "[INFO] Without a terminal, statements are read from standard input; the jobs run in this process, which stays until they end (Ctrl-C stops them)")
+		}
+	}
+	if interactive {
 		stop() // the REPL handles Ctrl-C itself
-		if err := repl.Run(s, stdout, stderr); err != nil {
+		err := repl.Run(s, repl.Options{In: inFile, Out: outFile, Console: console,
+			Color: os.Getenv("NO_COLOR") == "", Banner: banner()})
+		if err != nil {
 			fmt.Fprintf(stderr, "streamsql: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	// Not a terminal: read statements from stdin, no prompts.
+	// Not a terminal: read statements from stdin, no prompts, no colours.
 	data, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamsql: %v\n", err)
 		return 1
 	}
-	return runFile("<stdin>", string(data))
+	return runFile("<stdin>", string(data), repl.ScriptOptions{})
 }
 
+func banner() string {
+	return versionString() + ", the interactive SQL client.\nEnd statements with ';'. HELP; lists what it takes, Ctrl-D exits.\n"
+}
+
+// running counts the session's running jobs.
+func running(s *engine.Session) int {
+	n := 0
+	for _, j := range s.Jobs() {
+		if j.Status() == engine.StatusRunning {
+			n++
+		}
+	}
+	return n
+}
 func runTests(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("streamsql test", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
@@ -134,5 +136,133 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "", "--help"); code != 0 || !strings.Contains(errOut, "streamsql test") {
 		t.Fatalf("help: %d %q", code, errOut)
+	}
+}
+
+func TestContinueOnErrorReportsEachFailure(t *testing.T) {
+	body := script + "SELECT nope FROM t;\nSELECT CAST(k AS INT) FROM t;\nSELECT 'ok' AS s FROM t;\n"
+	p := writeFile(t, "bad.sql", body)
+	code, out, errOut := runCLI(t, "", "--continue-on-error", "-f", p)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		p + ":4:8:", "Unknown column 'nope'", // a planning error: file:line:col, message, caret
+		p + ":5: error in statement:\n  SELECT CAST(k AS INT) FROM t\n", "cannot cast 'a' to INT", // a runtime error: file:line, statement, error
+		p + ": 2 statement(s) failed",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "+I[ok]") {
+		t.Errorf("the statement after the errors did not run:\n%s", out)
+	}
+}
+
+func TestRuntimeErrorStopsScript(t *testing.T) {
+	body := script + "SELECT CAST(k AS INT) FROM t;\nSELECT 'after' FROM t;\n"
+	p := writeFile(t, "bad.sql", body)
+	code, out, errOut := runCLI(t, "", "-f", p)
+	if code != 1 || !strings.Contains(errOut, p+":4: error in statement:\n  SELECT CAST(k AS INT) FROM t\n") ||
+		!strings.Contains(errOut, "cannot cast 'a' to INT") {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	if strings.Contains(out, "after") || strings.Contains(errOut, "statement(s) failed") {
+		t.Fatalf("the script went on after the error:\n%s\n%s", out, errOut)
+	}
+}
+
+func TestInitScriptBeforeFile(t *testing.T) {
+	init := writeFile(t, "init.sql", "CREATE TABLE t (k STRING, v INT) WITH ('connector' = 'values');\nSET 'parallelism.default' = '2';\n")
+	job := writeFile(t, "job.sql", "INSERT INTO t VALUES ('x', 1);\nSELECT k, v * 10 FROM t;\nSET;\n")
+	code, out, errOut := runCLI(t, "", "-i", init, "-f", job)
+	if code != 0 || !strings.Contains(out, "+I[x, 10]") || !regexp.MustCompile(`\| parallelism\.default +\| 2 `).MatchString(out) {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	// A failing init script stops everything, with its own file name.
+	bad := writeFile(t, "badinit.sql", "CREATE TABLE (;\n")
+	code, _, errOut = runCLI(t, "", "-i", bad, "-f", job)
+	if code == 0 || !strings.Contains(errOut, bad+":1:") {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+}
+
+const unboundedScript = `CREATE TABLE gen (k INT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000');
+CREATE TABLE bh (k INT, v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT * FROM gen;
+`
+
+// --detach returns from the script at once; without a terminal the jobs
+// are then managed by the statements on standard input.
+func TestDetach(t *testing.T) {
+	job := writeFile(t, "job.sql", unboundedScript)
+	stdin := "SHOW JOBS;\nSTOP JOB 'job-1';\nSHOW JOBS;\n"
+	done := make(chan struct{})
+	var code int
+	var out, errOut string
+	go func() {
+		defer close(done)
+		code, out, errOut = runCLI(t, stdin, "--detach", "-f", job)
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("--detach with an unbounded job did not return")
+	}
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	running := regexp.MustCompile(`\| job-1 \| insert-into-bh \| RUNNING +\|`)
+	canceled := regexp.MustCompile(`\| job-1 \| insert-into-bh \| CANCELED +\|`)
+	if !running.MatchString(out) || !strings.Contains(out, "Job 'job-1' stopped") || !canceled.MatchString(out) {
+		t.Fatalf("output:\n%s", out)
+	}
+	if !strings.Contains(errOut, "1 job(s) running in the background") {
+		t.Fatalf("stderr:\n%s", errOut)
+	}
+	if i, j := strings.Index(out, "RUNNING"), strings.Index(out, "CANCELED"); i < 0 || j < i {
+		t.Fatalf("SHOW JOBS before and after STOP JOB are out of order:\n%s", out)
+	}
+}
+
+// A bounded INSERT under --detach is not waited for: the script goes on
+// while it runs.
+func TestDetachDoesNotWaitForBoundedJobs(t *testing.T) {
+	body := `CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '100000', 'rows-per-second' = '20000');
+CREATE TABLE bh (k INT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT * FROM gen;
+SHOW JOBS;
+`
+	start := time.Now()
+	code, out, errOut := runCLI(t, "STOP JOB 'job-1';", "--detach", "-e", body)
+	if code != 0 || !regexp.MustCompile(`\| job-1 \| insert-into-bh \| RUNNING +\|`).MatchString(out) {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("--detach took %s, as if it waited for the 5 s job", d)
+	}
+	// Without --detach the same script waits for the job before SHOW JOBS.
+	code, out, _ = runCLI(t, "", "-e", strings.Replace(body, "100000", "2000", 1))
+	if code != 0 || !regexp.MustCompile(`\| job-1 \| insert-into-bh \| FINISHED +\| .* \| +2000 \| +2000 \|`).MatchString(out) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestHTTPFlag(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "--http", "127.0.0.1:0", "-e", "SHOW JOBS")
+	if code != 0 || !regexp.MustCompile(`\[INFO\] HTTP endpoint on http://127\.0\.0\.1:\d+: GET /jobs`).MatchString(errOut) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "--http", "nonsense", "-e", "SHOW JOBS")
+	if code != 2 || !strings.Contains(errOut, "--http") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	code, out, _ := runCLI(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(out, "streamsql "+Version) {
+		t.Fatalf("%d %q", code, out)
 	}
 }

@@ -2,8 +2,9 @@
 package all
 
 import (
-	_ "github.com/streamsql/streamsql/connectors/blackhole" // registers "blackhole"
-	_ "github.com/streamsql/streamsql/connectors/datagen"   // registers "datagen"
-	_ "github.com/streamsql/streamsql/connectors/print"     // registers "print"
-	_ "github.com/streamsql/streamsql/connectors/values"    // registers "values"
+	_ "github.com/streamsql/streamsql/connectors/blackhole"  // registers "blackhole"
+	_ "github.com/streamsql/streamsql/connectors/datagen"    // registers "datagen"
+	_ "github.com/streamsql/streamsql/connectors/filesystem" // registers "filesystem"
+	_ "github.com/streamsql/streamsql/connectors/print"      // registers "print"
+	_ "github.com/streamsql/streamsql/connectors/values"     // registers "values"
 )

@@ -11,6 +11,7 @@ package datagen
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -209,7 +210,7 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(s.t.Name))
-	return &source{s: s, next: from, to: to, rps: s.rps / float64(parallelism),
+	return &source{s: s, next: from, from: from, to: to, rps: s.rps / float64(parallelism),
 		rng: rand.New(rand.NewPCG(h.Sum64(), uint64(subtask)))}, nil
 }
 
@@ -218,12 +219,35 @@ const chunkRows = 1024
 type source struct {
 	s        *scan
 	next, to int64
+	from     int64
 	rps      float64
 	rng      *rand.Rand
 }
 
+var _ dataflow.CheckpointedSource = (*source)(nil)
+
 func (g *source) Open(*dataflow.OpContext) error { return nil }
-func (g *source) Close() error                   { return nil }
+
+// SnapshotPosition implements dataflow.CheckpointedSource: the index of
+// the next row. Random fields are drawn afresh after a restore, so a
+// restored random source is not bit-for-bit the one that would have run.
+func (g *source) SnapshotPosition() ([]byte, error) {
+	return binary.AppendVarint(nil, g.next), nil
+}
+
+// RestorePosition implements dataflow.CheckpointedSource.
+func (g *source) RestorePosition(pos []byte) error {
+	n, k := binary.Varint(pos)
+	if k <= 0 || k != len(pos) {
+		return fmt.Errorf("datagen: corrupt position")
+	}
+	if n < g.from || (g.to >= 0 && n > g.to) {
+		return fmt.Errorf("datagen: position %d is outside this subtask's rows [%d, %d)", n, g.from, g.to)
+	}
+	g.next = n
+	return nil
+}
+func (g *source) Close() error { return nil }
 
 func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	start := time.Now()

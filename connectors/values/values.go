@@ -19,6 +19,7 @@ package values
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"sync"
@@ -254,6 +255,30 @@ type source struct {
 	entries []entry
 	p       *player
 	wake    chan struct{}
+	emitted int64 // rows handed on, the checkpointed position
+}
+
+var _ dataflow.CheckpointedSource = (*source)(nil)
+
+// SnapshotPosition implements dataflow.CheckpointedSource: how many of
+// the table's rows this source has emitted.
+func (s *source) SnapshotPosition() ([]byte, error) {
+	return binary.AppendVarint(nil, s.emitted), nil
+}
+
+// RestorePosition implements dataflow.CheckpointedSource: the first n
+// rows are not replayed.
+func (s *source) RestorePosition(pos []byte) error {
+	n, k := binary.Varint(pos)
+	if k <= 0 || k != len(pos) || n < 0 {
+		return fmt.Errorf("values: corrupt position")
+	}
+	if n > int64(len(s.entries)) {
+		return fmt.Errorf("values: position %d is beyond the table's %d rows", n, len(s.entries))
+	}
+	s.entries = s.entries[n:]
+	s.emitted = n
+	return nil
 }
 
 func (s *source) Open(ctx *dataflow.OpContext) error {
@@ -292,6 +317,7 @@ func (s *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 			}
 		}
 		s.p.mu.Unlock()
+		s.emitted += int64(len(c.Changes))
 		// Emit before passing the turn on: the next source's rows must
 		// enter the dataflow after ours.
 		if err := out.Emit(&c); err != nil {

@@ -1,0 +1,556 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/state"
+)
+
+// Config configures a job's checkpointing.
+type Config struct {
+	JobName string
+	// Dir is the job's directory: state.checkpoints.dir/<job name>.
+	Dir      string
+	Interval time.Duration // execution.checkpointing.interval
+	Timeout  time.Duration // execution.checkpointing.timeout
+	MinPause time.Duration // execution.checkpointing.min-pause
+	Retained int           // state.checkpoints.num-retained
+	// PlanHash identifies the job's plan; a checkpoint of another plan is
+	// refused unless StartFresh is set.
+	PlanHash string
+	// RestoreFrom is a savepoint directory to start from
+	// (execution.savepoint.path); empty means the newest checkpoint in Dir.
+	RestoreFrom string
+	// StartFresh ignores existing checkpoints of a different plan.
+	StartFresh bool
+	Pebble     state.PebbleOptions
+	Log        *slog.Logger
+}
+
+// Stats summarises a coordinator's checkpoints.
+type Stats struct {
+	Completed, Failed int
+	LastID            int64
+	LastDuration      time.Duration
+	LastTotalBytes    int64
+	LastNewBytes      int64
+	LastCompleted     time.Time
+	RestoredFrom      string // the checkpoint or savepoint the job started from
+}
+
+// Coordinator coordinates the checkpoints of one job run. Create it with
+// New before the job starts, pass it as the job's Checkpointer, NewStore
+// and RestorePosition, then call Start with the running job.
+type Coordinator struct {
+	cfg   Config
+	g     *dataflow.Graph
+	log   *slog.Logger
+	work  string
+	restr *Metadata // what the job restores from; nil for a fresh start
+	rdir  string    // directory of restr
+
+	mu      sync.Mutex
+	job     *dataflow.Job
+	nextID  int64
+	pending *pending
+	stats   Stats
+	stores  map[[2]int]*state.PebbleStore
+	waiters map[int64]chan error
+	stopped bool
+	closed  chan struct{}
+	runDone int // checkpoints that reached completion in this run
+}
+
+// crashHook lets the kill -9 test die at the worst moment: after every
+// subtask has written its snapshot and before the metadata that makes
+// the checkpoint count. STREAMSQL_TEST_CRASH_IN_SNAPSHOT=k exits the
+// process during this run's k-th checkpoint.
+func (c *Coordinator) crashHook(p *pending) {
+	c.mu.Lock()
+	c.runDone++
+	n := c.runDone
+	c.mu.Unlock()
+	if v := os.Getenv("STREAMSQL_TEST_CRASH_IN_SNAPSHOT"); v != "" && v == strconv.Itoa(n) {
+		c.log.Warn("test hook: exiting inside a checkpoint", "checkpoint", p.id)
+		os.Exit(137)
+	}
+}
+
+type pending struct {
+	id       int64
+	dir      string
+	started  time.Time
+	savept   bool
+	expected int
+	acks     map[[2]int]Subtask
+	failed   error
+}
+
+// New prepares checkpointing for a job: it finds what to restore from
+// and clears the working directory of any earlier run.
+func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Retained < 1 {
+		cfg.Retained = 1
+	}
+	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(cfg.Dir, "work"),
+		stores: map[[2]int]*state.PebbleStore{}, waiters: map[int64]chan error{}, closed: make(chan struct{})}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.RemoveAll(c.work); err != nil {
+		return nil, fmt.Errorf("checkpoint: clearing %s: %w", c.work, err)
+	}
+	if err := c.findRestore(); err != nil {
+		return nil, err
+	}
+	ids, err := checkpointDirs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if len(ids) > 0 {
+		c.nextID = ids[0] // new checkpoints continue the numbering
+	}
+	if c.restr != nil && c.restr.CheckpointID > c.nextID {
+		c.nextID = c.restr.CheckpointID
+	}
+	return c, nil
+}
+
+// findRestore picks the savepoint or the newest valid checkpoint.
+func (c *Coordinator) findRestore() error {
+	if c.cfg.RestoreFrom != "" {
+		m, err := ReadMetadata(c.cfg.RestoreFrom)
+		if err != nil {
+			return fmt.Errorf("checkpoint: cannot restore from savepoint: %w", err)
+		}
+		if m.PlanHash != c.cfg.PlanHash && !c.cfg.StartFresh {
+			return fmt.Errorf("checkpoint: savepoint %s was taken from a different query plan; restore it into the same query", c.cfg.RestoreFrom)
+		}
+		c.restr, c.rdir = m, c.cfg.RestoreFrom
+		c.stats.RestoredFrom = c.cfg.RestoreFrom
+		return nil
+	}
+	ids, err := checkpointDirs(c.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	for _, id := range ids {
+		dir := chkDir(c.cfg.Dir, id)
+		m, err := ReadMetadata(dir)
+		if err != nil {
+			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
+			continue
+		}
+		if m.PlanHash != c.cfg.PlanHash {
+			if c.cfg.StartFresh {
+				c.log.Warn("ignoring checkpoints of a different plan (start fresh)", "checkpoint", id)
+				return nil
+			}
+			return fmt.Errorf("checkpoint: the newest checkpoint of job '%s' (%s) belongs to a different query plan; "+
+				"use another pipeline.name, or SET 'state.checkpoints.start-fresh' = 'true' to ignore it", c.cfg.JobName, dir)
+		}
+		c.restr, c.rdir = m, dir
+		c.stats.RestoredFrom = dir
+		c.log.Info("restoring from checkpoint", "checkpoint", id)
+		return nil
+	}
+	if len(ids) > 0 {
+		return fmt.Errorf("checkpoint: job '%s' has checkpoints in %s but none is valid; refusing to start from scratch "+
+			"(SET 'state.checkpoints.start-fresh' = 'true' to do so)", c.cfg.JobName, c.cfg.Dir)
+	}
+	return nil
+}
+
+// RestoredFrom returns the checkpoint or savepoint directory the job
+// starts from, or "".
+func (c *Coordinator) RestoredFrom() string { return c.rdir }
+
+// NewStore returns the state store of a node subtask: Pebble for
+// stateful nodes, restored from the checkpoint when there is one.
+func (c *Coordinator) NewStore(n *dataflow.Node, subtask int) state.Store {
+	id := fmt.Sprintf("%d-%s/%d", n.ID, n.Name, subtask)
+	if !n.Stateful {
+		return state.NewMemoryStore(id)
+	}
+	st, err := c.openStore(n, subtask)
+	if err != nil {
+		return &state.FailedStore{ID: id, Err: err}
+	}
+	return st
+}
+
+func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleStore, error) {
+	kgs := state.RangeFor(subtask, n.Parallelism)
+	work := filepath.Join(c.work, fmt.Sprintf("node-%d-%d", n.ID, subtask))
+	if c.restr != nil {
+		var srcs []state.RestoreSource
+		for _, s := range c.restr.Subtasks {
+			if s.Node != n.ID || s.StateDir == "" {
+				continue
+			}
+			r := state.KeyGroupRange{Start: s.KeyGroups[0], End: s.KeyGroups[1]}
+			if r.Start < kgs.End && kgs.Start < r.End {
+				srcs = append(srcs, state.RestoreSource{Dir: filepath.Join(c.rdir, s.StateDir), KeyGroups: r})
+			}
+		}
+		if len(srcs) > 0 {
+			if err := state.RestorePebble(work, srcs, kgs, c.cfg.Pebble); err != nil {
+				return nil, fmt.Errorf("checkpoint: restoring %s subtask %d: %w", n.Name, subtask, err)
+			}
+		}
+	}
+	st, err := state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, c.cfg.Pebble)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.stores[[2]int{n.ID, subtask}] = st
+	c.mu.Unlock()
+	return st, nil
+}
+
+// RestorePosition returns a source subtask's saved position.
+func (c *Coordinator) RestorePosition(n *dataflow.Node, subtask int) []byte {
+	if c.restr == nil {
+		return nil
+	}
+	for _, s := range c.restr.Subtasks {
+		if s.Node == n.ID && s.Subtask == subtask && s.Parallelism == n.Parallelism {
+			return s.Position
+		}
+	}
+	return nil
+}
+
+// CheckSources verifies that every source of the graph can resume from
+// the restored positions: source parallelism must not change.
+func (c *Coordinator) CheckSources() error {
+	if c.restr == nil {
+		return nil
+	}
+	for _, n := range c.g.Nodes {
+		if n.NewSource == nil {
+			continue
+		}
+		for _, s := range c.restr.Subtasks {
+			if s.Node == n.ID && s.Parallelism != n.Parallelism {
+				return fmt.Errorf("checkpoint: source %s ran with parallelism %d in %s but has %d now; sources cannot be rescaled",
+					n.Name, s.Parallelism, c.rdir, n.Parallelism)
+			}
+		}
+	}
+	return nil
+}
+
+// Start begins periodic checkpoints of the running job. It returns at
+// once; checkpointing stops when the job does.
+func (c *Coordinator) Start(j *dataflow.Job) {
+	c.mu.Lock()
+	c.job = j
+	c.mu.Unlock()
+	if c.cfg.Interval <= 0 {
+		go func() {
+			<-j.Done()
+			c.closeStores()
+		}()
+		return
+	}
+	go c.loop(j)
+}
+
+// Closed is closed once the job has stopped and its state is closed; a
+// new run of the same job may then open the directories.
+func (c *Coordinator) Closed() <-chan struct{} { return c.closed }
+
+func (c *Coordinator) loop(j *dataflow.Job) {
+	next := time.Now().Add(c.cfg.Interval)
+	tick := time.NewTicker(min(c.cfg.Interval/4+time.Millisecond, 50*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.Done():
+			c.closeStores()
+			return
+		case now := <-tick.C:
+			c.expire(now)
+			if now.Before(next) {
+				continue
+			}
+			c.mu.Lock()
+			busy := c.pending != nil
+			c.mu.Unlock()
+			if busy {
+				continue
+			}
+			if _, err := c.trigger(false, ""); err != nil {
+				if errors.Is(err, dataflow.ErrSourceFinished) {
+					c.log.Info("sources finishing; no further checkpoints")
+					// Keep waiting for the job to end.
+					next = time.Now().Add(24 * time.Hour)
+					continue
+				}
+				c.log.Warn("checkpoint not triggered", "err", err)
+			}
+			next = time.Now().Add(c.cfg.Interval)
+		}
+	}
+}
+
+// trigger starts checkpoint n+1 (into dir for a savepoint).
+func (c *Coordinator) trigger(savepoint bool, dir string) (int64, error) {
+	c.mu.Lock()
+	if c.pending != nil {
+		c.mu.Unlock()
+		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", c.pending.id)
+	}
+	if c.stats.LastCompleted.Add(c.cfg.MinPause).After(time.Now()) && !savepoint {
+		c.mu.Unlock()
+		return 0, fmt.Errorf("checkpoint: min-pause not over")
+	}
+	c.nextID++
+	id := c.nextID
+	if dir == "" {
+		dir = chkDir(c.cfg.Dir, id)
+	}
+	expected := 0
+	for _, n := range c.g.Nodes {
+		expected += n.Parallelism
+	}
+	c.pending = &pending{id: id, dir: dir, started: time.Now(), savept: savepoint, expected: expected, acks: map[[2]int]Subtask{}}
+	j := c.job
+	c.mu.Unlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.abort(id, err)
+		return 0, err
+	}
+	if err := j.TriggerBarrier(dataflow.Barrier{CheckpointID: id, Savepoint: savepoint}); err != nil {
+		c.abort(id, err)
+		return 0, err
+	}
+	return id, nil
+}
+
+// SourceBarrier implements dataflow.Checkpointer.
+func (c *Coordinator) SourceBarrier(b dataflow.Barrier, n *dataflow.Node, subtask int, pos []byte) {
+	c.ack(b.CheckpointID, Subtask{Node: n.ID, Name: n.Name, Subtask: subtask, Parallelism: n.Parallelism,
+		Position: append([]byte(nil), pos...)})
+}
+
+// SnapshotSubtask implements dataflow.Checkpointer.
+func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subtask int, st state.Store) error {
+	kgs := state.RangeFor(subtask, n.Parallelism)
+	s := Subtask{Node: n.ID, Name: n.Name, Subtask: subtask, Parallelism: n.Parallelism, KeyGroups: [2]int{kgs.Start, kgs.End}}
+	switch st := st.(type) {
+	case *state.PebbleStore:
+		c.mu.Lock()
+		p := c.pending
+		c.mu.Unlock()
+		if p == nil || p.id != b.CheckpointID {
+			return fmt.Errorf("checkpoint %d is no longer pending", b.CheckpointID)
+		}
+		rel := fmt.Sprintf("node-%d-%d", n.ID, subtask)
+		info, err := st.Snapshot(filepath.Join(p.dir, rel))
+		if err != nil {
+			return err
+		}
+		s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
+	case *state.FailedStore:
+		return st.Err
+	}
+	c.ack(b.CheckpointID, s)
+	return nil
+}
+
+// Decline implements dataflow.Checkpointer.
+func (c *Coordinator) Decline(b dataflow.Barrier, n *dataflow.Node, subtask int, err error) {
+	c.log.Warn("checkpoint declined", "checkpoint", b.CheckpointID, "node", n.Name, "subtask", subtask, "err", err)
+	c.abort(b.CheckpointID, err)
+}
+
+func (c *Coordinator) ack(id int64, s Subtask) {
+	c.mu.Lock()
+	p := c.pending
+	if p == nil || p.id != id {
+		c.mu.Unlock()
+		return // a late ack of an aborted checkpoint
+	}
+	p.acks[[2]int{s.Node, s.Subtask}] = s
+	done := len(p.acks) == p.expected
+	c.mu.Unlock()
+	if done {
+		c.complete(p)
+	}
+}
+
+// complete writes the metadata of p; from then on the checkpoint counts.
+func (c *Coordinator) complete(p *pending) {
+	m := &Metadata{Version: 1, Job: c.cfg.JobName, PlanHash: c.cfg.PlanHash, CheckpointID: p.id, Savepoint: p.savept,
+		Time: time.Now().UTC(), DurationMs: time.Since(p.started).Milliseconds()}
+	var total, fresh int64
+	for _, n := range c.g.Nodes {
+		for s := 0; s < n.Parallelism; s++ {
+			a := p.acks[[2]int{n.ID, s}]
+			m.Subtasks = append(m.Subtasks, a)
+			total += a.TotalBytes
+			fresh += a.NewBytes
+		}
+	}
+	c.crashHook(p)
+	err := writeMetadata(p.dir, m)
+	c.mu.Lock()
+	if c.pending == p {
+		c.pending = nil
+	}
+	if err != nil {
+		c.stats.Failed++
+	} else {
+		c.stats.Completed++
+		c.stats.LastID = p.id
+		c.stats.LastDuration = time.Since(p.started)
+		c.stats.LastTotalBytes, c.stats.LastNewBytes = total, fresh
+		c.stats.LastCompleted = time.Now()
+	}
+	w := c.waiters[p.id]
+	delete(c.waiters, p.id)
+	j := c.job
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Warn("checkpoint metadata not written", "checkpoint", p.id, "err", err)
+		_ = os.RemoveAll(p.dir)
+	} else {
+		c.log.Debug("checkpoint complete", "checkpoint", p.id, "duration", time.Since(p.started), "bytes", total, "new", fresh)
+		if !p.savept {
+			c.retain()
+		}
+		if nerr := j.NotifyCheckpointComplete(p.id); nerr != nil && err == nil {
+			err = nerr
+		}
+	}
+	if w != nil {
+		w <- err
+	}
+}
+
+// abort drops checkpoint id; the job goes on.
+func (c *Coordinator) abort(id int64, reason error) {
+	c.mu.Lock()
+	p := c.pending
+	if p == nil || p.id != id {
+		c.mu.Unlock()
+		return
+	}
+	c.pending = nil
+	c.stats.Failed++
+	w := c.waiters[id]
+	delete(c.waiters, id)
+	c.mu.Unlock()
+	if !p.savept {
+		_ = os.RemoveAll(p.dir)
+	}
+	if w != nil {
+		w <- fmt.Errorf("checkpoint %d aborted: %w", id, reason)
+	}
+}
+
+func (c *Coordinator) expire(now time.Time) {
+	c.mu.Lock()
+	p := c.pending
+	c.mu.Unlock()
+	if p != nil && c.cfg.Timeout > 0 && now.Sub(p.started) > c.cfg.Timeout {
+		c.log.Warn("checkpoint timed out", "checkpoint", p.id, "timeout", c.cfg.Timeout)
+		c.abort(p.id, fmt.Errorf("timed out after %s", c.cfg.Timeout))
+	}
+}
+
+// retain deletes completed checkpoints beyond the newest Retained. The
+// Pebble checkpoints share files by hard link, so deleting an old one
+// never touches a newer one's data.
+func (c *Coordinator) retain() {
+	ids, err := checkpointDirs(c.cfg.Dir)
+	if err != nil {
+		return
+	}
+	kept := 0
+	for _, id := range ids {
+		dir := chkDir(c.cfg.Dir, id)
+		if _, err := os.Stat(filepath.Join(dir, MetadataFile)); err != nil {
+			c.mu.Lock()
+			inFlight := c.pending != nil && c.pending.id == id
+			c.mu.Unlock()
+			if !inFlight {
+				_ = os.RemoveAll(dir) // a half-written checkpoint of an earlier run
+			}
+			continue
+		}
+		kept++
+		if kept > c.cfg.Retained {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// Savepoint takes a checkpoint into dir (a portable savepoint) and waits
+// for it to complete.
+func (c *Coordinator) Savepoint(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("checkpoint: savepoint directory %s already exists", dir)
+	}
+	var id int64
+	var err error
+	for i := 0; i < 200; i++ { // wait out a checkpoint in flight
+		if id, err = c.trigger(true, dir); err == nil {
+			break
+		}
+		if errors.Is(err, dataflow.ErrSourceFinished) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		return err
+	}
+	w := make(chan error, 1)
+	c.mu.Lock()
+	if c.pending == nil || c.pending.id != id {
+		// Already completed or aborted: read the outcome from disk.
+		c.mu.Unlock()
+		_, err := ReadMetadata(dir)
+		return err
+	}
+	c.waiters[id] = w
+	c.mu.Unlock()
+	return <-w
+}
+
+// Stats returns the coordinator's figures.
+func (c *Coordinator) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+func (c *Coordinator) closeStores() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	for k, st := range c.stores {
+		if err := st.Close(); err != nil {
+			c.log.Warn("closing state", "node", k[0], "subtask", k[1], "err", err)
+		}
+	}
+	close(c.closed)
+}

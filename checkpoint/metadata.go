@@ -1,0 +1,163 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MetadataFile is the name of a checkpoint's metadata file; a checkpoint
+// directory without it is incomplete.
+const MetadataFile = "_metadata"
+
+// Metadata describes one completed checkpoint or savepoint.
+type Metadata struct {
+	Version      int       `json:"version"`
+	Job          string    `json:"job"`
+	PlanHash     string    `json:"planHash"`
+	CheckpointID int64     `json:"checkpointId"`
+	Savepoint    bool      `json:"savepoint"`
+	Time         time.Time `json:"time"`
+	DurationMs   int64     `json:"durationMs"`
+	Subtasks     []Subtask `json:"subtasks"`
+}
+
+// Subtask is one subtask's share of a checkpoint.
+type Subtask struct {
+	Node        int    `json:"node"`
+	Name        string `json:"name"`
+	Subtask     int    `json:"subtask"`
+	Parallelism int    `json:"parallelism"`
+	// KeyGroups is the [start, end) range of key groups the subtask owned.
+	KeyGroups [2]int `json:"keyGroups"`
+	// StateDir is the subtask's state, relative to the checkpoint
+	// directory; empty for a subtask without keyed state.
+	StateDir string `json:"stateDir,omitempty"`
+	// Position is a source subtask's saved position.
+	Position   []byte `json:"position,omitempty"`
+	TotalBytes int64  `json:"totalBytes,omitempty"`
+	NewBytes   int64  `json:"newBytes,omitempty"`
+}
+
+type envelopeJSON struct {
+	Checksum string          `json:"checksum"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// writeMetadata writes dir/_metadata atomically: a temporary file,
+// fsynced, renamed into place, and the directory fsynced, so a crash
+// leaves either no metadata or a whole one.
+func writeMetadata(dir string, m *Metadata) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body) // over the compact form, which reading recovers
+	data, err := json.MarshalIndent(envelopeJSON{Checksum: hex.EncodeToString(sum[:]), Body: body}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, MetadataFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, MetadataFile)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ReadMetadata reads and verifies a checkpoint's or savepoint's metadata.
+func ReadMetadata(dir string) (*Metadata, error) {
+	data, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("checkpoint: %s has no %s (an incomplete checkpoint)", dir, MetadataFile)
+		}
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	var env envelopeJSON
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", dir, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, env.Body); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", dir, err)
+	}
+	sum := sha256.Sum256(compact.Bytes())
+	if hex.EncodeToString(sum[:]) != env.Checksum {
+		return nil, fmt.Errorf("checkpoint: %s: metadata checksum does not match (corrupt)", dir)
+	}
+	var m Metadata
+	if err := json.Unmarshal(env.Body, &m); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %v", dir, err)
+	}
+	if m.Version != 1 {
+		return nil, fmt.Errorf("checkpoint: %s: unknown metadata version %d", dir, m.Version)
+	}
+	for _, s := range m.Subtasks {
+		if s.StateDir == "" {
+			continue
+		}
+		if filepath.IsAbs(s.StateDir) || strings.Contains(s.StateDir, "..") {
+			return nil, fmt.Errorf("checkpoint: %s: state dir %q must be relative", dir, s.StateDir)
+		}
+		if _, err := os.Stat(filepath.Join(dir, s.StateDir)); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: state of %s/%d is missing: %v", dir, s.Name, s.Subtask, err)
+		}
+	}
+	return &m, nil
+}
+
+// checkpointDirs lists dir's chk-<n> directories, newest first.
+func checkpointDirs(dir string) ([]int64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var ids []int64
+	for _, e := range ents {
+		if rest, ok := strings.CutPrefix(e.Name(), "chk-"); ok && e.IsDir() {
+			if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
+				ids = append(ids, n)
+			}
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] > ids[j] })
+	return ids, nil
+}
+
+func chkDir(dir string, id int64) string { return filepath.Join(dir, fmt.Sprintf("chk-%d", id)) }

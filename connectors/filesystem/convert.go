@@ -1,0 +1,210 @@
+package filesystem
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// decoder turns one record into a row.
+type decoder interface {
+	// skip reports whether a line (without its line break) is no record:
+	// blank lines, and comments where the format allows them.
+	skip(line []byte) bool
+	// decode parses rec (without its final line break) into row, whose
+	// values are NULL on entry. It returns errIncomplete when the record
+	// goes on with the next line.
+	decode(rec []byte, row types.Row) error
+}
+
+// errIncomplete asks for the next line of the record.
+var errIncomplete = errors.New("record continues on the next line")
+
+// column is what decoders know of a column.
+type column struct {
+	name string
+	t    types.Type
+	// plain: a STRING without a length limit, taken as is
+	plain bool
+}
+
+func makeColumns(cs []connectors.Column) []column {
+	out := make([]column, len(cs))
+	for i, c := range cs {
+		t := c.Type.Nullable()
+		out[i] = column{name: c.Name, t: t,
+			plain: t.ID == types.String && (t.Precision <= 0 || t.Precision >= types.MaxStringLength)}
+	}
+	return out
+}
+
+// fieldError is a value that does not convert to its column's type.
+func fieldError(c *column, err error) error {
+	return fmt.Errorf("column '%s': %v", c.name, err)
+}
+
+// fromText converts text to c's type as CAST(text AS type) does. Common
+// forms take a fast path; anything else, and every error, goes through
+// expr.CastValue, so the rules are exactly CAST's.
+func fromText(s []byte, c *column) (types.Value, error) {
+	switch c.t.ID {
+	case types.String:
+		if c.plain {
+			return types.NewString(string(s)), nil
+		}
+	case types.Int, types.BigInt:
+		if i, ok := parseInt(s); ok && (c.t.ID == types.BigInt || (i >= math.MinInt32 && i <= math.MaxInt32)) {
+			return types.NewInt(i), nil
+		}
+	case types.Double:
+		if len(s) > 0 && !isSpace(s[0]) && !isSpace(s[len(s)-1]) {
+			if f, err := strconv.ParseFloat(string(s), 64); err == nil {
+				return types.NewFloat(f), nil
+			}
+		}
+	case types.Boolean:
+		switch string(s) {
+		case "true":
+			return types.NewBool(true), nil
+		case "false":
+			return types.NewBool(false), nil
+		}
+	case types.Timestamp:
+		if ns, ok := parseTimestamp(s, c.t.Precision); ok {
+			return types.NewTimestamp(ns), nil
+		}
+	}
+	v, err := expr.CastValue(types.NewString(string(s)), types.TypeString, c.t)
+	if err != nil {
+		return types.NullValue, fieldError(c, err)
+	}
+	return v, nil
+}
+
+// isSpace is what strings.TrimSpace trims, for ASCII.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= 0x80
+}
+
+// parseInt parses [+-]digits of at most 18 digits (which cannot overflow).
+func parseInt(s []byte) (int64, bool) {
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// parseTimestamp parses exactly 'yyyy-mm-dd hh:mm:ss[.f{1,9}]' (or with
+// 'T' for the space), years 1970..2199, truncated to precision p as CAST
+// does. Other forms report false and take CAST's general path.
+func parseTimestamp(s []byte, p int) (int64, bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	d2 := func(i int) int64 {
+		a, b := s[i]-'0', s[i+1]-'0'
+		if a > 9 || b > 9 {
+			return -1
+		}
+		return int64(a)*10 + int64(b)
+	}
+	y1, y2 := d2(0), d2(2)
+	mo, d, h, mi, sec := d2(5), d2(8), d2(11), d2(14), d2(17)
+	if y1 < 0 || y2 < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 {
+		return 0, false
+	}
+	y := y1*100 + y2
+	if y < 1970 || y > 2199 || d > daysIn(y, mo) {
+		return 0, false
+	}
+	var frac int64
+	if len(s) > 19 {
+		if s[19] != '.' || len(s) == 20 || len(s) > 29 {
+			return 0, false
+		}
+		scale := int64(1e9)
+		for _, c := range s[20:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			scale /= 10
+			frac += int64(c-'0') * scale
+		}
+	}
+	ns := (daysFromCivil(y, mo, d)*86400+h*3600+mi*60+sec)*1e9 + frac
+	if p >= 0 && p < 9 {
+		u := pow10[9-p]
+		ns -= ns % u // ns >= 0 here, so this is CAST's floor
+	}
+	return ns, true
+}
+
+var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}
+
+func daysIn(y, m int64) int64 {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil returns days since 1970-01-01 (Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// epochMillis converts a JSON integer of epoch milliseconds to a
+// TIMESTAMP(p), truncating toward -inf as CAST does.
+func epochMillis(s []byte, c *column) (types.Value, error) {
+	ms, err := strconv.ParseInt(string(s), 10, 64)
+	if err != nil || ms > math.MaxInt64/1_000_000 || ms < math.MinInt64/1_000_000 {
+		return types.NullValue, fieldError(c, fmt.Errorf("JSON number %s is not epoch milliseconds in the range of %s", s, c.t))
+	}
+	ns := ms * 1e6
+	if p := c.t.Precision; p >= 0 && p < 9 {
+		u := pow10[9-p]
+		q := ns / u
+		if ns%u < 0 {
+			q--
+		}
+		ns = q * u
+	}
+	return types.NewTimestamp(ns), nil
+}

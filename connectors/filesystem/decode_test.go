@@ -1,0 +1,182 @@
+package filesystem
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+var oracleCols = []connectors.Column{
+	{Name: "a", Type: types.TypeString}, {Name: "b", Type: types.TypeString},
+	{Name: "ab", Type: types.TypeString}, {Name: "é", Type: types.TypeString},
+}
+
+// oracle decodes line with encoding/json as the JSON decoder should, all
+// columns being STRING: a string's value, any other scalar's or nested
+// value's text, NULL for null or a missing field.
+func oracle(line []byte) ([]string, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil || !bytes.HasPrefix(bytes.TrimLeft(line, " \t\r\n"), []byte("{")) {
+		return nil, false
+	}
+	out := make([]string, len(oracleCols))
+	for i, c := range oracleCols {
+		raw, ok := m[c.Name]
+		switch {
+		case !ok || string(raw) == "null":
+			out[i] = "NULL"
+		case raw[0] == '"':
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				panic(err)
+			}
+			out[i] = "'" + s + "'"
+		default:
+			out[i] = "'" + string(raw) + "'"
+		}
+	}
+	return out, true
+}
+
+func decodeStrings(d *jsonDecoder, line []byte) ([]string, error) {
+	row := make(types.Row, len(oracleCols))
+	if err := d.decode(line, row); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(row))
+	for i, v := range row {
+		if v.IsNull() {
+			out[i] = "NULL"
+		} else {
+			out[i] = "'" + v.Str() + "'"
+		}
+	}
+	return out, nil
+}
+
+var jsonSeeds = []string{
+	`{"a":"x","b":1,"ab":true,"é":null}`,
+	`  {"b" : -0.5e+10 , "a" : "q\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00" }  `,
+	`{"a":"\ud83d","b":"\ude00x","ab":"\ud83d\u0041","é":"\uD83D\uDE00"}`,
+	`{"a":{"x":[1,{"y":"}"}],"z":null},"b":[],"ab":{},"c":[[[]]]}`,
+	`{"a":"x","a":"y","\u0061b":"escaped key","\u00e9":"e"}`,
+	"{\"a\":\"bad utf8 \xff\xfe\",\"\xff\":1}",
+	`{"a":"x",}`, `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a":nul}`,
+	`{"a":"x"} x`, `{"a":"x"`, `{"a" "x"}`, `{a:1}`, `[1]`, `null`, `"s"`, `{}`, ``, `{"a":"ctl` + "\x01" + `"}`,
+	`{"a":"\x"}`, `{"a":"\u12"}`, `{"c":{"d":[1,2,}}`, `{"c":[1 2]}`, `{"c":{"d" 1}}`, `{"c":"\q"}`,
+	`{"b":12345678901234567890123,"a":-0,"ab":0.0e-0}`,
+}
+
+func TestJSONDecoderAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range jsonSeeds {
+		checkAgainstOracle(t, []byte(s))
+	}
+}
+
+func FuzzJSONDecoder(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkAgainstOracle(t, line) })
+}
+
+func checkAgainstOracle(t *testing.T, line []byte) {
+	t.Helper()
+	want, ok := oracle(line)
+	got, err := decodeStrings(newJSONDecoder(oracleCols, jsonOptions{}), line)
+	if ok != (err == nil) {
+		t.Fatalf("%q: encoding/json ok=%v, decoder err=%v", line, ok, err)
+	}
+	if ok && strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("%q:\n got %q\nwant %q", line, got, want)
+	}
+}
+
+// The decoder is reused for many lines: state from a line must not leak.
+func TestJSONDecoderReuse(t *testing.T) {
+	d := newJSONDecoder(oracleCols, jsonOptions{failOnMissing: true})
+	if _, err := decodeStrings(d, []byte(`{"a":"\u00e91","b":"2","ab":"3","é":"4"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeStrings(d, []byte(`{"a":"1","b":"2","ab":"3"}`)); err == nil || err.Error() != "field 'é' is missing (json.fail-on-missing-field)" {
+		t.Fatalf("err = %v", err)
+	}
+	got, err := decodeStrings(d, []byte(`{"é":"\u00e9","ab":"\u00e9x","b":"2","a":"1"}`))
+	if err != nil || strings.Join(got, ",") != "'1','2','éx','é'" {
+		t.Fatalf("%v %v", got, err)
+	}
+}
+
+var textTypes = []types.Type{
+	types.TypeBoolean, types.TypeInt, types.TypeBigInt, types.TypeDouble, types.DecimalType(10, 3),
+	types.TypeString, types.VarcharType(2), types.TypeDate, types.TimestampType(0), types.TimestampType(3),
+	types.TimestampType(9),
+}
+
+var textSeeds = []string{
+	"1", "-1", "+7", " 42 ", "2147483648", "-2147483648", "9223372036854775807", "9223372036854775808",
+	"123456789012345678", "1.5", "1e3", "-inf", "NaN", "1_000", "0x10", "true", "FALSE", "yes", "",
+	"2024-01-01 00:00:01.123456789", "2024-01-01T00:00:01", "2024-02-30 00:00:00", "2024-1-1 1:2:3",
+	"2024-01-01 24:00:00", "2024-01-01 00:00:00.", "2024-01-01 00:00:00.1234567890", "1969-12-31 23:59:59.5",
+	"2262-04-12 00:00:00", "2199-12-31 23:59:59.999999999", "2024-01-01", "héllo", "12.3456",
+}
+
+func TestFromTextIsCast(t *testing.T) {
+	for _, s := range textSeeds {
+		checkFromText(t, s)
+	}
+}
+
+func FuzzFromText(f *testing.F) {
+	for _, s := range textSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkFromText)
+}
+
+func checkFromText(t *testing.T, s string) {
+	for _, ty := range textTypes {
+		c := makeColumns([]connectors.Column{{Name: "c", Type: ty}})[0]
+		got, err := fromText([]byte(s), &c)
+		want, werr := expr.CastValue(types.NewString(s), types.TypeString, ty)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q as %s: fromText err %v, CAST err %v", s, ty, err, werr)
+		}
+		if err == nil && (got.Kind() != want.Kind() || types.Format(got, ty) != types.Format(want, ty) || types.Compare(got, want) != 0) {
+			t.Fatalf("%q as %s: fromText %s, CAST %s", s, ty, types.Format(got, ty), types.Format(want, ty))
+		}
+		if err != nil && !strings.HasSuffix(err.Error(), werr.Error()) {
+			t.Fatalf("%q as %s: fromText err %q, CAST err %q", s, ty, err, werr)
+		}
+	}
+}
+
+func TestEpochMillis(t *testing.T) {
+	for _, c := range []struct {
+		ms   string
+		p    int
+		want string
+	}{
+		{"0", 3, "1970-01-01 00:00:00.000"},
+		{"1704067201123", 3, "2024-01-01 00:00:01.123"},
+		{"1704067201123", 0, "2024-01-01 00:00:01"},
+		{"-1", 3, "1969-12-31 23:59:59.999"},
+		{"-1", 0, "1969-12-31 23:59:59"},
+		{"-1", 1, "1969-12-31 23:59:59.9"},
+	} {
+		col := makeColumns([]connectors.Column{{Name: "ts", Type: types.TimestampType(c.p)}})[0]
+		v, err := epochMillis([]byte(c.ms), &col)
+		if err != nil || types.Format(v, col.t) != c.want {
+			t.Errorf("%s ms as TIMESTAMP(%d) = %v %v, want %s", c.ms, c.p, types.Format(v, col.t), err, c.want)
+		}
+	}
+	col := makeColumns([]connectors.Column{{Name: "ts", Type: types.TimestampType(3)}})[0]
+	if _, err := epochMillis([]byte("9223372036854776"), &col); err == nil {
+		t.Error("an out-of-range epoch was accepted")
+	}
+}

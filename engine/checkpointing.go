@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/state"
+)
+
+// checkpointOptions returns the dataflow options of a job, with a
+// checkpoint coordinator when execution.checkpointing.interval is set or
+// the job resumes from a savepoint.
+func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+	opts := dataflow.Options{JobName: name, Log: s.log}
+	interval := s.Conf.Duration("execution.checkpointing.interval")
+	savepoint := s.Conf.Get("execution.savepoint.path")
+	if interval <= 0 && savepoint == "" {
+		return opts, nil, nil
+	}
+	root := s.Conf.Get("state.checkpoints.dir")
+	if root == "" {
+		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
+	}
+	sum := sha256.Sum256([]byte(plan.Explain()))
+	coord, err := checkpoint.New(checkpoint.Config{
+		JobName:     name,
+		Dir:         filepath.Join(root, safeName(name)),
+		Interval:    interval,
+		Timeout:     s.Conf.Duration("execution.checkpointing.timeout"),
+		MinPause:    s.Conf.Duration("execution.checkpointing.min-pause"),
+		Retained:    s.Conf.Int("state.checkpoints.num-retained"),
+		PlanHash:    hex.EncodeToString(sum[:8]),
+		RestoreFrom: savepoint,
+		StartFresh:  s.Conf.Bool("state.checkpoints.start-fresh"),
+		Pebble: state.PebbleOptions{
+			CacheEntries:    s.Conf.Int("state.backend.cache-entries"),
+			BlockCacheBytes: int64(s.Conf.Int("state.backend.pebble.block-cache-mb")) << 20,
+			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
+			TTL:             s.Conf.Duration("table.exec.state.ttl"),
+		},
+		Log: s.log,
+	}, g)
+	if err != nil {
+		return opts, nil, err
+	}
+	if err := coord.CheckSources(); err != nil {
+		return opts, nil, err
+	}
+	opts.Checkpointer = coord
+	opts.NewStore = coord.NewStore
+	opts.RestorePosition = coord.RestorePosition
+	return opts, coord, nil
+}
+
+// safeName turns a job name into a directory name.
+func safeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 || r == ':' {
+			return '_'
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,239 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/parser"
+)
+
+func session(t *testing.T) *engine.Session {
+	t.Helper()
+	s := engine.NewSession(io.Discard)
+	stmts, err := parser.Parse(`CREATE TABLE gen (k INT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5000');
+CREATE TABLE sink (k INT, v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT k, v FROM gen;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stmts {
+		if _, err := s.Execute(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, j := range s.Jobs() {
+			j.Cancel()
+			<-j.Done()
+		}
+	})
+	// Wait until records have flowed, so the counters are not zero.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, out := s.Jobs()[0].Records(); out > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no records reached the sink in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s
+}
+
+func get(t *testing.T, url string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+}
+
+func TestJobsJSON(t *testing.T) {
+	s := session(t)
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+
+	code, ctype, body := get(t, srv.URL+"/jobs")
+	if code != 200 || ctype != "application/json" {
+		t.Fatalf("GET /jobs: %d %s", code, ctype)
+	}
+	var list struct{ Jobs []engine.JobInfo }
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	if len(list.Jobs) != 1 || list.Jobs[0].ID != "job-1" || list.Jobs[0].Status != "RUNNING" {
+		t.Fatalf("jobs: %+v", list.Jobs)
+	}
+
+	code, _, body = get(t, srv.URL+"/jobs/job-1")
+	if code != 200 {
+		t.Fatalf("GET /jobs/job-1: %d %s", code, body)
+	}
+	// The raw JSON: the field names are part of the API.
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "name", "status", "start_time", "records_in", "records_out", "operators", "checkpoints", "last_checkpoint"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("/jobs/job-1 lacks %q: %s", k, body)
+		}
+	}
+	if cps, ok := raw["checkpoints"].([]any); !ok || len(cps) != 0 {
+		t.Errorf("checkpoints should be an empty list, got %v", raw["checkpoints"])
+	}
+	var info engine.JobInfo
+	if err := json.Unmarshal([]byte(body), &info); err != nil {
+		t.Fatal(err)
+	}
+	var src, sink *engine.OperatorInfo
+	for i, op := range info.Operators {
+		if strings.HasPrefix(op.Name, "TableSourceScan(gen)") {
+			src = &info.Operators[i]
+		}
+		if op.Name == "Sink(sink)" {
+			sink = &info.Operators[i]
+		}
+	}
+	if src == nil || sink == nil || src.RecordsOut == 0 || sink.RecordsIn == 0 {
+		t.Fatalf("operators: %+v", info.Operators)
+	}
+
+	code, _, body = get(t, srv.URL+"/jobs/job-7")
+	if code != 404 || !strings.Contains(body, "no job with id 'job-7'") {
+		t.Fatalf("GET /jobs/job-7: %d %s", code, body)
+	}
+	resp, err := http.Post(srv.URL+"/jobs", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST /jobs: %d", resp.StatusCode)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	s := session(t)
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+	code, ctype, body := get(t, srv.URL+"/metrics")
+	if code != 200 || !strings.HasPrefix(ctype, "text/plain") {
+		t.Fatalf("GET /metrics: %d %s", code, ctype)
+	}
+	counter := func(name, operator string) float64 {
+		t.Helper()
+		re := regexp.MustCompile(name + `\{job_id="job-1",job_name="insert-into-sink",operator="` + regexp.QuoteMeta(operator) + `",operator_id="\d+"\} (\S+)`)
+		m := re.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no %s for %s in:\n%s", name, operator, body)
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := counter("streamsql_operator_records_out_total", "TableSourceScan(gen)"); v <= 0 {
+		t.Errorf("source records out %v", v)
+	}
+	if v := counter("streamsql_operator_records_in_total", "Sink(sink)"); v <= 0 {
+		t.Errorf("sink records in %v", v)
+	}
+	for _, want := range []string{
+		"# TYPE streamsql_operator_records_in_total counter",
+		`streamsql_job_status{job_id="job-1",job_name="insert-into-sink",status="RUNNING"} 1`,
+		`streamsql_job_status{job_id="job-1",job_name="insert-into-sink",status="FINISHED"} 0`,
+		"# TYPE streamsql_checkpoint_duration_seconds histogram",
+		"streamsql_checkpoint_duration_seconds_count 0",
+		"streamsql_checkpoint_size_bytes 0",
+		"streamsql_checkpoint_failures_total 0",
+		"streamsql_late_records_dropped_total 0",
+		"streamsql_sink_commit_latency_seconds_count 0",
+		"go_goroutines ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// Metrics that stay at zero say so.
+	for _, name := range []string{"streamsql_checkpoint_duration_seconds", "streamsql_checkpoint_size_bytes",
+		"streamsql_checkpoint_failures_total", "streamsql_late_records_dropped_total", "streamsql_sink_commit_latency_seconds"} {
+		if !regexp.MustCompile(`# HELP ` + name + ` .*Always zero in this version`).MatchString(body) {
+			t.Errorf("the HELP of %s does not say it is always zero", name)
+		}
+	}
+	// Counters grow between scrapes.
+	before := counter("streamsql_operator_records_out_total", "TableSourceScan(gen)")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, body = get(t, srv.URL+"/metrics")
+		if counter("streamsql_operator_records_out_total", "TableSourceScan(gen)") > before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the source counter did not grow in 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestListenAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"8081":             "127.0.0.1:8081",
+		":8081":            "127.0.0.1:8081",
+		"127.0.0.1:8081":   "127.0.0.1:8081",
+		"0.0.0.0:9000":     "0.0.0.0:9000",
+		"localhost:0":      "localhost:0",
+		"[::1]:8081":       "[::1]:8081",
+		" 8081 ":           "127.0.0.1:8081",
+		"127.0.0.1":        "",
+		"host:port":        "",
+		"":                 "",
+		"127.0.0.1:999999": "",
+	} {
+		got, err := ListenAddr(in)
+		if want == "" {
+			if err == nil {
+				t.Errorf("ListenAddr(%q) = %q, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ListenAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// A real listener on loopback, as --http starts it.
+func TestStart(t *testing.T) {
+	s := engine.NewSession(io.Discard)
+	srv, err := Start(":0", s, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
+		t.Fatalf("a bare port must bind to loopback, got %s", srv.URL())
+	}
+	code, _, body := get(t, srv.URL()+"/jobs")
+	if code != 200 || strings.TrimSpace(body) != "{\n  \"jobs\": []\n}" {
+		t.Fatalf("GET /jobs with no job: %d %q", code, body)
+	}
+}

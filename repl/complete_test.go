@@ -1,0 +1,106 @@
+package repl
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/parser"
+)
+
+func TestComplete(t *testing.T) {
+	for _, c := range []struct {
+		sql            string
+		complete, emty bool
+	}{
+		{"SELECT 1;", true, false},
+		{"SELECT 1", false, false},
+		{"SELECT ';'", false, false},
+		{"SELECT ';';", true, false},
+		{"SELECT 1; -- done", true, false},
+		{"SELECT 1 -- ;", false, false},
+		{"SELECT /* ; */ 1", false, false},
+		{"SELECT /* ; */ 1;", true, false},
+		{"SELECT /* ;", false, false},
+		{"SELECT 'it\\'s;'", false, false},
+		{"SELECT `a;b`;", true, false},
+		{"CREATE TABLE t (\n  a INT\n) WITH ('connector' = 'values');\n", true, false},
+		{"", false, true},
+		{"  \n -- a comment\n/* another */ ", false, true},
+	} {
+		complete, b := scan(c.sql)
+		if complete != c.complete || b != c.emty {
+			t.Errorf("scan(%q) = %v, %v; want %v, %v", c.sql, complete, b, c.complete, c.emty)
+		}
+	}
+}
+
+func newSession(t *testing.T, sql string) *engine.Session {
+	t.Helper()
+	s := engine.NewSession(io.Discard)
+	stmts, err := parser.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stmts {
+		if _, err := s.Execute(context.Background(), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func completions(c completer, line string) []string {
+	cands, _ := c.Do([]rune(line), len([]rune(line)))
+	var out []string
+	for _, r := range cands {
+		out = append(out, string(r))
+	}
+	return out
+}
+
+func TestCompleter(t *testing.T) {
+	s := newSession(t, "CREATE TABLE bids (auction BIGINT, price BIGINT) WITH ('connector' = 'values');")
+	c := completer{s}
+	for _, tc := range []struct {
+		line string
+		want []string // each must be among the candidates
+		not  []string
+	}{
+		{"SEL", []string{"ECT "}, nil},
+		{"sel", []string{"ect "}, []string{"ECT "}},
+		{"SELECT * FROM bi", []string{"ds"}, nil},
+		{"SELECT auc", []string{"tion"}, nil},
+		{"SELECT pr", []string{"ice", "imary "}, nil},
+		{"SET 'sql-client.ex", []string{"ecution.result-mode'"}, nil},
+		{"SET 'parallelism.", []string{"default'"}, nil},
+		{"RESET 'table.display", []string{".max-column-width'"}, nil},
+		{"SET 'sql-client.execution.result-mode' = 'ta", []string{"bleau';", "ble';"}, []string{"changelog';"}},
+		{"SET 'sql-client.execution.result-mode' = '", []string{"tableau';", "changelog';", "table';"}, nil},
+	} {
+		got := completions(c, tc.line)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: %q not among %q", tc.line, w, got)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q: %q must not be among %q", tc.line, w, got)
+			}
+		}
+	}
+	// SET ' lists every option key.
+	got := completions(c, "SET '")
+	if len(got) < 10 || !slices.Contains(got, "sql-client.execution.result-mode'") {
+		t.Errorf("SET ' offers %q", got)
+	}
+	if got := completions(c, "SELECT 1 "); len(got) != 0 {
+		t.Errorf("an empty word offers %q", got)
+	}
+	if got := completions(c, "SELECT zz"); len(got) != 0 {
+		t.Errorf("an unknown word offers %q", got)
+	}
+}

@@ -1,0 +1,497 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// A checkpoint directory holds a Pebble checkpoint plus the file
+// ckptManifestName, written last by Snapshot:
+//
+//	streamsql pebble checkpoint 1
+//	operator "<operator id>"
+//	keygroups <start> <end>
+//	file <name> <size> <xxhash64, hex>     (one line per file)
+//	checksum <xxhash64 of the lines above, hex>
+//
+// RestorePebble refuses a directory whose manifest is missing, does not
+// check out, or lists a file that is missing or differs in size or
+// checksum: a half-written or damaged checkpoint fails with an error
+// naming it instead of being restored.
+const ckptManifestName = "STREAMSQL-CHECKPOINT"
+
+const ckptHeader = "streamsql pebble checkpoint 1"
+
+// ckptFile is one file of a checkpoint.
+type ckptFile struct {
+	name string
+	size int64
+	hash uint64
+	fi   os.FileInfo // to recognise the same file, hard-linked, next time
+}
+
+type ckptManifest struct {
+	operator string
+	kgs      KeyGroupRange
+	files    []ckptFile
+}
+
+func hashFile(path string) (uint64, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	h := xxhash.New()
+	n, err := io.Copy(h, f)
+	return h.Sum64(), n, err
+}
+
+// writeCheckpointManifest lists the files of the checkpoint in dir,
+// hashes the ones not shared with the previous checkpoint (prev) and
+// writes the manifest. It returns the files, for the next call, and the
+// checkpoint's sizes.
+func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[string]ckptFile) (map[string]ckptFile, SnapshotInfo, error) {
+	info := SnapshotInfo{Dir: dir}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, info, err
+	}
+	files := make(map[string]ckptFile, len(ents))
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%s\noperator %s\nkeygroups %d %d\n", ckptHeader, strconv.Quote(operator), kgs.Start, kgs.End)
+	for _, de := range ents {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		name := de.Name()
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		if err != nil {
+			return nil, info, err
+		}
+		f := ckptFile{name: name, size: fi.Size(), fi: fi}
+		if p, ok := prev[name]; ok && p.size == f.size && os.SameFile(p.fi, fi) {
+			f.hash = p.hash
+		} else {
+			h, n, err := hashFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, info, err
+			}
+			if n != f.size {
+				return nil, info, fmt.Errorf("checkpoint file %s changed while hashing", name)
+			}
+			f.hash = h
+			info.NewBytes += f.size
+		}
+		info.TotalBytes += f.size
+		files[name] = f
+		fmt.Fprintf(&buf, "file %s %d %016x\n", name, f.size, f.hash)
+	}
+	fmt.Fprintf(&buf, "checksum %016x\n", xxhash.Sum64(buf.Bytes()))
+	tmp := filepath.Join(dir, ckptManifestName+".tmp")
+	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
+		return nil, info, err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, ckptManifestName)); err != nil {
+		return nil, info, err
+	}
+	if err := syncDir(dir); err != nil {
+		return nil, info, err
+	}
+	info.TotalBytes += int64(buf.Len())
+	info.NewBytes += int64(buf.Len())
+	return files, info, nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readCheckpointManifest reads and checks the manifest of dir.
+func readCheckpointManifest(dir string) (*ckptManifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ckptManifestName))
+	if err != nil {
+		if os.IsNotExist(err) {
+			if _, derr := os.Stat(dir); derr != nil {
+				return nil, fmt.Errorf("checkpoint directory: %w", derr)
+			}
+			return nil, fmt.Errorf("no %s: not a complete checkpoint", ckptManifestName)
+		}
+		return nil, err
+	}
+	body, last, ok := cutLastLine(data)
+	if !ok || !strings.HasPrefix(last, "checksum ") {
+		return nil, fmt.Errorf("%s is truncated", ckptManifestName)
+	}
+	sum, err := strconv.ParseUint(strings.TrimPrefix(last, "checksum "), 16, 64)
+	if err != nil || sum != xxhash.Sum64(body) {
+		return nil, fmt.Errorf("%s does not match its checksum", ckptManifestName)
+	}
+	m := &ckptManifest{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	line := 0
+	for sc.Scan() {
+		line++
+		t := sc.Text()
+		bad := func() error { return fmt.Errorf("%s line %d is malformed: %q", ckptManifestName, line, t) }
+		switch {
+		case line == 1:
+			if t != ckptHeader {
+				return nil, fmt.Errorf("%s has unknown format %q", ckptManifestName, t)
+			}
+		case strings.HasPrefix(t, "operator "):
+			op, err := strconv.Unquote(strings.TrimPrefix(t, "operator "))
+			if err != nil {
+				return nil, bad()
+			}
+			m.operator = op
+		case strings.HasPrefix(t, "keygroups "):
+			if _, err := fmt.Sscanf(t, "keygroups %d %d", &m.kgs.Start, &m.kgs.End); err != nil || !validRange(m.kgs) {
+				return nil, bad()
+			}
+		case strings.HasPrefix(t, "file "):
+			fs := strings.Fields(t)
+			if len(fs) != 4 || fs[1] == ckptManifestName || fs[1] != filepath.Base(fs[1]) || fs[1] == "." || fs[1] == ".." {
+				return nil, bad()
+			}
+			size, err1 := strconv.ParseInt(fs[2], 10, 64)
+			hash, err2 := strconv.ParseUint(fs[3], 16, 64)
+			if err1 != nil || err2 != nil || size < 0 {
+				return nil, bad()
+			}
+			m.files = append(m.files, ckptFile{name: fs[1], size: size, hash: hash})
+		default:
+			return nil, bad()
+		}
+	}
+	if line == 0 || !validRange(m.kgs) {
+		return nil, fmt.Errorf("%s is incomplete", ckptManifestName)
+	}
+	return m, nil
+}
+
+// cutLastLine splits data, which must end in a newline, before its last
+// line, and returns the last line without its newline.
+func cutLastLine(data []byte) ([]byte, string, bool) {
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil, "", false
+	}
+	i := bytes.LastIndexByte(data[:len(data)-1], '\n')
+	if i < 0 {
+		return nil, "", false
+	}
+	return data[:i+1], string(data[i+1 : len(data)-1]), true
+}
+
+// verifyCheckpoint checks every file the manifest of dir lists.
+func verifyCheckpoint(dir string, m *ckptManifest) error {
+	for _, f := range m.files {
+		p := filepath.Join(dir, f.name)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", f.name, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("file %s is not a regular file", f.name)
+		}
+		if fi.Size() != f.size {
+			return fmt.Errorf("file %s has %d bytes, the manifest says %d", f.name, fi.Size(), f.size)
+		}
+		h, _, err := hashFile(p)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", f.name, err)
+		}
+		if h != f.hash {
+			return fmt.Errorf("file %s does not match its checksum", f.name)
+		}
+	}
+	return nil
+}
+
+// openCheckpoint reads and verifies the checkpoint of src.
+func openCheckpoint(src RestoreSource) (*ckptManifest, error) {
+	m, err := readCheckpointManifest(src.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.kgs != src.KeyGroups {
+		return nil, fmt.Errorf("holds key groups [%d, %d), not [%d, %d)", m.kgs.Start, m.kgs.End, src.KeyGroups.Start, src.KeyGroups.End)
+	}
+	if err := verifyCheckpoint(src.Dir, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// RestorePebble prepares workDir, which must not exist, as the working
+// DB of a store that owns key groups kgs, from the checkpoint directories
+// of the previous run; OpenPebbleStore then opens it. The sources that
+// intersect kgs must not overlap and must cover it. Every source used is
+// verified against its manifest first.
+//
+// If exactly one source intersects kgs and owns exactly kgs, its files
+// are hard-linked (SSTs; copied if linking fails) or copied (the small
+// mutable files) into workDir: a cheap restore. Otherwise (rescaling) a
+// new DB is created and every entry whose key group is in kgs is copied
+// from each source, opened read-only, one range scan per state name.
+//
+// Errors name the offending directory; on error workDir is removed.
+func RestorePebble(workDir string, sources []RestoreSource, kgs KeyGroupRange, opts PebbleOptions) (err error) {
+	if !validRange(kgs) {
+		return fmt.Errorf("state: restore into %s: invalid key-group range [%d, %d)", workDir, kgs.Start, kgs.End)
+	}
+	if _, err := os.Lstat(workDir); err == nil {
+		return fmt.Errorf("state: restore into %s: the directory already exists", workDir)
+	}
+	var used []RestoreSource
+	for _, s := range sources {
+		if !validRange(s.KeyGroups) {
+			return fmt.Errorf("state: restore from %s: invalid key-group range [%d, %d)", s.Dir, s.KeyGroups.Start, s.KeyGroups.End)
+		}
+		if s.KeyGroups.Start < kgs.End && kgs.Start < s.KeyGroups.End {
+			used = append(used, s)
+		}
+	}
+	slices.SortFunc(used, func(a, b RestoreSource) int { return a.KeyGroups.Start - b.KeyGroups.Start })
+	next := kgs.Start
+	for i, s := range used {
+		if i > 0 && s.KeyGroups.Start < used[i-1].KeyGroups.End {
+			return fmt.Errorf("state: restore into %s: sources %s and %s overlap", workDir, used[i-1].Dir, s.Dir)
+		}
+		if s.KeyGroups.Start > next {
+			break
+		}
+		next = max(next, s.KeyGroups.End)
+	}
+	if next < kgs.End {
+		return fmt.Errorf("state: restore into %s: no source holds key groups from %d (restoring [%d, %d))", workDir, next, kgs.Start, kgs.End)
+	}
+
+	cur := "" // the source being read, for errors
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("state: restore from %s into %s: %v", cur, workDir, r)
+		}
+		if err != nil {
+			_ = os.RemoveAll(workDir)
+		}
+	}()
+	manifests := make([]*ckptManifest, len(used))
+	for i, s := range used {
+		cur = s.Dir
+		m, err := openCheckpoint(s)
+		if err != nil {
+			return fmt.Errorf("state: restore from checkpoint %s: %w", s.Dir, err)
+		}
+		manifests[i] = m
+	}
+	if err := os.MkdirAll(filepath.Dir(workDir), 0o755); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	if len(used) == 1 && used[0].KeyGroups == kgs {
+		cur = used[0].Dir
+		return linkCheckpoint(workDir, used[0].Dir, manifests[0])
+	}
+	return copyKeyGroups(workDir, used, kgs, opts.withDefaults(), &cur)
+}
+
+// linkCheckpoint makes workDir a copy of checkpoint dir, hard-linking the
+// immutable SSTs.
+func linkCheckpoint(workDir, dir string, m *ckptManifest) error {
+	if err := os.Mkdir(workDir, 0o755); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	for _, f := range m.files {
+		src, dst := filepath.Join(dir, f.name), filepath.Join(workDir, f.name)
+		if strings.HasSuffix(f.name, ".sst") && os.Link(src, dst) == nil {
+			continue
+		}
+		if err := copyFile(src, dst); err != nil {
+			return fmt.Errorf("state: restore from %s into %s: %w", dir, workDir, err)
+		}
+	}
+	if err := syncDir(workDir); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// noLockFS opens checkpoints read-only without creating a LOCK file in
+// them, so that a checkpoint on read-only storage can be restored.
+type noLockFS struct{ vfs.FS }
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+func (noLockFS) Lock(string) (io.Closer, error) { return nopCloser{}, nil }
+
+const restoreBatchBytes = 4 << 20
+
+// copyKeyGroups creates a DB in workDir holding the entries of key
+// groups kgs of the sources.
+func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, opts PebbleOptions, cur *string) error {
+	cache := pebble.NewCache(opts.BlockCacheBytes)
+	defer cache.Unref()
+	// A big memtable while loading: fewer, larger flushes. The store
+	// opens the DB with its own options afterwards.
+	wo := opts
+	wo.MemTableBytes = max(opts.MemTableBytes, 64<<20)
+	po := pebbleOptions(wo, cache)
+	po.ErrorIfExists = true
+	db, err := pebble.Open(workDir, po)
+	if err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = db.Close()
+		}
+	}()
+	if err := db.Set(metaKGKey, encodeKGRange(kgs), pebble.NoSync); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	for _, src := range sources {
+		*cur = src.Dir
+		lo, hi := max(src.KeyGroups.Start, kgs.Start), min(src.KeyGroups.End, kgs.End)
+		if err := copySource(db, src.Dir, lo, hi, opts, cache); err != nil {
+			return fmt.Errorf("state: restore from checkpoint %s into %s: %w", src.Dir, workDir, err)
+		}
+	}
+	*cur = ""
+	if err := db.Flush(); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	closed = true
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	return nil
+}
+
+// copySource copies the entries of key groups [lo, hi) of the checkpoint
+// in dir into db: for each state name, found by seeking past the
+// previous one, one range scan over [name|lo, name|hi).
+func copySource(db *pebble.DB, dir string, lo, hi int, opts PebbleOptions, cache *pebble.Cache) error {
+	po := pebbleOptions(opts, cache)
+	po.ReadOnly = true
+	po.FS = noLockFS{vfs.Default}
+	src, err := pebble.Open(dir, po)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	it, err := src.NewIter(&pebble.IterOptions{LowerBound: []byte{1}})
+	if err != nil {
+		return err
+	}
+	b := db.NewBatch()
+	defer func() { b.Close() }()
+	var ierr error
+	ok := it.First()
+	for ok {
+		k := it.Key()
+		if len(k) < 1+int(k[0])+2 {
+			ierr = fmt.Errorf("malformed key %q", k)
+			break
+		}
+		name := bytes.Clone(k[:1+int(k[0])])
+		start := binary.BigEndian.AppendUint16(bytes.Clone(name), uint16(lo))
+		end := binary.BigEndian.AppendUint16(bytes.Clone(name), uint16(hi))
+		for ok = it.SeekGE(start); ok && bytes.Compare(it.Key(), end) < 0; ok = it.Next() {
+			v, err := it.ValueAndErr()
+			if err != nil {
+				ierr = err
+				break
+			}
+			if err := b.Set(it.Key(), v, nil); err != nil {
+				ierr = err
+				break
+			}
+			if b.Len() >= restoreBatchBytes {
+				if err := db.Apply(b, pebble.NoSync); err != nil {
+					ierr = err
+					break
+				}
+				b.Close()
+				b = db.NewBatch()
+			}
+		}
+		if ierr != nil {
+			break
+		}
+		next := prefixEnd(name)
+		if next == nil {
+			break
+		}
+		ok = it.SeekGE(next)
+	}
+	if err := it.Close(); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil {
+		return ierr
+	}
+	if !b.Empty() {
+		return db.Apply(b, pebble.NoSync)
+	}
+	return nil
+}
