@@ -295,7 +295,7 @@ func (c *Coordinator) loop(j *dataflow.Job) {
 			}
 			if _, err := c.trigger(false, ""); err != nil {
 				if errors.Is(err, dataflow.ErrSourceFinished) {
-					c.log.Info("sources finishing; no further checkpoints")
+					c.log.Debug("sources finishing; no further checkpoints")
 					// Keep waiting for the job to end.
 					next = time.Now().Add(24 * time.Hour)
 					continue

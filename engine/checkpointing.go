@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,4 +67,30 @@ func safeName(name string) string {
 		}
 		return r
 	}, name)
+}
+
+// queryCheckpointOptions checkpoints a SELECT like any job when the
+// session enables checkpointing, but in a directory of its own that is
+// removed afterwards: a query's result goes to the client, so there is
+// nothing to resume, yet its barriers and snapshots run as for a job.
+func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, func(), error) {
+	noop := func() {}
+	if s.Conf.Duration("execution.checkpointing.interval") <= 0 || s.Conf.Get("state.checkpoints.dir") == "" {
+		return dataflow.Options{JobName: name, Log: s.log}, nil, noop, nil
+	}
+	s.mu.Lock()
+	s.nextQuery++
+	unique := fmt.Sprintf("%s-query-%d-%d", name, os.Getpid(), s.nextQuery)
+	s.mu.Unlock()
+	saved := s.Conf.Get("execution.savepoint.path")
+	if saved != "" {
+		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
+		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
+	}
+	opts, coord, err := s.checkpointOptions(unique, plan, g)
+	if err != nil {
+		return opts, nil, noop, err
+	}
+	dir := filepath.Join(s.Conf.Get("state.checkpoints.dir"), safeName(unique))
+	return opts, coord, func() { _ = os.RemoveAll(dir) }, nil
 }

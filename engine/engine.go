@@ -36,9 +36,10 @@ type Session struct {
 	env     *connectors.Env
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	jobs   []*Job
-	nextID int
+	mu        sync.Mutex
+	jobs      []*Job
+	nextID    int
+	nextQuery int
 }
 
 // NewSession returns a session whose print sinks write to stdout.
@@ -367,9 +368,18 @@ func (q *Query) Run(ctx context.Context, fn func(c *dyntable.Chunk) error) error
 	if err != nil {
 		return err
 	}
-	j, err := dataflow.Start(ctx, g, dataflow.Options{JobName: name, Log: q.s.log})
+	opts, coord, cleanup, err := q.s.queryCheckpointOptions(name, q.plan, g)
 	if err != nil {
 		return err
+	}
+	defer cleanup()
+	j, err := dataflow.Start(ctx, g, opts)
+	if err != nil {
+		return err
+	}
+	if coord != nil {
+		coord.Start(j)
+		defer func() { <-coord.Closed() }()
 	}
 	return j.Wait()
 }

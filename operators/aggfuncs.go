@@ -99,17 +99,17 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 	return a, nil
 }
 
-// aggOp is how GroupAgg computes one aggregate: in flat slots of the
+// aggOp is how GroupAgg computes one aggregate: in int64 words of the
 // group state (all but opAcc) or by an accumulator object (opAcc).
 type aggOp uint8
 
 const (
-	opCountStar aggOp = iota // the group's row count; no slot
-	opCount                  // a: non-NULL values
-	opIntSum                 // SUM/AVG of INT/BIGINT: a sum, b values
-	opFloatSum               // SUM/AVG of DOUBLE: a float64 bits of the sum, b values
-	opIntMin                 // insert-only MIN of INT/BIGINT: a the minimum, b 1 once set
-	opIntMax                 // insert-only MAX of INT/BIGINT: a the maximum, b 1 once set
+	opCountStar aggOp = iota // the group's row count
+	opCount                  // the non-NULL count of the argument
+	opIntSum                 // SUM/AVG of INT/BIGINT: word is the sum
+	opFloatSum               // SUM/AVG of DOUBLE: word holds the float64 bits of the sum
+	opIntMin                 // insert-only MIN of INT/BIGINT: word is the minimum
+	opIntMax                 // insert-only MAX of INT/BIGINT: word is the maximum
 	opAcc                    // anything else: an accumulator from newAccumulator
 )
 
@@ -119,16 +119,17 @@ type aggPlan struct {
 	op     aggOp
 	avg    bool
 	arg    int
+	nn     int   // word counting the non-NULL values of arg (not for opCountStar, opAcc)
+	word   int   // the aggregate's own word (opIntSum, opFloatSum, opIntMin, opIntMax)
 	lo, hi int64 // range of an integer SUM
-	acc    int   // opAcc: index into groupState.accs
+	acc    int   // opAcc: index into groupExt.accs
 }
 
-// aggSlot is the flat per-group state of one slot aggregate; what a and
-// b mean depends on the aggOp.
-type aggSlot struct{ a, b int64 }
-
-// planAgg decides how an aggregate is computed. It accepts exactly the
-// calls newAccumulator accepts.
+// planAgg decides how an aggregate is computed; GroupAgg assigns the
+// words. It accepts exactly the calls newAccumulator accepts. The word
+// aggregates compute what countAcc, intSumAcc, floatSumAcc and
+// extremeAcc would: with n the non-NULL count, a SUM or AVG is NULL when
+// n is 0 and an extreme is unset when n is 0.
 func planAgg(c AggCall, retracts bool) (aggPlan, error) {
 	if _, err := newAccumulator(c, retracts); err != nil {
 		return aggPlan{}, err
@@ -166,78 +167,11 @@ func planAgg(c AggCall, retracts bool) (aggPlan, error) {
 	return p, nil
 }
 
-// encodeSlot appends slot aggregate i of gs in the encoding of the
-// accumulator it stands for (countAcc, intSumAcc, floatSumAcc,
-// extremeAcc).
-func (p *aggPlan) encodeSlot(dst []byte, gs *groupState, i int) []byte {
-	s := &gs.slots[i]
-	switch p.op {
-	case opCountStar:
-		return binary.AppendVarint(dst, gs.rows)
-	case opCount:
-		return binary.AppendVarint(dst, s.a)
-	case opIntSum:
-		return binary.AppendVarint(binary.AppendVarint(dst, s.a), s.b)
-	case opFloatSum:
-		return binary.AppendVarint(binary.BigEndian.AppendUint64(dst, uint64(s.a)), s.b)
-	case opIntMin, opIntMax:
-		if s.b == 0 {
-			return types.AppendValue(dst, types.NullValue)
-		}
-		return types.AppendValue(dst, types.NewInt(s.a))
-	}
-	panic(fmt.Sprintf("encodeSlot of aggregate op %d", p.op))
-}
-
-// decodeSlot is the inverse of encodeSlot; it returns the rest of b.
-func (p *aggPlan) decodeSlot(b []byte, gs *groupState, i int) ([]byte, error) {
-	s := &gs.slots[i]
-	switch p.op {
-	case opCountStar, opCount:
-		n, k := binary.Varint(b)
-		if k <= 0 || (p.op == opCountStar && n != gs.rows) {
-			return nil, types.ErrCorrupt
-		}
-		s.a = n
-		return b[k:], nil
-	case opIntSum, opFloatSum:
-		var k1 int
-		if p.op == opIntSum {
-			s.a, k1 = binary.Varint(b)
-			if k1 <= 0 {
-				return nil, types.ErrCorrupt
-			}
-		} else {
-			if len(b) < 8 {
-				return nil, types.ErrCorrupt
-			}
-			s.a, k1 = int64(binary.BigEndian.Uint64(b)), 8
-		}
-		n, k2 := binary.Varint(b[k1:])
-		if k2 <= 0 {
-			return nil, types.ErrCorrupt
-		}
-		s.b = n
-		return b[k1+k2:], nil
-	case opIntMin, opIntMax:
-		v, rest, err := types.DecodeValue(b)
-		if err != nil {
-			return nil, err
-		}
-		switch v.Kind() {
-		case types.KindNull:
-			s.a, s.b = 0, 0
-		case types.KindInt:
-			s.a, s.b = v.Int(), 1
-		default:
-			return nil, types.ErrCorrupt
-		}
-		return rest, nil
-	}
-	panic(fmt.Sprintf("decodeSlot of aggregate op %d", p.op))
-}
-
 var errInsertOnlyExtreme = errors.New("MIN/MAX received a retraction on a plan that declared its input insert-only")
+
+// The accumulators below compute one aggregate each. GroupAgg runs the
+// common ones in words of the group state instead (see planAgg); these
+// remain for DISTINCT, which wraps them, and for the rest.
 
 type countAcc struct{ n int64 }
 

@@ -34,29 +34,57 @@ type GroupAggSpec struct {
 // of the input changelog and fails the job.
 type GroupAgg struct {
 	base
-	spec   GroupAggSpec
-	plan   []aggPlan // one per aggregate, in spec.Aggs order
-	nAccs  int       // aggregates computed by accumulator objects
-	groups state.ValueState[*groupState]
+	spec GroupAggSpec
+	plan []aggPlan // one per aggregate, in spec.Aggs order
+	// nnCols are the argument columns whose non-NULL count some slot
+	// aggregate needs; each count is kept once per group.
+	nnCols []nnCol
+	nWords int // words per group
+	nAccs  int // aggregates computed by accumulator objects
+	groups state.ValueState[groupState]
 	key    []byte
 }
 
 var _ dataflow.Operator = (*GroupAgg)(nil)
 
-// groupState is one group's accumulators and its last emitted row. The
-// common aggregates (COUNT, SUM/AVG of INT/BIGINT/DOUBLE, insert-only
-// MIN/MAX of INT/BIGINT) live in flat slots, one per aggregate, stored
-// inline for up to len(inl) aggregates so that a group is a single
-// allocation; the configuration of each aggregate is in GroupAgg.plan.
-// The others (DECIMAL, DISTINCT, retractable and non-integer MIN/MAX)
-// are accumulator objects in accs.
+// groupState is one group's row count, aggregates and last emitted row.
+// The state holds it by value, so that looking a group up reaches its
+// data without following another pointer.
+//
+// The common aggregates (COUNT, SUM/AVG of INT/BIGINT/DOUBLE, insert-only
+// MIN/MAX of INT/BIGINT) are computed in int64 words, laid out by
+// GroupAgg.plan: each such aggregate has at most one word of its own
+// (a sum or an extreme) and shares with the others over the same column
+// one word counting the column's non-NULL values. The first inlineWords
+// words are inline, so that the state of a typical group is a single
+// 64-byte object. Further words and the accumulator objects of the other
+// aggregates (DECIMAL, DISTINCT, retractable or non-integer MIN/MAX)
+// are in ext, nil when there are none.
 type groupState struct {
-	rows  int64 // input rows currently in the group
-	out   types.Row
-	slots []aggSlot // indexed by aggregate; unused for COUNT(*) and accumulators
-	accs  []accumulator
-	inl   [4]aggSlot
+	rows int64 // input rows currently in the group
+	out  types.Row
+	ext  *groupExt
+	w    [inlineWords]int64
 }
+
+const inlineWords = 3
+
+type groupExt struct {
+	words []int64 // words from inlineWords on
+	accs  []accumulator
+}
+
+// word returns word j of gs.
+func (gs *groupState) word(j int) *int64 {
+	if j < inlineWords {
+		return &gs.w[j]
+	}
+	return &gs.ext.words[j-inlineWords]
+}
+
+// nnCol is an argument column and the word that counts its non-NULL
+// values.
+type nnCol struct{ arg, word int }
 
 // NewGroupAgg returns a group aggregation operator; it fails on an
 // aggregate the operator cannot compute.
@@ -67,9 +95,27 @@ func NewGroupAgg(spec GroupAggSpec) (*GroupAgg, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.op == opAcc {
+		switch p.op {
+		case opAcc:
 			p.acc = g.nAccs
 			g.nAccs++
+		case opCountStar:
+		default:
+			p.nn = -1
+			for _, c := range g.nnCols {
+				if c.arg == p.arg {
+					p.nn = c.word
+				}
+			}
+			if p.nn < 0 {
+				p.nn = g.nWords
+				g.nnCols = append(g.nnCols, nnCol{arg: p.arg, word: p.nn})
+				g.nWords++
+			}
+			if p.op != opCount {
+				p.word = g.nWords
+				g.nWords++
+			}
 		}
 		g.plan[i] = p
 	}
@@ -79,23 +125,24 @@ func NewGroupAgg(spec GroupAggSpec) (*GroupAgg, error) {
 // Open implements dataflow.Operator.
 func (g *GroupAgg) Open(ctx *dataflow.OpContext) error {
 	var err error
-	g.groups, err = state.NewValueState[*groupState](ctx.State, "groups", groupCodec{g})
+	g.groups, err = state.NewValueState[groupState](ctx.State, "groups", groupCodec{g})
 	return err
 }
 
-func (g *GroupAgg) newGroup() *groupState {
-	gs := &groupState{}
-	if len(g.plan) <= len(gs.inl) {
-		gs.slots = gs.inl[:len(g.plan)]
-	} else {
-		gs.slots = make([]aggSlot, len(g.plan))
-	}
-	if g.nAccs > 0 {
-		gs.accs = make([]accumulator, 0, g.nAccs)
-		for i, p := range g.plan {
-			if p.op == opAcc {
-				a, _ := newAccumulator(g.spec.Aggs[i], g.spec.InputRetracts) // checked in NewGroupAgg
-				gs.accs = append(gs.accs, a)
+func (g *GroupAgg) newGroup() groupState {
+	var gs groupState
+	if g.nAccs > 0 || g.nWords > inlineWords {
+		gs.ext = &groupExt{}
+		if g.nWords > inlineWords {
+			gs.ext.words = make([]int64, g.nWords-inlineWords)
+		}
+		if g.nAccs > 0 {
+			gs.ext.accs = make([]accumulator, 0, g.nAccs)
+			for i, p := range g.plan {
+				if p.op == opAcc {
+					a, _ := newAccumulator(g.spec.Aggs[i], g.spec.InputRetracts) // checked in NewGroupAgg
+					gs.ext.accs = append(gs.ext.accs, a)
+				}
 			}
 		}
 	}
@@ -122,9 +169,9 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 		}
 		var changed bool
 		if acc {
-			changed, err = g.add(gs, ch.Row)
+			changed, err = g.add(&gs, ch.Row)
 		} else {
-			changed, err = g.retract(gs, ch.Row)
+			changed, err = g.retract(&gs, ch.Row)
 		}
 		if err != nil {
 			return err
@@ -136,7 +183,7 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			}
 			continue
 		}
-		if row := g.changedRow(gs, ch.Row, changed); row != nil {
+		if row := g.changedRow(&gs, ch.Row, changed); row != nil {
 			if gs.out == nil {
 				em.add(dyntable.Insert, row)
 			} else {
@@ -154,9 +201,9 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 }
 
 // add accumulates input row r into gs. Aggregates other than COUNT(*)
-// skip NULL arguments. It reports whether the result of a slot
-// aggregate changed (as types.RowsEqual sees it) or the group has a
-// COUNT(*); accumulator aggregates are left to changedRow.
+// skip NULL arguments. It reports whether the result of a word
+// aggregate changed (as types.RowsEqual sees it) or there is a COUNT(*);
+// accumulator aggregates are left to changedRow.
 func (g *GroupAgg) add(gs *groupState, r types.Row) (changed bool, err error) {
 	for i := range g.plan {
 		p := &g.plan[i]
@@ -168,38 +215,45 @@ func (g *GroupAgg) add(gs *groupState, r types.Row) (changed bool, err error) {
 		if v.IsNull() {
 			continue
 		}
-		s := &gs.slots[i]
 		switch p.op {
 		case opCount:
-			s.a++
 			changed = true
 		case opIntSum:
-			x, sum := v.Int(), s.a
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			x, sum := v.Int(), *w
 			t := sum + x
 			if (x > 0 && t < sum) || (x < 0 && t > sum) || t < p.lo || t > p.hi {
 				return false, fmt.Errorf("GroupAggregate: integer overflow in SUM: %d + %d", sum, x)
 			}
-			changed = changed || intSumChanged(p.avg, sum, s.b, t, s.b+1)
-			s.a, s.b = t, s.b+1
+			changed = changed || intSumChanged(p.avg, sum, n, t, n+1)
+			*w = t
 		case opFloatSum:
-			sum := math.Float64frombits(uint64(s.a))
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			sum := math.Float64frombits(uint64(*w))
 			t := sum + v.Float()
-			changed = changed || floatSumChanged(p.avg, sum, s.b, t, s.b+1)
-			s.a, s.b = int64(math.Float64bits(t)), s.b+1
+			changed = changed || floatSumChanged(p.avg, sum, n, t, n+1)
+			*w = int64(math.Float64bits(t))
 		case opIntMax:
-			if x := v.Int(); s.b == 0 || x > s.a {
-				s.a, s.b = x, 1
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			if x := v.Int(); n == 0 || x > *w {
+				*w = x
 				changed = true
 			}
 		case opIntMin:
-			if x := v.Int(); s.b == 0 || x < s.a {
-				s.a, s.b = x, 1
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			if x := v.Int(); n == 0 || x < *w {
+				*w = x
 				changed = true
 			}
 		default:
-			if err := gs.accs[p.acc].add(*v); err != nil {
+			if err := gs.ext.accs[p.acc].add(*v); err != nil {
 				return false, fmt.Errorf("GroupAggregate: %w", err)
 			}
+		}
+	}
+	for _, c := range g.nnCols {
+		if !r[c.arg].IsNull() {
+			*gs.word(c.word)++
 		}
 	}
 	gs.rows++
@@ -218,30 +272,35 @@ func (g *GroupAgg) retract(gs *groupState, r types.Row) (changed bool, err error
 		if v.IsNull() {
 			continue
 		}
-		s := &gs.slots[i]
 		switch p.op {
 		case opCount:
-			s.a--
 			changed = true
 		case opIntSum:
-			x, sum := v.Int(), s.a
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			x, sum := v.Int(), *w
 			t := sum - x
 			if (x < 0 && t < sum) || (x > 0 && t > sum) {
 				return false, fmt.Errorf("GroupAggregate: integer overflow in SUM: %d - %d", sum, x)
 			}
-			changed = changed || intSumChanged(p.avg, sum, s.b, t, s.b-1)
-			s.a, s.b = t, s.b-1
+			changed = changed || intSumChanged(p.avg, sum, n, t, n-1)
+			*w = t
 		case opFloatSum:
-			sum := math.Float64frombits(uint64(s.a))
+			n, w := *gs.word(p.nn), gs.word(p.word)
+			sum := math.Float64frombits(uint64(*w))
 			t := sum - v.Float()
-			changed = changed || floatSumChanged(p.avg, sum, s.b, t, s.b-1)
-			s.a, s.b = int64(math.Float64bits(t)), s.b-1
+			changed = changed || floatSumChanged(p.avg, sum, n, t, n-1)
+			*w = int64(math.Float64bits(t))
 		case opIntMax, opIntMin:
 			return false, fmt.Errorf("GroupAggregate: %w", errInsertOnlyExtreme)
 		default:
-			if err := gs.accs[p.acc].retract(*v); err != nil {
+			if err := gs.ext.accs[p.acc].retract(*v); err != nil {
 				return false, fmt.Errorf("GroupAggregate: %w", err)
 			}
+		}
+	}
+	for _, c := range g.nnCols {
+		if !r[c.arg].IsNull() {
+			*gs.word(c.word)--
 		}
 	}
 	gs.rows--
@@ -274,42 +333,45 @@ func floatSumChanged(avg bool, sum0 float64, n0 int64, sum1 float64, n1 int64) b
 
 // result returns the current value of aggregate i of gs.
 func (g *GroupAgg) result(gs *groupState, i int) types.Value {
+	var v types.Value
+	g.resultTo(&v, gs, i)
+	return v
+}
+
+// resultTo stores the current value of aggregate i of gs in *dst;
+// building values right in the output row saves copying them there.
+func (g *GroupAgg) resultTo(dst *types.Value, gs *groupState, i int) {
 	p := &g.plan[i]
-	s := &gs.slots[i]
 	switch p.op {
 	case opCountStar:
-		return types.NewInt(gs.rows)
-	case opCount:
-		return types.NewInt(s.a)
-	case opIntSum:
-		if s.b == 0 {
-			return types.NullValue
-		}
-		if p.avg {
-			return types.NewInt(s.a / s.b)
-		}
-		return types.NewInt(s.a)
-	case opFloatSum:
-		if s.b == 0 {
-			return types.NullValue
-		}
-		f := math.Float64frombits(uint64(s.a))
-		if p.avg {
-			f /= float64(s.b)
-		}
-		return types.NewFloat(f)
-	case opIntMax, opIntMin:
-		if s.b == 0 {
-			return types.NullValue
-		}
-		return types.NewInt(s.a)
+		*dst = types.NewInt(gs.rows)
+		return
+	case opAcc:
+		*dst = gs.ext.accs[p.acc].result()
+		return
 	}
-	return gs.accs[p.acc].result()
+	n := *gs.word(p.nn)
+	switch {
+	case p.op == opCount:
+		*dst = types.NewInt(n)
+	case n == 0:
+		*dst = types.NullValue
+	case p.op == opFloatSum:
+		f := math.Float64frombits(uint64(*gs.word(p.word)))
+		if p.avg {
+			f /= float64(n)
+		}
+		*dst = types.NewFloat(f)
+	case p.avg:
+		*dst = types.NewInt(*gs.word(p.word) / n)
+	default: // SUM, MIN, MAX of INT/BIGINT
+		*dst = types.NewInt(*gs.word(p.word))
+	}
 }
 
 // changedRow returns gs's new result row, with the group key values
 // taken from input row r, or nil when it equals the last emitted row as
-// types.RowsEqual sees it. changed tells whether a slot aggregate's
+// types.RowsEqual sees it. changed tells whether a word aggregate's
 // result changed; only accumulator aggregates are compared here.
 func (g *GroupAgg) changedRow(gs *groupState, r types.Row, changed bool) types.Row {
 	nk := len(g.spec.GroupKeys)
@@ -342,37 +404,6 @@ func (g *GroupAgg) changedRow(gs *groupState, r types.Row, changed bool) types.R
 	return row
 }
 
-// resultTo stores the current value of aggregate i of gs in *dst. It is
-// result, writing in place: building the common values right in the row
-// saves copying them there.
-func (g *GroupAgg) resultTo(dst *types.Value, gs *groupState, i int) {
-	p := &g.plan[i]
-	s := &gs.slots[i]
-	switch p.op {
-	case opCountStar:
-		*dst = types.NewInt(gs.rows)
-	case opCount:
-		*dst = types.NewInt(s.a)
-	case opIntSum:
-		switch {
-		case s.b == 0:
-			*dst = types.NullValue
-		case p.avg:
-			*dst = types.NewInt(s.a / s.b)
-		default:
-			*dst = types.NewInt(s.a)
-		}
-	case opIntMax, opIntMin:
-		if s.b == 0 {
-			*dst = types.NullValue
-		} else {
-			*dst = types.NewInt(s.a)
-		}
-	default:
-		*dst = g.result(gs, i)
-	}
-}
-
 // sameValue is types.RowsEqual for one pair of values.
 func sameValue(a, b *types.Value) bool {
 	k := a.Kind()
@@ -394,56 +425,58 @@ func keyRow(r types.Row, cols []int) types.Row {
 	return k
 }
 
-// groupCodec serializes a group's state for persistent backends:
-// rows, the last emitted row, then each aggregate in order. Slot
-// aggregates use the encoding of the accumulator they stand for.
+// groupCodec serializes a group's state for persistent backends: rows,
+// the last emitted row, the words, then each accumulator object.
 type groupCodec struct{ g *GroupAgg }
 
-func (c groupCodec) Encode(dst []byte, gs *groupState) []byte {
+func (c groupCodec) Encode(dst []byte, gs groupState) []byte {
 	dst = binary.AppendVarint(dst, gs.rows)
 	row := types.EncodeRow(nil, gs.out)
 	dst = binary.AppendUvarint(dst, uint64(len(row)))
 	dst = append(dst, row...)
-	for i := range c.g.plan {
-		p := &c.g.plan[i]
-		if p.op == opAcc {
-			dst = gs.accs[p.acc].encode(dst)
-		} else {
-			dst = p.encodeSlot(dst, gs, i)
+	for j := 0; j < c.g.nWords; j++ {
+		dst = binary.AppendVarint(dst, *gs.word(j))
+	}
+	if gs.ext != nil {
+		for _, a := range gs.ext.accs {
+			dst = a.encode(dst)
 		}
 	}
 	return dst
 }
 
-func (c groupCodec) Decode(b []byte) (*groupState, error) {
+func (c groupCodec) Decode(b []byte) (groupState, error) {
 	gs := c.g.newGroup()
 	n, k := binary.Varint(b)
 	if k <= 0 {
-		return nil, types.ErrCorrupt
+		return groupState{}, types.ErrCorrupt
 	}
 	gs.rows, b = n, b[k:]
 	l, k := binary.Uvarint(b)
 	if k <= 0 || uint64(len(b)-k) < l {
-		return nil, types.ErrCorrupt
+		return groupState{}, types.ErrCorrupt
 	}
 	out, err := types.DecodeRow(b[k : k+int(l)])
 	if err != nil {
-		return nil, err
+		return groupState{}, err
 	}
 	gs.out, b = out, b[k+int(l):]
-	for i := range c.g.plan {
-		p := &c.g.plan[i]
-		if p.op == opAcc {
-			b, err = gs.accs[p.acc].decode(b)
-		} else {
-			b, err = p.decodeSlot(b, gs, i)
+	for j := 0; j < c.g.nWords; j++ {
+		w, k := binary.Varint(b)
+		if k <= 0 {
+			return groupState{}, types.ErrCorrupt
 		}
-		if err != nil {
-			return nil, err
+		*gs.word(j), b = w, b[k:]
+	}
+	if gs.ext != nil {
+		for _, a := range gs.ext.accs {
+			if b, err = a.decode(b); err != nil {
+				return groupState{}, err
+			}
 		}
 	}
 	if len(b) != 0 {
-		return nil, types.ErrCorrupt
+		return groupState{}, types.ErrCorrupt
 	}
 	return gs, nil
 }

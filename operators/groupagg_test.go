@@ -590,10 +590,10 @@ func TestGroupAggCodecRoundTrip(t *testing.T) {
 
 // gaStateResults is the aggregate part of the row a group state would
 // produce now.
-func gaStateResults(g *GroupAgg, gs *groupState) types.Row {
+func gaStateResults(g *GroupAgg, gs groupState) types.Row {
 	res := make(types.Row, len(g.plan))
 	for i := range g.plan {
-		res[i] = g.result(gs, i)
+		res[i] = g.result(&gs, i)
 	}
 	return res
 }

@@ -179,3 +179,67 @@ func TestNextKey(t *testing.T) {
 		t.Fatalf("keys %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// No limit on the number of changes a result shows (Flink's client kept
+// only the last 1,000).
+func TestNoChangeLimit(t *testing.T) {
+	s := newSession(t, `CREATE TABLE g (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5000', 'rows-per-second' = '0',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '5000');`)
+	var out bytes.Buffer
+	n, err := runChangelog(context.Background(), planQuery(t, s, "SELECT k FROM g"), &out)
+	if err != nil || n != 5000 || strings.Count(out.String(), "+I[") != 5000 || !strings.Contains(out.String(), "+I[1]\n") || !strings.Contains(out.String(), "+I[5000]\n") {
+		t.Fatalf("%d changes, %v", n, err)
+	}
+	out.Reset()
+	n, err = runTableau(context.Background(), planQuery(t, s, "SELECT k FROM g"), &out, 30)
+	if err != nil || n != 5000 || strings.Count(out.String(), "| +I |") != 5000 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+}
+
+// The table view over a bounded aggregation: it stays until q, then
+// prints the final rows.
+func TestTableViewRun(t *testing.T) {
+	s := newSession(t, `CREATE TABLE g (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '7000', 'rows-per-second' = '0',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '7000');`)
+	var out bytes.Buffer
+	v := newTableView(&out, -1, planQuery(t, s, "SELECT k % 7 AS m, COUNT(*) AS c FROM g GROUP BY k % 7"), 30)
+	keys := make(chan []byte)
+	type result struct {
+		rows    int
+		changes int64
+		status  string
+		err     error
+	}
+	done := make(chan result)
+	go func() {
+		r, c, st, err := v.run(context.Background(), keys)
+		done <- result{r, c, st, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v.mu.Lock()
+		st := v.status
+		v.mu.Unlock()
+		if st == "FINISHED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the query did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	keys <- []byte("q")
+	r := <-done
+	if r.err != nil || r.rows != 7 || r.status != "FINISHED" || r.changes < 7 {
+		t.Fatalf("%+v", r)
+	}
+	got := out.String()
+	final := got[strings.LastIndex(got, "\x1b[?1049l")+len("\x1b[?1049l"):]
+	if strings.Count(final, "| 1000 |") != 7 || !strings.HasPrefix(final, "+---") {
+		t.Fatalf("final rows:\n%s", final)
+	}
+	if !strings.HasPrefix(got, "\x1b[?1049h") {
+		t.Fatalf("the view did not use the alternate screen: %q", got[:min(len(got), 40)])
+	}
+}

@@ -32,14 +32,13 @@ const ResultModeKey = "sql-client.execution.result-mode"
 
 // ClientHelp follows the engine's HELP text in the REPL.
 const ClientHelp = `Client:
-  SET 'sql-client.execution.result-mode' = 'tableau' | 'changelog' | 'table'
-                                                          tableau: rows as they come, in a table with an op column;
-                                                          changelog: +I/-U/+U/-D rows; table: a live view updated in place
+  SET 'sql-client.execution.result-mode' = 'tableau'   show rows as they come, with an op column (default)
+  SET 'sql-client.execution.result-mode' = 'changelog' show +I/-U/+U/-D rows
+  SET 'sql-client.execution.result-mode' = 'table'     show a live table, updated in place (q leaves)
   STOP JOB 'id' WITH SAVEPOINT                            needs checkpointing, not available yet
-  EXIT / QUIT                                             leave (Ctrl-D on an empty line does too)
-Keys: Enter runs the statements once the input ends with ';' · Tab completes keywords, tables, columns and options
-      Ctrl-R searches the history · Ctrl-C cancels the running query (or clears the input) · Ctrl-D on an empty line exits
-      In table mode: Up/Down, PgUp/PgDn, Home/End scroll · q leaves the view`
+  EXIT / QUIT                                             leave; Ctrl-D on an empty line does too
+Keys: Tab completes · Ctrl-R searches the history · Ctrl-C cancels the running query · Ctrl-D exits
+      In table mode: Up/Down, PgUp/PgDn, Home/End scroll; q leaves the view.`
 
 // Options configure Run.
 type Options struct {

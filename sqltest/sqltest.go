@@ -207,6 +207,16 @@ func RunFile(path string, opts Options) (*Result, error) {
 	}
 	var stdout bytes.Buffer
 	s := engine.NewSession(&stdout)
+	// Each file gets its own checkpoint directory, so that a file may
+	// turn checkpointing on with one SET.
+	ckdir, err := os.MkdirTemp("", "streamsql-test-ckpt-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(ckdir)
+	if err := s.Conf.Set("state.checkpoints.dir", ckdir); err != nil {
+		return nil, err
+	}
 	res := &Result{}
 	lines := strings.Split(string(data), "\n")
 	var edits []edit

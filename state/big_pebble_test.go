@@ -91,7 +91,17 @@ func TestPebbleBigState(t *testing.T) {
 		defer os.RemoveAll(root)
 	}
 	work := filepath.Join(root, "work")
-	s, err := OpenPebbleStore(work, "big", allGroups, PebbleOptions{CacheEntries: 100_000})
+	opts := PebbleOptions{CacheEntries: 100_000}
+	if mb, _ := strconv.Atoi(os.Getenv("STREAMSQL_BIG_BLOCK_MB")); mb > 0 {
+		opts.BlockCacheBytes = int64(mb) << 20
+	}
+	if os.Getenv("STREAMSQL_BIG_GET") == "db" {
+		usePrefixGet = false
+	}
+	if mb, _ := strconv.Atoi(os.Getenv("STREAMSQL_BIG_TFS_MB")); mb > 0 {
+		targetFileSize = int64(mb) << 20
+	}
+	s, err := OpenPebbleStore(work, "big", allGroups, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +164,9 @@ func TestPebbleBigState(t *testing.T) {
 		update(int(uint64(j) * 7919 % uint64(n)))
 	}
 	report("updated existing keys", start, m)
+	if os.Getenv("STREAMSQL_BIG_METRICS") != "" {
+		t.Logf("pebble metrics:\n%s", s.db.Metrics())
+	}
 	st := time.Now()
 	info, err := s.Snapshot(filepath.Join(root, "ckpt-final"))
 	if err != nil {

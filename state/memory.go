@@ -98,7 +98,10 @@ func (s *memValue[T]) Put(key []byte, v T) error {
 		*p = v
 		return nil
 	}
-	p := &v
+	// A new box, rather than &v: taking v's address would move v to the
+	// heap on every call, including overwrites.
+	p := new(T)
+	*p = v
 	if len(key) > smallKeyLen {
 		s.m[string(key)] = p
 		return nil

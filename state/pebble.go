@@ -94,6 +94,7 @@ func (o PebbleOptions) withDefaults() PebbleOptions {
 // the job restores from a checkpoint into a fresh directory.
 func pebbleOptions(o PebbleOptions, cache *pebble.Cache) *pebble.Options {
 	po := &pebble.Options{
+		Comparer:           stateComparer,
 		Cache:              cache,
 		MemTableSize:       o.MemTableBytes,
 		DisableWAL:         true,
@@ -105,8 +106,43 @@ func pebbleOptions(o PebbleOptions, cache *pebble.Cache) *pebble.Options {
 	// group), which the filters answer without reading data blocks.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		if targetFileSize > 0 {
+			po.Levels[i].TargetFileSize = targetFileSize
+		}
 	}
 	return po.EnsureDefaults()
+}
+
+var targetFileSize int64
+
+// stateComparer orders keys bytewise, like Pebble's default, and splits
+// a key after its state key (name, key group, key): the entries of one
+// key's map share a prefix. Bloom filters are built over these
+// prefixes, so a point read or a Range of a key that has no entries in
+// a table skips the table.
+var stateComparer = func() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Name = "streamsql.state.v1"
+	c.Split = splitStateKey
+	c.ImmediateSuccessor = func(dst, a []byte) []byte { return append(append(dst, a...), 0) }
+	return &c
+}()
+
+// splitStateKey returns the length of the state key at the start of k
+// (all of k when k is not a state key).
+func splitStateKey(k []byte) int {
+	if len(k) == 0 || k[0] == 0 {
+		return len(k)
+	}
+	i := 1 + int(k[0]) + 2
+	if i > len(k) {
+		return len(k)
+	}
+	l, n := binary.Uvarint(k[i:])
+	if n <= 0 || l > uint64(len(k)-i-n) {
+		return len(k)
+	}
+	return i + n + int(l)
 }
 
 // pebbleLogger drops Pebble's routine messages (WAL replay and the

@@ -58,6 +58,12 @@ type field struct {
 	length     int
 	maxPast    time.Duration
 	nullRate   float64
+
+	// randInt is set for a random INT/BIGINT field without NULLs, which
+	// the generator draws inline: lo + [0, span) or, with full, any int64.
+	randInt  bool
+	full     bool
+	lo, span int64
 }
 
 type scan struct {
@@ -181,6 +187,16 @@ func parseField(c connectors.Column, o map[string]string) (field, error) {
 	if f.nullRate, err = num("null-rate", 0); err != nil {
 		return f, err
 	}
+	if !f.sequence && f.nullRate <= 0 && (c.Type.ID == types.Int || c.Type.ID == types.BigInt) {
+		// As value draws them.
+		lo, hi := int64(f.min), int64(f.max)
+		f.randInt, f.lo = true, lo
+		if hi-lo < 0 || hi-lo == math.MaxInt64 {
+			f.full = true
+		} else {
+			f.span = hi - lo + 1
+		}
+	}
 	if v, ok := o[key("max-past")]; ok {
 		if d, err := time.ParseDuration(v); err == nil {
 			f.maxPast = d
@@ -277,7 +293,14 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		for i := int64(0); i < n; i++ {
 			row := types.Row(vals[int(i)*width : int(i+1)*width : int(i+1)*width])
 			for j := range g.s.fields {
-				row[j] = g.value(&g.s.fields[j], g.next+i, now)
+				switch f := &g.s.fields[j]; {
+				case !f.randInt:
+					row[j] = g.value(f, g.next+i, now)
+				case f.full:
+					row[j] = types.NewInt(int64(g.rng.Uint64()))
+				default:
+					row[j] = types.NewInt(f.lo + g.rng.Int64N(f.span))
+				}
 			}
 			c.Changes[i] = dyntable.Change{Kind: dyntable.Insert, Row: row}
 		}
