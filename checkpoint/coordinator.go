@@ -145,11 +145,15 @@ func (c *Coordinator) findRestore() error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	damaged := 0
 	for _, id := range ids {
 		dir := chkDir(c.cfg.Dir, id)
 		m, err := ReadMetadata(dir)
 		if err != nil {
 			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
+			if _, serr := os.Stat(filepath.Join(dir, MetadataFile)); serr == nil {
+				damaged++ // it completed once, and is now unreadable
+			}
 			continue
 		}
 		if m.PlanHash != c.cfg.PlanHash {
@@ -165,9 +169,14 @@ func (c *Coordinator) findRestore() error {
 		c.log.Info("restoring from checkpoint", "checkpoint", id)
 		return nil
 	}
-	if len(ids) > 0 {
-		return fmt.Errorf("checkpoint: job '%s' has checkpoints in %s but none is valid; refusing to start from scratch "+
+	if damaged > 0 && !c.cfg.StartFresh {
+		return fmt.Errorf("checkpoint: job '%s' has completed checkpoints in %s but none is readable; refusing to start from scratch "+
 			"(SET 'state.checkpoints.start-fresh' = 'true' to do so)", c.cfg.JobName, c.cfg.Dir)
+	}
+	if len(ids) > 0 {
+		// Only checkpoints that never completed: no position was ever
+		// committed, so starting from the beginning loses nothing.
+		c.log.Warn("no completed checkpoint; starting from the beginning", "incomplete", len(ids))
 	}
 	return nil
 }
@@ -311,8 +320,9 @@ func (c *Coordinator) loop(j *dataflow.Job) {
 func (c *Coordinator) trigger(savepoint bool, dir string) (int64, error) {
 	c.mu.Lock()
 	if c.pending != nil {
+		id := c.pending.id
 		c.mu.Unlock()
-		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", c.pending.id)
+		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", id)
 	}
 	if c.stats.LastCompleted.Add(c.cfg.MinPause).After(time.Now()) && !savepoint {
 		c.mu.Unlock()
@@ -389,11 +399,16 @@ func (c *Coordinator) ack(id int64, s Subtask) {
 	done := len(p.acks) == p.expected
 	c.mu.Unlock()
 	if done {
-		c.complete(p)
+		// Completing writes and fsyncs the metadata and notifies every
+		// task through its inbox: never on a task goroutine, which could
+		// then wait on its own full inbox.
+		go c.complete(p)
 	}
 }
 
 // complete writes the metadata of p; from then on the checkpoint counts.
+// Checkpoints complete one at a time (a new one is triggered only once
+// the previous one is no longer pending), so notifications stay in order.
 func (c *Coordinator) complete(p *pending) {
 	m := &Metadata{Version: 1, Job: c.cfg.JobName, PlanHash: c.cfg.PlanHash, CheckpointID: p.id, Savepoint: p.savept,
 		Time: time.Now().UTC(), DurationMs: time.Since(p.started).Milliseconds()}

@@ -67,6 +67,8 @@ func (j *Job) NotifyCheckpointComplete(id int64) error {
 		case t.inbox <- envelope{node: -1, notify: id}:
 		case <-j.ctx.Done():
 			return context.Cause(j.ctx)
+		case <-j.done:
+			return nil // the job finished; nobody is left to notify
 		}
 	}
 	return nil

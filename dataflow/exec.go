@@ -55,6 +55,7 @@ type Job struct {
 	tasks       []*task
 	sources     []*sourceOutput
 	sourcesDone atomic.Int32
+	finished    atomic.Int32 // tasks whose nodes all finished
 }
 
 type nodeCounters struct {
@@ -118,6 +119,12 @@ func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
 // nil when every node finished.
 func (j *Job) Wait() error {
 	<-j.done
+	if j.err == nil && j.finished.Load() < int32(len(j.tasks)) {
+		// Stopped by the caller's context rather than by finishing.
+		if err := context.Cause(j.ctx); err != nil {
+			return err
+		}
+	}
 	return j.err
 }
 
@@ -366,6 +373,11 @@ func (j *Job) runTask(t *task) {
 		}
 	}()
 	defer j.guard("task")
+	defer func() {
+		if t.live == 0 {
+			j.finished.Add(1)
+		}
+	}()
 	for t.live > 0 {
 		select {
 		case <-j.ctx.Done():

@@ -12,4 +12,4 @@ const HelpText = `Statements (end each with ;):
   SET 'key' = 'value' / SET / RESET 'key' / RESET         session options (SET lists them)
   SHOW JOBS / STOP JOB 'id'                               manage running jobs
   HELP                                                    this text
-Connectors: values, datagen, print, blackhole.`
+Connectors: values, datagen, filesystem, print, blackhole.`

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/parser"
 )
@@ -18,13 +20,15 @@ const (
 	StatusFailed   = "FAILED"
 )
 
-// NotAvailable is what SHOW JOBS and the HTTP API show for what the
-// engine cannot measure yet (the last checkpoint and its duration).
+// NotAvailable is what SHOW JOBS and the table view show for a
+// checkpoint that does not exist: the job runs without checkpointing, or
+// none has completed yet.
 const NotAvailable = "n/a"
 
-// ErrSavepointUnavailable is returned by STOP JOB ... WITH SAVEPOINT until
-// checkpointing exists.
-var ErrSavepointUnavailable = errors.New("STOP JOB ... WITH SAVEPOINT needs checkpointing, which is not available yet; STOP JOB 'id' without it stops the job")
+// ErrSavepointUnavailable is returned by STOP JOB ... WITH SAVEPOINT for a
+// job that runs without checkpointing.
+var ErrSavepointUnavailable = errors.New("STOP JOB ... WITH SAVEPOINT needs checkpointing, and this job runs without it: " +
+	"SET 'execution.checkpointing.interval' and 'state.checkpoints.dir' before starting a job; STOP JOB 'id' without it stops the job")
 
 // JobInfo is a snapshot of a job: what SHOW JOBS lists and what the HTTP
 // API returns.
@@ -42,8 +46,14 @@ type JobInfo struct {
 	// Operators are the job's dataflow nodes, in graph order, with their
 	// counters summed over subtasks.
 	Operators []OperatorInfo `json:"operators"`
-	// Checkpoints is the checkpoint history, oldest first. It is always
-	// empty until checkpointing exists; LastCheckpoint is nil with it.
+	// Checkpointing is set when the job takes checkpoints.
+	Checkpointing        bool `json:"checkpointing"`
+	CheckpointsCompleted int  `json:"checkpoints_completed"`
+	CheckpointsFailed    int  `json:"checkpoints_failed"`
+	// RestoredFrom is the checkpoint or savepoint the job started from.
+	RestoredFrom string `json:"restored_from,omitempty"`
+	// Checkpoints is the checkpoint history, oldest first (see
+	// Job.Checkpoints); LastCheckpoint is its last entry, nil if none.
 	Checkpoints    []CheckpointInfo `json:"checkpoints"`
 	LastCheckpoint *CheckpointInfo  `json:"last_checkpoint"`
 }
@@ -62,8 +72,7 @@ type OperatorInfo struct {
 	WatermarkTime string `json:"watermark_time,omitempty"`
 }
 
-// CheckpointInfo describes one checkpoint of a job. Nothing produces it
-// yet: it is the shape the checkpoint work will fill.
+// CheckpointInfo describes one completed checkpoint of a job.
 type CheckpointInfo struct {
 	ID             int64     `json:"id"`
 	Status         string    `json:"status"` // COMPLETED, FAILED, IN_PROGRESS
@@ -109,9 +118,27 @@ func (j *Job) Err() error {
 // Metrics returns the counters of every dataflow node of the job.
 func (j *Job) Metrics() []dataflow.NodeMetrics { return j.job.Metrics() }
 
-// Checkpoints returns the job's checkpoint history, oldest first: always
-// empty until checkpointing exists.
-func (j *Job) Checkpoints() []CheckpointInfo { return []CheckpointInfo{} }
+// CheckpointStats returns the figures of the job's checkpoint
+// coordinator, and false when the job runs without checkpointing.
+func (j *Job) CheckpointStats() (checkpoint.Stats, bool) {
+	if j.coord == nil {
+		return checkpoint.Stats{}, false
+	}
+	return j.coord.Stats(), true
+}
+
+// Checkpoints returns the job's completed checkpoints, oldest first. The
+// coordinator keeps the figures of the last one only, so the list holds
+// at most that one; it is empty (not nil) without checkpointing or
+// before the first checkpoint completes.
+func (j *Job) Checkpoints() []CheckpointInfo {
+	st, ok := j.CheckpointStats()
+	if !ok || st.LastID == 0 {
+		return []CheckpointInfo{}
+	}
+	return []CheckpointInfo{{ID: st.LastID, Status: "COMPLETED", StartTime: st.LastCompleted.Add(-st.LastDuration),
+		DurationMillis: st.LastDuration.Milliseconds(), SizeBytes: st.LastTotalBytes}}
+}
 
 // Info returns a snapshot of the job.
 func (j *Job) Info() JobInfo {
@@ -123,6 +150,10 @@ func (j *Job) Info() JobInfo {
 	}
 	if t, ok := j.EndTime(); ok {
 		info.EndTime = &t
+	}
+	if st, ok := j.CheckpointStats(); ok {
+		info.Checkpointing = true
+		info.CheckpointsCompleted, info.CheckpointsFailed, info.RestoredFrom = st.Completed, st.Failed, st.RestoredFrom
 	}
 	for _, m := range j.Metrics() {
 		op := OperatorInfo{ID: m.ID, Name: m.Name, RecordsIn: m.RecordsIn, RecordsOut: m.RecordsOut}
@@ -150,7 +181,8 @@ var JobHeader = []string{"id", "name", "status", "start time", "records in", "re
 func (info JobInfo) Row() []string {
 	last, dur := NotAvailable, NotAvailable
 	if c := info.LastCheckpoint; c != nil {
-		last = fmt.Sprintf("%d (%s)", c.ID, c.StartTime.Format(time.TimeOnly))
+		end := c.StartTime.Add(time.Duration(c.DurationMillis) * time.Millisecond)
+		last = fmt.Sprintf("#%d at %s", c.ID, end.Format(time.TimeOnly))
 		dur = fmt.Sprintf("%d ms", c.DurationMillis)
 	}
 	return []string{info.ID, info.Name, info.Status, info.StartTime.Format(time.DateTime),
@@ -170,13 +202,36 @@ func (s *Session) stopJob(c *parser.Command) (*Result, error) {
 	if j == nil {
 		return nil, fmt.Errorf("no job with id '%s'; SHOW JOBS lists them", c.JobID)
 	}
-	if c.WithSavepoint {
-		return nil, ErrSavepointUnavailable
-	}
 	if st := j.Status(); st != StatusRunning {
+		if c.WithSavepoint {
+			return nil, fmt.Errorf("job '%s' is already %s: there is nothing to take a savepoint of", j.ID, st)
+		}
 		return &Result{Message: fmt.Sprintf("Job '%s' is already %s", j.ID, st)}, nil
+	}
+	if c.WithSavepoint {
+		return s.stopWithSavepoint(j)
 	}
 	j.Cancel()
 	<-j.Done()
 	return &Result{Message: fmt.Sprintf("Job '%s' stopped", j.ID)}, nil
+}
+
+// stopWithSavepoint takes a savepoint of j under
+// <state.checkpoints.dir>/savepoints/, then stops it. If the savepoint
+// fails the job goes on.
+func (s *Session) stopWithSavepoint(j *Job) (*Result, error) {
+	if j.coord == nil {
+		return nil, ErrSavepointUnavailable
+	}
+	root := s.Conf.Get("state.checkpoints.dir")
+	if root == "" {
+		return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT writes under 'state.checkpoints.dir', which is not set: SET it first")
+	}
+	dir := filepath.Join(root, "savepoints", safeName(j.Name)+"-"+time.Now().Format("20060102-150405.000"))
+	if err := j.coord.Savepoint(dir); err != nil {
+		return nil, fmt.Errorf("the savepoint of job '%s' failed, and the job goes on: %w", j.ID, err)
+	}
+	j.Cancel()
+	<-j.Done()
+	return &Result{Message: fmt.Sprintf("Job '%s' stopped with a savepoint in %s; SET 'execution.savepoint.path' = '%s' resumes from it", j.ID, dir, dir)}, nil
 }

@@ -83,7 +83,7 @@ func TestShowJobsAndStopJob(t *testing.T) {
 	}
 
 	if err := jobsExecErr(s, "STOP JOB 'job-1' WITH SAVEPOINT"); !errors.Is(err, ErrSavepointUnavailable) ||
-		!strings.Contains(err.Error(), "needs checkpointing, which is not available yet") {
+		!strings.Contains(err.Error(), "needs checkpointing, and this job runs without it") {
 		t.Fatalf("WITH SAVEPOINT: %v", err)
 	}
 	if j.Status() != StatusRunning {
@@ -176,4 +176,41 @@ func TestQueryUpsertKey(t *testing.T) {
 	if q := jobsExec(t, s, "SELECT k FROM t").Query; q.UpsertKey != nil {
 		t.Errorf("a plain scan has no upsert key, got %v", q.UpsertKey)
 	}
+}
+
+// With checkpointing, SHOW JOBS shows the last checkpoint, and STOP JOB
+// ... WITH SAVEPOINT leaves a savepoint a new job resumes from.
+func TestCheckpointsInShowJobsAndStopWithSavepoint(t *testing.T) {
+	dir := t.TempDir()
+	s := NewSession(io.Discard)
+	jobsExec(t, s, "SET 'execution.checkpointing.interval' = '100 ms'; SET 'state.checkpoints.dir' = '"+dir+"'")
+	j := jobsExec(t, s, unboundedJob).Job
+	waitFor(t, "a completed checkpoint", func() bool { return len(j.Checkpoints()) == 1 })
+	info := j.Info()
+	if !info.Checkpointing || info.CheckpointsCompleted < 1 || info.LastCheckpoint == nil || info.LastCheckpoint.ID < 1 {
+		t.Fatalf("info %+v", info)
+	}
+	row := jobsExec(t, s, "SHOW JOBS").Rows[0]
+	if !strings.HasPrefix(row[6], "#") || !strings.Contains(row[6], " at ") || !strings.HasSuffix(row[7], " ms") {
+		t.Fatalf("SHOW JOBS row %q", row)
+	}
+
+	msg := jobsExec(t, s, "STOP JOB 'job-1' WITH SAVEPOINT").Message
+	sp := msg[strings.Index(msg, "savepoint in ")+len("savepoint in ") : strings.Index(msg, ";")]
+	if !strings.HasPrefix(msg, "Job 'job-1' stopped with a savepoint in "+dir) || !strings.Contains(msg, "SET 'execution.savepoint.path' = '"+sp+"'") {
+		t.Fatalf("STOP JOB WITH SAVEPOINT: %q", msg)
+	}
+	if j.Status() != StatusCanceled {
+		t.Fatalf("after the savepoint the job is %s", j.Status())
+	}
+	if err := jobsExecErr(s, "STOP JOB 'job-1' WITH SAVEPOINT"); err == nil || !strings.Contains(err.Error(), "already CANCELED") {
+		t.Fatalf("a savepoint of a stopped job: %v", err)
+	}
+	// A new job resumes from it.
+	jobsExec(t, s, "SET 'execution.savepoint.path' = '"+sp+"'")
+	j2 := jobsExec(t, s, "INSERT INTO sink SELECT k, v FROM gen WHERE k IS NOT NULL").Job
+	if got := j2.Info().RestoredFrom; got != sp {
+		t.Fatalf("the new job restored from %q, want %q", got, sp)
+	}
+	jobsExec(t, s, "STOP JOB 'job-2'")
 }

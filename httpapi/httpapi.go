@@ -146,13 +146,23 @@ var (
 	descStatus = prometheus.NewDesc("streamsql_job_status",
 		"1 for the job's current status, 0 for the others.", []string{"job_id", "job_name", "status"}, nil)
 	descStart = prometheus.NewDesc("streamsql_job_start_time_seconds",
-		"When the job started, in seconds since the epoch.", []string{"job_id", "job_name"}, nil)
+		"When the job started, in seconds since the epoch.", jobLabels, nil)
+	jobLabels     = []string{"job_id", "job_name"}
+	descCompleted = prometheus.NewDesc("streamsql_checkpoints_completed_total",
+		"Checkpoints the job completed (only jobs with checkpointing have this series).", jobLabels, nil)
+	descFailures = prometheus.NewDesc("streamsql_checkpoint_failures_total",
+		"Checkpoints of the job that failed or timed out (only jobs with checkpointing have this series).", jobLabels, nil)
+	descCkptDuration = prometheus.NewDesc("streamsql_checkpoint_last_duration_seconds",
+		"Time from triggering the job's last completed checkpoint to its completion.", jobLabels, nil)
+	descCkptSize = prometheus.NewDesc("streamsql_checkpoint_last_size_bytes",
+		"Total size of the job's last completed checkpoint.", jobLabels, nil)
 )
 
 var statuses = []string{engine.StatusRunning, engine.StatusFinished, engine.StatusCanceled, engine.StatusFailed}
 
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descStatus, descStart} {
+	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descStatus, descStart,
+		descCompleted, descFailures, descCkptDuration, descCkptSize} {
 		ch <- d
 	}
 }
@@ -168,6 +178,14 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descStatus, prometheus.GaugeValue, v, j.ID, j.Name, s)
 		}
 		ch <- prometheus.MustNewConstMetric(descStart, prometheus.GaugeValue, float64(j.Start.UnixNano())/1e9, j.ID, j.Name)
+		if st, ok := j.CheckpointStats(); ok {
+			ch <- prometheus.MustNewConstMetric(descCompleted, prometheus.CounterValue, float64(st.Completed), j.ID, j.Name)
+			ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(st.Failed), j.ID, j.Name)
+			if st.LastID > 0 {
+				ch <- prometheus.MustNewConstMetric(descCkptDuration, prometheus.GaugeValue, st.LastDuration.Seconds(), j.ID, j.Name)
+				ch <- prometheus.MustNewConstMetric(descCkptSize, prometheus.GaugeValue, float64(st.LastTotalBytes), j.ID, j.Name)
+			}
+		}
 		for _, m := range j.Metrics() {
 			lv := []string{j.ID, j.Name, strconv.Itoa(m.ID), m.Name}
 			ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(m.RecordsIn), lv...)

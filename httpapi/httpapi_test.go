@@ -16,10 +16,10 @@ import (
 	"github.com/streamsql/streamsql/parser"
 )
 
-func session(t *testing.T) *engine.Session {
+func session(t *testing.T, settings ...string) *engine.Session {
 	t.Helper()
 	s := engine.NewSession(io.Discard)
-	stmts, err := parser.Parse(`CREATE TABLE gen (k INT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5000');
+	stmts, err := parser.Parse(strings.Join(settings, "") + `CREATE TABLE gen (k INT, v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5000');
 CREATE TABLE sink (k INT, v BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO sink SELECT k, v FROM gen;`)
 	if err != nil {
@@ -160,10 +160,6 @@ func TestMetrics(t *testing.T) {
 		"# TYPE streamsql_operator_records_in_total counter",
 		`streamsql_job_status{job_id="job-1",job_name="insert-into-sink",status="RUNNING"} 1`,
 		`streamsql_job_status{job_id="job-1",job_name="insert-into-sink",status="FINISHED"} 0`,
-		"# TYPE streamsql_checkpoint_duration_seconds histogram",
-		"streamsql_checkpoint_duration_seconds_count 0",
-		"streamsql_checkpoint_size_bytes 0",
-		"streamsql_checkpoint_failures_total 0",
 		"streamsql_late_records_dropped_total 0",
 		"streamsql_sink_commit_latency_seconds_count 0",
 		"go_goroutines ",
@@ -173,11 +169,14 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// Metrics that stay at zero say so.
-	for _, name := range []string{"streamsql_checkpoint_duration_seconds", "streamsql_checkpoint_size_bytes",
-		"streamsql_checkpoint_failures_total", "streamsql_late_records_dropped_total", "streamsql_sink_commit_latency_seconds"} {
+	for _, name := range []string{"streamsql_late_records_dropped_total", "streamsql_sink_commit_latency_seconds"} {
 		if !regexp.MustCompile(`# HELP ` + name + ` .*Always zero in this version`).MatchString(body) {
 			t.Errorf("the HELP of %s does not say it is always zero", name)
 		}
+	}
+	// A job without checkpointing has no checkpoint series.
+	if strings.Contains(body, "streamsql_checkpoints_completed_total{") {
+		t.Error("checkpoint series for a job without checkpointing")
 	}
 	// Counters grow between scrapes.
 	before := counter("streamsql_operator_records_out_total", "TableSourceScan(gen)")
@@ -235,5 +234,42 @@ func TestStart(t *testing.T) {
 	code, _, body := get(t, srv.URL()+"/jobs")
 	if code != 200 || strings.TrimSpace(body) != "{\n  \"jobs\": []\n}" {
 		t.Fatalf("GET /jobs with no job: %d %q", code, body)
+	}
+}
+
+// With checkpointing, /metrics and /jobs/{id} carry the job's checkpoints.
+func TestCheckpointMetrics(t *testing.T) {
+	s := session(t, "SET 'execution.checkpointing.interval' = '100 ms';", "SET 'state.checkpoints.dir' = '"+t.TempDir()+"';")
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+	completed := regexp.MustCompile(`streamsql_checkpoints_completed_total\{job_id="job-1",job_name="insert-into-sink"\} ([1-9]\d*)`)
+	var body string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, body = get(t, srv.URL+"/metrics")
+		if completed.MatchString(body) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no completed checkpoint in /metrics:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{
+		`streamsql_checkpoint_failures_total{job_id="job-1",job_name="insert-into-sink"} 0`,
+		`streamsql_checkpoint_last_duration_seconds{job_id="job-1",job_name="insert-into-sink"} `,
+		`streamsql_checkpoint_last_size_bytes{job_id="job-1",job_name="insert-into-sink"} `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	_, _, js := get(t, srv.URL+"/jobs/job-1")
+	var info engine.JobInfo
+	if err := json.Unmarshal([]byte(js), &info); err != nil {
+		t.Fatal(err)
+	}
+	if !info.Checkpointing || info.CheckpointsCompleted < 1 || len(info.Checkpoints) != 1 || info.LastCheckpoint == nil || info.LastCheckpoint.Status != "COMPLETED" {
+		t.Fatalf("/jobs/job-1: %s", js)
 	}
 }

@@ -1,9 +1,9 @@
 // Package metrics holds the process-wide Prometheus instruments of the
-// features that do not exist yet (checkpoints, late-record handling,
-// transactional sinks), so that the HTTP endpoint exposes them from day
-// one at zero and the code that lands later only has to observe them.
-// Per-job operator counters are not here: httpapi collects them from the
-// engine's jobs at scrape time.
+// features that do not exist yet (late-record handling, transactional
+// sinks), so that the HTTP endpoint exposes them from day one at zero and
+// the code that lands later only has to observe them. Per-job figures
+// (operator counters, checkpoints) are not here: httpapi collects them
+// from the engine's jobs at scrape time.
 //
 // Each instrument's help text says that it stays at zero in this version;
 // change that sentence when the feature lands.
@@ -14,22 +14,6 @@ import "github.com/prometheus/client_golang/prometheus"
 const pending = " Always zero in this version: "
 
 var (
-	// CheckpointDuration observes the duration of each completed checkpoint.
-	CheckpointDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "streamsql_checkpoint_duration_seconds",
-		Help:    "Time from triggering a checkpoint to its completion." + pending + "checkpointing is not implemented yet.",
-		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14), // 10 ms .. ~80 s
-	})
-	// CheckpointSize is the size of the last completed checkpoint.
-	CheckpointSize = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "streamsql_checkpoint_size_bytes",
-		Help: "Size of the last completed checkpoint." + pending + "checkpointing is not implemented yet.",
-	})
-	// CheckpointFailures counts checkpoints that failed or timed out.
-	CheckpointFailures = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "streamsql_checkpoint_failures_total",
-		Help: "Checkpoints that failed or timed out." + pending + "checkpointing is not implemented yet.",
-	})
 	// LateRecordsDropped counts records dropped for arriving behind the
 	// watermark.
 	LateRecordsDropped = prometheus.NewCounter(prometheus.CounterOpts{
@@ -47,5 +31,5 @@ var (
 
 // Pending lists the instruments above, for registering them.
 func Pending() []prometheus.Collector {
-	return []prometheus.Collector{CheckpointDuration, CheckpointSize, CheckpointFailures, LateRecordsDropped, SinkCommitLatency}
+	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency}
 }

@@ -638,3 +638,73 @@ func BenchmarkGroupAgg(b *testing.B) {
 		}
 	}
 }
+
+// TestGroupAggMemoryValueState checks the memory backend's ValueState,
+// which holds group states, against a Go map under random Get, Put and
+// Delete: short and long keys, keys that differ only in trailing zero
+// bytes, many deletions (the flat table's backward-shift deletion) and
+// growth. Small and large values take different paths.
+func TestGroupAggMemoryValueState(t *testing.T) {
+	// A few dozen short keys keep the table small, so that probe runs
+	// often wrap around its end; the wide key space makes it grow.
+	for _, wide := range []bool{false, true} {
+		gaCheckValueState(t, wide)
+	}
+}
+
+func gaCheckValueState(t *testing.T, wide bool) {
+	type big struct{ a [40]int64 }
+	r := rand.New(rand.NewPCG(3, 4))
+	small, err := state.NewValueState[int64](state.NewMemoryStore("m"), "v", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := state.NewValueState[big](state.NewMemoryStore("m"), "v", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]int64{}
+	randKey := func() []byte {
+		n := r.IntN(4)
+		if wide {
+			n = r.IntN(20)
+		}
+		k := make([]byte, n)
+		for i := range k {
+			if r.IntN(3) > 0 {
+				k[i] = byte(r.IntN(3))
+			}
+		}
+		return k
+	}
+	for step := 0; step < 200000; step++ {
+		k := randKey()
+		switch op := r.IntN(10); {
+		case op < 4:
+			v := r.Int64()
+			model[string(k)] = v
+			if small.Put(k, v) != nil || large.Put(k, big{a: [40]int64{39: v}}) != nil {
+				t.Fatal("Put failed")
+			}
+		case op < 7:
+			delete(model, string(k))
+			if small.Delete(k) != nil || large.Delete(k) != nil {
+				t.Fatal("Delete failed")
+			}
+		default:
+		}
+		want, wok := model[string(k)]
+		got, ok, err := small.Get(k)
+		lg, lok, lerr := large.Get(k)
+		if err != nil || lerr != nil || ok != wok || got != want || lok != wok || lg.a[39] != want {
+			t.Fatalf("wide=%v step %d: Get(%v) = %d %v / %d %v, want %d %v", wide, step, k, got, ok, lg.a[39], lok, want, wok)
+		}
+		if step%1000 == 0 {
+			for mk, mv := range model {
+				if v, ok, _ := small.Get([]byte(mk)); !ok || v != mv {
+					t.Fatalf("wide=%v step %d: key %v lost", wide, step, []byte(mk))
+				}
+			}
+		}
+	}
+}

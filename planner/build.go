@@ -173,8 +173,9 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 
 // field is one SELECT item after * expansion.
 type field struct {
-	expr ast.ExprNode
-	name string
+	expr    ast.ExprNode
+	name    string
+	aliased bool
 	// col is set for fields expanded from *: the input column index.
 	col int
 }
@@ -200,7 +201,7 @@ func (b *builder) expandFields(in rel, fs []*ast.SelectField) ([]field, error) {
 		if name == "" {
 			name = fieldName(f)
 		}
-		out = append(out, field{expr: f.Expr, name: name, col: -1})
+		out = append(out, field{expr: f.Expr, name: name, col: -1, aliased: f.AsName.O != ""})
 	}
 	return out, nil
 }
@@ -236,6 +237,11 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 				return rel{}, err
 			}
 		}
+		if strings.Contains(f.name, "__") && f.expr != nil && !hasAlias(f) {
+			// The item's text is the pre-lexer's rewrite (__cast(...)):
+			// name the column by the bound expression instead.
+			f.name = e.String()
+		}
 		if idx, ok := expr.ColumnIndex(e); !ok || idx != i || in.scope[idx].Name != f.name {
 			identity = false
 		}
@@ -247,6 +253,8 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 	}
 	return rel{node: newCalc(in.node, nil, proj, scope), scope: scope}, nil
 }
+
+func hasAlias(f field) bool { return f.aliased }
 
 func unqualified(cols []expr.Column) []expr.Column {
 	out := make([]expr.Column, len(cols))

@@ -240,6 +240,24 @@ type projectingSource struct {
 	fields []int
 }
 
+// SnapshotPosition passes the wrapped source's position through.
+func (s *projectingSource) SnapshotPosition() ([]byte, error) {
+	cs, ok := s.Source.(dataflow.CheckpointedSource)
+	if !ok {
+		return nil, fmt.Errorf("source cannot save its position")
+	}
+	return cs.SnapshotPosition()
+}
+
+// RestorePosition passes the saved position to the wrapped source.
+func (s *projectingSource) RestorePosition(pos []byte) error {
+	cs, ok := s.Source.(dataflow.CheckpointedSource)
+	if !ok {
+		return fmt.Errorf("source cannot restore a position")
+	}
+	return cs.RestorePosition(pos)
+}
+
 func (s *projectingSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	return s.Source.Run(ctx, &projectingOutput{SourceOutput: out, fields: s.fields})
 }

@@ -35,7 +35,7 @@ const ClientHelp = `Client:
   SET 'sql-client.execution.result-mode' = 'tableau'   show rows as they come, with an op column (default)
   SET 'sql-client.execution.result-mode' = 'changelog' show +I/-U/+U/-D rows
   SET 'sql-client.execution.result-mode' = 'table'     show a live table, updated in place (q leaves)
-  STOP JOB 'id' WITH SAVEPOINT                            needs checkpointing, not available yet
+  STOP JOB 'id' WITH SAVEPOINT                            stop after a savepoint (the job must have checkpointing)
   EXIT / QUIT                                             leave; Ctrl-D on an empty line does too
 Keys: Tab completes · Ctrl-R searches the history · Ctrl-C cancels the running query · Ctrl-D exits
       In table mode: Up/Down, PgUp/PgDn, Home/End scroll; q leaves the view.`

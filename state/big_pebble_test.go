@@ -95,12 +95,6 @@ func TestPebbleBigState(t *testing.T) {
 	if mb, _ := strconv.Atoi(os.Getenv("STREAMSQL_BIG_BLOCK_MB")); mb > 0 {
 		opts.BlockCacheBytes = int64(mb) << 20
 	}
-	if os.Getenv("STREAMSQL_BIG_GET") == "db" {
-		usePrefixGet = false
-	}
-	if mb, _ := strconv.Atoi(os.Getenv("STREAMSQL_BIG_TFS_MB")); mb > 0 {
-		targetFileSize = int64(mb) << 20
-	}
 	s, err := OpenPebbleStore(work, "big", allGroups, opts)
 	if err != nil {
 		t.Fatal(err)

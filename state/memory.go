@@ -1,7 +1,11 @@
 package state
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
 
 	"github.com/google/btree"
 )
@@ -34,59 +38,39 @@ func (s *MemoryStore) register(name string) error {
 	return nil
 }
 
-// memValue boxes each value so that overwriting an existing key is a
-// map lookup plus a store, with no allocation for the key. Keys of up to
-// smallKeyLen bytes — the common case: a key of one numeric column — are
-// held inline in the map, so that a lookup reads no key bytes outside
-// it. The box of the last key looked up or stored is remembered, so the
-// usual Get-modify-Put of one key costs one lookup.
+// memValue keeps keys of up to smallKeyLen bytes — the common case: a
+// key of one or two small columns — with small values in a flat hash
+// table that holds key and value inline, so that a lookup usually reads
+// one or two adjacent cache lines and overwriting a key allocates
+// nothing. Other keys and values live in a map of boxed values, so that
+// overwriting one is a map lookup plus a store, with no allocation for
+// the key.
 type memValue[T any] struct {
-	small map[smallKey]*T
-	m     map[string]*T
-
-	last    smallKey // key of lastBox, when lastLen >= 0
-	lastLen int      // -1: no remembered box
-	lastBox *T
+	tab   *flatTable[T] // nil when T is too large to hold inline
+	boxed map[string]*T
 }
 
-// smallKeyLen is the longest key held inline.
-const smallKeyLen = 15
-
-// smallKey is a key of up to smallKeyLen bytes, zero padded, with its
-// length in the last byte so that keys differing only in trailing zero
-// bytes stay apart. At 16 bytes it gets the runtime's fast 128-bit hash
-// and equality.
-type smallKey [smallKeyLen + 1]byte
-
-func makeSmallKey(key []byte) smallKey {
-	var k smallKey
-	copy(k[:smallKeyLen], key)
-	k[smallKeyLen] = byte(len(key))
-	return k
-}
+// maxInlineValue is the largest value size kept in a flat table.
+const maxInlineValue = 128
 
 func newMemValue[T any]() *memValue[T] {
-	return &memValue[T]{small: map[smallKey]*T{}, m: map[string]*T{}, lastLen: -1}
-}
-
-// box returns the box of key, or nil.
-func (s *memValue[T]) box(key []byte) *T {
-	if len(key) > smallKeyLen {
-		return s.m[string(key)]
+	s := &memValue[T]{boxed: map[string]*T{}}
+	var zero T
+	if unsafe.Sizeof(zero) <= maxInlineValue {
+		s.tab = newFlatTable[T]()
 	}
-	k := makeSmallKey(key)
-	if s.lastLen >= 0 && k == s.last {
-		return s.lastBox
-	}
-	p := s.small[k]
-	if p != nil {
-		s.last, s.lastLen, s.lastBox = k, len(key), p
-	}
-	return p
+	return s
 }
 
 func (s *memValue[T]) Get(key []byte) (T, bool, error) {
-	if p := s.box(key); p != nil {
+	if s.tab != nil && len(key) <= smallKeyLen {
+		if i := s.tab.find(makeSmallKey(key)); i >= 0 {
+			return s.tab.e[i].v, true, nil
+		}
+		var zero T
+		return zero, false, nil
+	}
+	if p := s.boxed[string(key)]; p != nil {
 		return *p, true, nil
 	}
 	var zero T
@@ -94,7 +78,11 @@ func (s *memValue[T]) Get(key []byte) (T, bool, error) {
 }
 
 func (s *memValue[T]) Put(key []byte, v T) error {
-	if p := s.box(key); p != nil {
+	if s.tab != nil && len(key) <= smallKeyLen {
+		s.tab.put(makeSmallKey(key), v)
+		return nil
+	}
+	if p := s.boxed[string(key)]; p != nil {
 		*p = v
 		return nil
 	}
@@ -102,27 +90,145 @@ func (s *memValue[T]) Put(key []byte, v T) error {
 	// heap on every call, including overwrites.
 	p := new(T)
 	*p = v
-	if len(key) > smallKeyLen {
-		s.m[string(key)] = p
-		return nil
-	}
-	k := makeSmallKey(key)
-	s.small[k] = p
-	s.last, s.lastLen, s.lastBox = k, len(key), p
+	s.boxed[string(key)] = p
 	return nil
 }
 
 func (s *memValue[T]) Delete(key []byte) error {
-	if len(key) > smallKeyLen {
-		delete(s.m, string(key))
+	if s.tab != nil && len(key) <= smallKeyLen {
+		s.tab.delete(makeSmallKey(key))
 		return nil
 	}
-	k := makeSmallKey(key)
-	if s.lastLen >= 0 && k == s.last {
-		s.lastLen, s.lastBox = -1, nil
-	}
-	delete(s.small, k)
+	delete(s.boxed, string(key))
 	return nil
+}
+
+// smallKeyLen is the longest key a flat table holds.
+const smallKeyLen = 15
+
+// smallKey is a key of up to smallKeyLen bytes, zero padded, with its
+// length plus one in the last byte: keys that differ only in trailing
+// zero bytes stay apart, and the zero smallKey marks an empty slot.
+type smallKey [smallKeyLen + 1]byte
+
+func makeSmallKey(key []byte) smallKey {
+	var k smallKey
+	copy(k[:smallKeyLen], key)
+	k[smallKeyLen] = byte(len(key) + 1)
+	return k
+}
+
+// flatTable is an open-addressing hash table with linear probing and
+// backward-shift deletion (no tombstones), keys and values inline. It
+// remembers the slot of the last key it found or stored, so that the
+// usual Get-modify-Put of one key probes once.
+type flatTable[T any] struct {
+	e            []flatEntry[T] // a power of two long, or empty
+	n            int            // keys held
+	seed0, seed1 uint64         // random per table, against collision flooding
+	last         int            // slot of the last key found or stored; -1: none
+}
+
+type flatEntry[T any] struct {
+	k smallKey // zero: empty slot
+	v T
+}
+
+func newFlatTable[T any]() *flatTable[T] {
+	return &flatTable[T]{seed0: rand.Uint64(), seed1: rand.Uint64(), last: -1}
+}
+
+func (t *flatTable[T]) hash(k *smallKey) uint64 {
+	hi, lo := bits.Mul64(binary.LittleEndian.Uint64(k[:8])^t.seed0, binary.LittleEndian.Uint64(k[8:])^t.seed1)
+	return hi ^ lo
+}
+
+// slot returns the slot holding k, or else the empty slot where probing
+// for k stopped (-1 if the table has no slots), and whether k is there.
+func (t *flatTable[T]) slot(k smallKey) (int, bool) {
+	if t.last >= 0 && t.e[t.last].k == k {
+		return t.last, true
+	}
+	if len(t.e) == 0 {
+		return -1, false
+	}
+	mask := len(t.e) - 1
+	for i := int(t.hash(&k)) & mask; ; i = (i + 1) & mask {
+		switch t.e[i].k {
+		case k:
+			t.last = i
+			return i, true
+		case smallKey{}:
+			return i, false
+		}
+	}
+}
+
+// find returns the slot holding k, or -1.
+func (t *flatTable[T]) find(k smallKey) int {
+	if i, ok := t.slot(k); ok {
+		return i
+	}
+	return -1
+}
+
+func (t *flatTable[T]) put(k smallKey, v T) {
+	i, ok := t.slot(k)
+	if !ok {
+		if 4*(t.n+1) > 3*len(t.e) {
+			t.grow()
+			i, _ = t.slot(k)
+		}
+		t.e[i].k = k
+		t.n++
+		t.last = i
+	}
+	t.e[i].v = v
+}
+
+func (t *flatTable[T]) delete(k smallKey) {
+	i, ok := t.slot(k)
+	if !ok {
+		return
+	}
+	t.last = -1
+	t.n--
+	mask := len(t.e) - 1
+	// Backward shift: move later entries of the probe run into the hole
+	// when their home slot is not after it.
+	for {
+		t.e[i] = flatEntry[T]{}
+		j := i
+		for {
+			j = (j + 1) & mask
+			if t.e[j].k == (smallKey{}) {
+				return
+			}
+			h := int(t.hash(&t.e[j].k)) & mask
+			if (j > i && (h <= i || h > j)) || (j < i && h <= i) {
+				break
+			}
+		}
+		t.e[i] = t.e[j]
+		i = j
+	}
+}
+
+func (t *flatTable[T]) grow() {
+	old := t.e
+	t.e = make([]flatEntry[T], max(16, 2*len(old)))
+	t.last = -1
+	mask := len(t.e) - 1
+	for o := range old {
+		if old[o].k == (smallKey{}) {
+			continue
+		}
+		i := int(t.hash(&old[o].k)) & mask
+		for t.e[i].k != (smallKey{}) {
+			i = (i + 1) & mask
+		}
+		t.e[i] = old[o]
+	}
 }
 
 type memEntry[V any] struct {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -106,14 +108,13 @@ func pebbleOptions(o PebbleOptions, cache *pebble.Cache) *pebble.Options {
 	// group), which the filters answer without reading data blocks.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-		if targetFileSize > 0 {
-			po.Levels[i].TargetFileSize = targetFileSize
-		}
+		// Files of at most 8 MiB below L1: compactions rewrite less per
+		// change, so checkpoints sharing files stay incremental, and
+		// filter and index blocks stay small enough to cache.
+		po.Levels[i].TargetFileSize = min(int64(2<<20)<<i, 8<<20)
 	}
 	return po.EnsureDefaults()
 }
-
-var targetFileSize int64
 
 // stateComparer orders keys bytewise, like Pebble's default, and splits
 // a key after its state key (name, key group, key): the entries of one
@@ -143,6 +144,14 @@ func splitStateKey(k []byte) int {
 		return len(k)
 	}
 	return i + n + int(l)
+}
+
+// newBlockCache returns a block cache of opts.BlockCacheBytes for
+// blocks. Pebble charges its memtables (up to two of MemTableBytes)
+// against the block cache; without the extra room a block cache no
+// bigger than two memtables (8 MiB and 4 MiB, say) would cache nothing.
+func newBlockCache(opts PebbleOptions) *pebble.Cache {
+	return pebble.NewCache(opts.BlockCacheBytes + 2*int64(opts.MemTableBytes))
 }
 
 // pebbleLogger drops Pebble's routine messages (WAL replay and the
@@ -181,9 +190,15 @@ type PebbleStore struct {
 	pinned int     // > 0 while a Range runs: no eviction
 
 	kbuf, vbuf []byte
-	// rit serves point reads (SeekPrefixGE with L6 bloom filters); it is
-	// dropped whenever the store writes, so it never reads stale data.
-	rit *pebble.Iterator
+
+	// filter knows which state keys have entries in the DB. Until the
+	// scan of a reopened or restored DB is done (scanned set by the scan
+	// goroutine, taken over by the store's goroutine) it is not ready.
+	filter      keyFilter
+	filterReady bool
+	scanned     atomic.Pointer[keyFilter]
+	scanStop    atomic.Bool
+	scanWG      sync.WaitGroup
 
 	prev      map[string]ckptFile // files of the previous Snapshot
 	ttlCursor []byte              // where the next TTL cleanup starts
@@ -239,7 +254,7 @@ func OpenPebbleStore(workDir, operatorID string, kgs KeyGroupRange, opts PebbleO
 	if err := os.MkdirAll(filepath.Dir(workDir), 0o755); err != nil {
 		return nil, fmt.Errorf("state: operator %s: %w", operatorID, err)
 	}
-	cache := pebble.NewCache(opts.BlockCacheBytes)
+	cache := newBlockCache(opts)
 	defer cache.Unref()
 	db, err := pebble.Open(workDir, pebbleOptions(opts, cache))
 	if err != nil {
@@ -273,6 +288,9 @@ func OpenPebbleStore(workDir, operatorID string, kgs KeyGroupRange, opts PebbleO
 			return fail(fmt.Errorf("state: operator %s: %s holds key groups [%d, %d), not [%d, %d)",
 				operatorID, workDir, have.Start, have.End, kgs.Start, kgs.End))
 		}
+	}
+	if err := s.startScan(); err != nil {
+		return fail(fmt.Errorf("state: operator %s: %s: %w", operatorID, workDir, err))
 	}
 	return s, nil
 }
@@ -431,54 +449,74 @@ func (s *PebbleStore) maybeEvict(keep *lruNode) error {
 	return nil
 }
 
-// usePrefixGet selects point reads through an iterator with L6 filters.
-var usePrefixGet = true
-
-// get reads the stored value of DB key k. The value is valid until the
-// next get or write.
+// get reads the stored value of DB key k, copied.
 func (s *PebbleStore) get(k []byte) ([]byte, bool, error) {
-	if !usePrefixGet {
-		v, closer, err := s.db.Get(k)
-		if errors.Is(err, pebble.ErrNotFound) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		v = bytes.Clone(v)
-		closer.Close()
-		return v, true, nil
+	v, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
 	}
-	if s.rit == nil {
-		it, err := s.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
-		if err != nil {
-			return nil, false, err
-		}
-		s.rit = it
+	if err != nil {
+		return nil, false, err
 	}
-	if s.rit.SeekPrefixGE(k) && bytes.Equal(s.rit.Key(), k) {
-		v, err := s.rit.ValueAndErr()
-		return v, err == nil, err
-	}
-	return nil, false, s.rit.Error()
+	v = bytes.Clone(v)
+	return v, true, closer.Close()
 }
 
-// dropReader closes the point-read iterator.
-func (s *PebbleStore) dropReader() error {
-	if s.rit == nil {
-		return nil
+// apply commits b.
+func (s *PebbleStore) apply(b *pebble.Batch) error { return s.db.Apply(b, pebble.NoSync) }
+
+// mayExist reports whether the DB may hold entries under state key sk
+// (false: certainly none).
+func (s *PebbleStore) mayExist(sk []byte) bool {
+	if !s.filterReady {
+		f := s.scanned.Load()
+		if f == nil {
+			return true
+		}
+		s.filter.merge(f)
+		s.scanned.Store(nil)
+		s.filterReady = true
 	}
-	err := s.rit.Close()
-	s.rit = nil
-	return err
+	return s.filter.mayContain(hashStateKey(sk))
 }
 
-// apply commits b; the point-read iterator is dropped first.
-func (s *PebbleStore) apply(b *pebble.Batch) error {
-	if err := s.dropReader(); err != nil {
+// written records that the DB holds entries under state key sk.
+func (s *PebbleStore) written(sk []byte) { s.filter.add(hashStateKey(sk)) }
+
+// startScan builds, in the background, the key filter of what the DB
+// holds when the store opens; until it is done every key may exist.
+func (s *PebbleStore) startScan() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{1}})
+	if err != nil {
 		return err
 	}
-	return s.db.Apply(b, pebble.NoSync)
+	if !it.First() {
+		s.filterReady = true
+		return it.Close()
+	}
+	s.scanWG.Add(1)
+	go func() {
+		defer s.scanWG.Done()
+		f := &keyFilter{}
+		var prev []byte
+		for ok := it.First(); ok; ok = it.Next() {
+			if s.scanStop.Load() {
+				break
+			}
+			k := it.Key()
+			p := k[:splitStateKey(k)]
+			if bytes.Equal(p, prev) {
+				continue
+			}
+			prev = append(prev[:0], p...)
+			f.add(hashStateKey(p))
+		}
+		if err := it.Close(); err != nil || s.scanStop.Load() {
+			return // the filter stays unready: every key may exist
+		}
+		s.scanned.Store(f)
+	}()
+	return nil
 }
 
 // check returns the error that disables the store, if any.
@@ -533,6 +571,7 @@ func (s *PebbleStore) cleanupTTL() error {
 	defer b.Close()
 	budget := s.opts.TTLCleanupKeys
 	s.ttlCursor = nil
+	var ierr error
 	for ok := it.First(); ok; ok = it.Next() {
 		if budget == 0 {
 			s.ttlCursor = bytes.Clone(it.Key())
@@ -540,18 +579,19 @@ func (s *PebbleStore) cleanupTTL() error {
 		}
 		budget--
 		v, err := it.ValueAndErr()
+		if err == nil && len(v) >= 8 && s.expired(int64(binary.BigEndian.Uint64(v)), now) {
+			err = b.Delete(it.Key(), nil)
+		}
 		if err != nil {
+			ierr = err
 			break
 		}
-		if len(v) >= 8 && s.expired(int64(binary.BigEndian.Uint64(v)), now) {
-			if err := b.Delete(it.Key(), nil); err != nil {
-				_ = it.Close()
-				return fmt.Errorf("state: operator %s: TTL cleanup: %w", s.id, err)
-			}
-		}
 	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("state: operator %s: TTL cleanup: %w", s.id, err)
+	if err := it.Close(); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil {
+		return fmt.Errorf("state: operator %s: TTL cleanup: %w", s.id, ierr)
 	}
 	if !b.Empty() {
 		if err := s.apply(b); err != nil {
@@ -615,9 +655,8 @@ func (s *PebbleStore) Close() error {
 		}
 	}
 	s.closed = true
-	if rerr := s.dropReader(); rerr != nil && err == nil {
-		err = fmt.Errorf("state: operator %s: %w", s.id, rerr)
-	}
+	s.scanStop.Store(true)
+	s.scanWG.Wait()
 	if cerr := s.db.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("state: operator %s: closing %s: %w", s.id, s.dir, cerr)
 	}

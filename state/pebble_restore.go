@@ -388,12 +388,12 @@ const restoreBatchBytes = 4 << 20
 // copyKeyGroups creates a DB in workDir holding the entries of key
 // groups kgs of the sources.
 func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, opts PebbleOptions, cur *string) error {
-	cache := pebble.NewCache(opts.BlockCacheBytes)
-	defer cache.Unref()
 	// A big memtable while loading: fewer, larger flushes. The store
 	// opens the DB with its own options afterwards.
 	wo := opts
 	wo.MemTableBytes = max(opts.MemTableBytes, 64<<20)
+	cache := newBlockCache(wo)
+	defer cache.Unref()
 	po := pebbleOptions(wo, cache)
 	po.ErrorIfExists = true
 	db, err := pebble.Open(workDir, po)

@@ -25,6 +25,7 @@ type pvEntry[T any] struct {
 	wt      int64 // write time (ms) with a TTL; 0 = stamp at flush
 	present bool
 	dirty   bool
+	inDB    bool // the DB may hold a value for the key
 }
 
 type pebbleValue[T any] struct {
@@ -53,13 +54,18 @@ func (p *pebbleValue[T]) Get(key []byte) (T, bool, error) {
 	if e := p.m[string(key)]; e != nil {
 		s.touch(&e.node)
 		if e.present && s.ttl > 0 && s.expired(e.wt, s.nowMS()) {
-			e.v, e.present, e.dirty = zero, false, true
+			e.v, e.present, e.dirty = zero, false, e.inDB
 		}
 		return e.v, e.present, nil
 	}
 	e := &pvEntry[T]{}
 	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, key)
-	raw, found, err := s.get(s.kbuf)
+	var raw []byte
+	var found bool
+	var err error
+	if s.mayExist(s.kbuf) {
+		raw, found, err = s.get(s.kbuf)
+	}
 	switch {
 	case err != nil:
 		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
@@ -69,6 +75,7 @@ func (p *pebbleValue[T]) Get(key []byte) (T, bool, error) {
 		if err != nil {
 			return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
 		}
+		e.inDB = true
 		if s.expired(wt, s.nowMS()) {
 			e.dirty = true // delete it from the DB
 			break
@@ -92,14 +99,16 @@ func (p *pebbleValue[T]) set(key []byte, v T, present bool) error {
 	}
 	e := p.m[string(key)]
 	if e == nil {
-		e = &pvEntry[T]{}
+		s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, key)
+		e = &pvEntry[T]{inDB: s.mayExist(s.kbuf)}
 		e.node.st, e.node.key, e.node.units = p, string(key), 1
 		p.m[e.node.key] = e
 		s.pushFront(&e.node)
 	} else {
 		s.touch(&e.node)
 	}
-	e.v, e.present, e.dirty = v, present, true
+	// Deleting a key the DB does not hold writes nothing.
+	e.v, e.present, e.dirty = v, present, present || e.inDB
 	if present && s.ttl > 0 {
 		e.wt = s.nowMS()
 	} else {
@@ -129,13 +138,14 @@ func (p *pebbleValue[T]) write(e *pvEntry[T], b *pebble.Batch, now int64) error 
 		}
 		s.vbuf = appendValue(s.vbuf[:0], e.wt, p.codec, e.v)
 		err = b.Set(s.kbuf, s.vbuf, nil)
+		s.written(s.kbuf)
 	} else {
 		err = b.Delete(s.kbuf, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 	}
-	e.dirty = false
+	e.dirty, e.inDB = false, e.present
 	return nil
 }
 
@@ -163,6 +173,7 @@ type pmItem[V any] struct {
 	wt      int64
 	present bool
 	dirty   bool
+	inDB    bool // the DB may hold the entry
 }
 
 // pmEntry is the cached part of one key's map.
@@ -207,6 +218,9 @@ func (p *pebbleMap[V]) entry(key []byte) *pmEntry[V] {
 		return e
 	}
 	e := &pmEntry[V]{t: btree.NewWithFreeListG(8, lessItem[V], p.free)}
+	// A key the DB has no entries of is complete from the start.
+	p.s.kbuf = appendStateKey(p.s.kbuf[:0], p.prefix, key)
+	e.complete = !p.s.mayExist(p.s.kbuf)
 	e.node.st, e.node.key, e.node.units = p, string(key), 1
 	p.m[e.node.key] = e
 	p.s.pushFront(&e.node)
@@ -234,8 +248,8 @@ func (p *pebbleMap[V]) live(e *pmEntry[V], it *pmItem[V], now int64) bool {
 	}
 	if p.s.ttl > 0 && p.s.expired(it.wt, now) {
 		var zero V
-		it.v, it.present, it.dirty = zero, false, true
-		e.dirty = true
+		it.v, it.present, it.dirty = zero, false, it.inDB
+		e.dirty = e.dirty || it.inDB
 		return false
 	}
 	return true
@@ -254,18 +268,15 @@ func (p *pebbleMap[V]) Get(key, mk []byte) (V, bool, error) {
 	if err := s.check(); err != nil {
 		return zero, false, err
 	}
-	e := p.m[string(key)]
-	if e != nil {
-		s.touch(&e.node)
-		if it := p.find(e, mk); it != nil {
-			if !p.live(e, it, p.now()) {
-				return zero, false, nil
-			}
-			return it.v, true, nil
-		}
-		if e.complete {
+	e := p.entry(key)
+	if it := p.find(e, mk); it != nil {
+		if !p.live(e, it, p.now()) {
 			return zero, false, nil
 		}
+		return it.v, true, nil
+	}
+	if e.complete {
+		return zero, false, s.maybeEvict(&e.node)
 	}
 	it := &pmItem[V]{mk: bytes.Clone(mk)}
 	s.kbuf = append(appendStateKey(s.kbuf[:0], p.prefix, key), mk...)
@@ -283,10 +294,7 @@ func (p *pebbleMap[V]) Get(key, mk []byte) (V, bool, error) {
 		if err != nil {
 			return zero, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, p.name, err)
 		}
-		it.v, it.present, it.wt = v, true, wt
-	}
-	if e == nil {
-		e = p.entry(key)
+		it.v, it.present, it.wt, it.inDB = v, true, wt, true
 	}
 	p.insert(e, it)
 	ok := p.live(e, it, p.now())
@@ -304,7 +312,8 @@ func (p *pebbleMap[V]) Put(key, mk []byte, v V) error {
 	e := p.entry(key)
 	it := p.find(e, mk)
 	if it == nil {
-		it = &pmItem[V]{mk: bytes.Clone(mk)}
+		// Not in a complete map: not in the DB either.
+		it = &pmItem[V]{mk: bytes.Clone(mk), inDB: !e.complete}
 		p.insert(e, it)
 	}
 	it.v, it.present, it.dirty, it.wt = v, true, true, p.now()
@@ -320,14 +329,23 @@ func (p *pebbleMap[V]) Delete(key, mk []byte) error {
 	e := p.entry(key)
 	it := p.find(e, mk)
 	switch {
-	case it != nil:
+	case it != nil && it.inDB:
 		var zero V
 		it.v, it.present, it.dirty, it.wt = zero, false, true, 0
+	case it != nil && e.complete:
+		// Never written: forget it.
+		e.t.Delete(it)
+		s.grow(&e.node, -1)
+		return s.maybeEvict(&e.node)
+	case it != nil:
+		var zero V
+		it.v, it.present, it.dirty, it.wt = zero, false, false, 0
+		return s.maybeEvict(&e.node)
 	case e.complete:
 		// Not in a complete map: nothing to delete.
 		return s.maybeEvict(&e.node)
 	default:
-		p.insert(e, &pmItem[V]{mk: bytes.Clone(mk), dirty: true})
+		p.insert(e, &pmItem[V]{mk: bytes.Clone(mk), dirty: true, inDB: true})
 	}
 	e.dirty = true
 	return s.maybeEvict(&e.node)
@@ -342,7 +360,12 @@ func (p *pebbleMap[V]) Clear(key []byte) error {
 	n := e.t.Len()
 	e.t.Clear(true)
 	s.grow(&e.node, -n)
-	e.complete, e.cleared, e.dirty = true, true, true
+	// A range deletion only if the DB may hold entries of the key.
+	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, key)
+	if e.cleared || s.mayExist(s.kbuf) {
+		e.cleared, e.dirty = true, true
+	}
+	e.complete = true
 	return s.maybeEvict(&e.node)
 }
 
@@ -389,34 +412,39 @@ func (p *pebbleMap[V]) rangeEntry(e *pmEntry[V], key []byte, fn func(mapKey []by
 		return true
 	})
 	prefix := appendStateKey(nil, p.prefix, key)
+	if !s.mayExist(prefix) {
+		e.complete = true
+		return p.rangeEntry(e, key, fn)
+	}
 	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
 	}
+	// Once fn has stopped, the rest of a small map is still loaded, so
+	// that the map becomes complete: a top-N operator ranges over the
+	// first entries of the same key again and again.
 	retain := true
 	limit := max(s.opts.CacheEntries/4, 16)
 	stopped := false
+	visit := func(it *pmItem[V]) {
+		if !stopped && p.live(e, it, now) && !fn(it.mk, it.v) {
+			stopped = true
+		}
+	}
 	i := 0
-	// emit visits cached items before mk (all of them when mk is nil).
+	// emit visits the cached items before mk (all of them when mk is nil).
 	emit := func(mk []byte) {
-		for ; !stopped && i < len(cached) && (mk == nil || bytes.Compare(cached[i].mk, mk) < 0); i++ {
-			if it := cached[i]; p.live(e, it, now) && !fn(it.mk, it.v) {
-				stopped = true
-			}
+		for ; i < len(cached) && (mk == nil || bytes.Compare(cached[i].mk, mk) < 0); i++ {
+			visit(cached[i])
 		}
 	}
 	var derr error
-	for ok := iter.First(); ok && !stopped; ok = iter.Next() {
+	for ok := iter.First(); ok && (retain || !stopped); ok = iter.Next() {
 		mk := iter.Key()[len(prefix):]
 		emit(mk)
-		if stopped {
-			break
-		}
 		if i < len(cached) && bytes.Equal(cached[i].mk, mk) {
 			// The cached item overrides the DB's entry.
-			if it := cached[i]; p.live(e, it, now) && !fn(it.mk, it.v) {
-				stopped = true
-			}
+			visit(cached[i])
 			i++
 			continue
 		}
@@ -430,7 +458,7 @@ func (p *pebbleMap[V]) rangeEntry(e *pmEntry[V], key []byte, fn func(mapKey []by
 			derr = err
 			break
 		}
-		it := &pmItem[V]{mk: bytes.Clone(mk), wt: wt}
+		it := &pmItem[V]{mk: bytes.Clone(mk), wt: wt, inDB: true}
 		if s.expired(wt, now) {
 			// Delete it from the DB at the next write of this map.
 			it.dirty = true
@@ -449,9 +477,7 @@ func (p *pebbleMap[V]) rangeEntry(e *pmEntry[V], key []byte, fn func(mapKey []by
 		} else {
 			retain = false
 		}
-		if !fn(it.mk, v) {
-			stopped = true
-		}
+		visit(it)
 	}
 	if err := iter.Close(); err != nil && derr == nil {
 		derr = err
@@ -459,12 +485,10 @@ func (p *pebbleMap[V]) rangeEntry(e *pmEntry[V], key []byte, fn func(mapKey []by
 	if derr != nil {
 		return fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, derr)
 	}
-	if !stopped {
-		emit(nil)
-		if !stopped && retain {
-			e.complete = true
-			p.dropAbsent(e)
-		}
+	emit(nil)
+	if retain {
+		e.complete = true
+		p.dropAbsent(e)
 	}
 	return nil
 }
@@ -499,6 +523,7 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 		e.cleared = false
 	}
 	var err error
+	wrote := false
 	e.t.Ascend(func(it *pmItem[V]) bool {
 		if !it.dirty {
 			return true
@@ -510,6 +535,7 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 			}
 			s.vbuf = appendValue(s.vbuf[:0], it.wt, p.codec, it.v)
 			err = b.Set(s.kbuf, s.vbuf, nil)
+			wrote = true
 		} else {
 			err = b.Delete(s.kbuf, nil)
 		}
@@ -517,9 +543,12 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 			err = fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 			return false
 		}
-		it.dirty = false
+		it.dirty, it.inDB = false, it.present
 		return true
 	})
+	if wrote {
+		s.written(prefix)
+	}
 	if err != nil {
 		return err
 	}

@@ -821,3 +821,80 @@ func testTTL(t *testing.T, clk *fakeClock, v ValueState[int64], m MapState[int64
 		t.Fatalf("a rewritten after expiry: %d %v", x, ok)
 	}
 }
+
+// TestKeyFilter: no false negatives across growth and merging, and a
+// low false-positive rate.
+func TestKeyFilter(t *testing.T) {
+	var f, g keyFilter
+	const n = 300_000
+	for i := 0; i < n; i++ {
+		f.add(hashStateKey([]byte(fmt.Sprintf("a%d", i))))
+		g.add(hashStateKey([]byte(fmt.Sprintf("b%d", i))))
+	}
+	f.merge(&g)
+	f.add(hashStateKey([]byte("after merge")))
+	for i := 0; i < n; i++ {
+		for _, p := range []string{"a", "b"} {
+			if !f.mayContain(hashStateKey([]byte(fmt.Sprintf("%s%d", p, i)))) {
+				t.Fatalf("false negative for %s%d", p, i)
+			}
+		}
+	}
+	if !f.mayContain(hashStateKey([]byte("after merge"))) {
+		t.Fatal("false negative after merge")
+	}
+	fp := 0
+	for i := 0; i < n; i++ {
+		if f.mayContain(hashStateKey([]byte(fmt.Sprintf("c%d", i)))) {
+			fp++
+		}
+	}
+	rate := float64(fp) / n
+	t.Logf("%d keys: %d sub-filters, %d KiB, false positives %.2f%%", 2*n+1, len(f.subs), f.bytes()>>10, 100*rate)
+	if rate > 0.05 {
+		t.Fatalf("false-positive rate %.2f%%", 100*rate)
+	}
+}
+
+// TestPebbleReopenFilter: after a reopen, once the background scan has
+// built the key filter, keys in the DB are found (value and map state)
+// and new keys are answered without the DB.
+func TestPebbleReopenFilter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "w")
+	s := openTestStore(t, dir, allGroups, PebbleOptions{CacheEntries: 10})
+	v, _ := NewValueState[int64](s, "v", i64Codec{})
+	m, _ := NewMapState[int64](s, "m", i64Codec{})
+	const n = 5000
+	for i := 0; i < n; i++ {
+		_ = v.Put([]byte(fmt.Sprint(i)), int64(i))
+		_ = m.Put([]byte(fmt.Sprint(i)), []byte("x"), int64(i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestStore(t, dir, allGroups, PebbleOptions{CacheEntries: 10})
+	defer s.Close()
+	v, _ = NewValueState[int64](s, "v", i64Codec{})
+	m, _ = NewMapState[int64](s, "m", i64Codec{})
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.filterReady {
+		if time.Now().After(deadline) {
+			t.Fatal("the key filter scan did not finish")
+		}
+		time.Sleep(time.Millisecond)
+		s.mayExist([]byte("probe"))
+	}
+	for i := 0; i < n; i++ {
+		if x, ok, err := v.Get([]byte(fmt.Sprint(i))); err != nil || !ok || x != int64(i) {
+			t.Fatalf("Get(%d) = %d %v %v", i, x, ok, err)
+		}
+		var got []entry
+		_ = m.Range([]byte(fmt.Sprint(i)), func(mk []byte, x int64) bool { got = append(got, entry{string(mk), x}); return true })
+		if !slices.Equal(got, []entry{{"x", int64(i)}}) {
+			t.Fatalf("Range(%d) = %v", i, got)
+		}
+		if _, ok, _ := v.Get([]byte(fmt.Sprint("new", i))); ok {
+			t.Fatal("a new key exists")
+		}
+	}
+}

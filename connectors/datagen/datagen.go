@@ -189,7 +189,7 @@ func parseField(c connectors.Column, o map[string]string) (field, error) {
 	}
 	if !f.sequence && f.nullRate <= 0 && (c.Type.ID == types.Int || c.Type.ID == types.BigInt) {
 		// As value draws them.
-		lo, hi := int64(f.min), int64(f.max)
+		lo, hi := clampInt(f.min), clampInt(f.max)
 		f.randInt, f.lo = true, lo
 		if hi-lo < 0 || hi-lo == math.MaxInt64 {
 			f.full = true
@@ -231,6 +231,18 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 }
 
 const chunkRows = 1024
+
+// clampInt converts an option bound to int64; float64 cannot hold
+// MaxInt64 exactly, and an out-of-range conversion is undefined in Go.
+func clampInt(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
 
 type source struct {
 	s        *scan
@@ -274,6 +286,11 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 			return err
 		}
 		n := int64(chunkRows)
+		if g.rps > 0 && g.rps < 10*chunkRows {
+			// Small rates emit about ten chunks a second, so rows (and the
+			// barriers that follow chunks) are not held back for long.
+			n = max(1, int64(g.rps/10))
+		}
 		if g.to >= 0 && g.to-g.next < n {
 			n = g.to - g.next
 		}
@@ -333,7 +350,7 @@ func (g *source) value(f *field, idx int64, now time.Time) types.Value {
 	case types.Boolean:
 		return types.NewBool(g.rng.IntN(2) == 1)
 	case types.Int, types.BigInt:
-		lo, hi := int64(f.min), int64(f.max)
+		lo, hi := clampInt(f.min), clampInt(f.max)
 		if hi-lo < 0 || hi-lo == math.MaxInt64 { // the full range
 			return types.NewInt(int64(g.rng.Uint64()))
 		}

@@ -34,7 +34,10 @@
 // is skipped, so that a row is never silently different from its line.
 //
 // Position. A source's position is the file it reads and the byte offset
-// of its next unread record; see CheckpointableSource.
+// of its next unread record, encoded as JSON (see Source.SnapshotPosition).
+// Restoring checks that the file list still has that file at that index,
+// that the offset is within it and starts a line; anything else is an
+// error, never a silent restart.
 package filesystem
 
 import (
@@ -65,7 +68,8 @@ func init() { connectors.Register(connector{}) }
 
 // CheckpointableSource is a source whose read position can be saved in a
 // checkpoint and restored. The checkpoint coordinator discovers it by
-// type assertion. (Defined here as documentation; it belongs in dataflow.)
+// type assertion. It is declared here as documentation only; the runtime
+// looks for the same two methods (dataflow.CheckpointedSource).
 type CheckpointableSource interface {
 	dataflow.Source
 	// SnapshotPosition is called from inside SourceOutput.Emit, AFTER the

@@ -154,10 +154,11 @@ func TestCrashLoop(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = f, ef
 		cmd.Env = os.Environ()
 		finish := killed >= *kills
-		if !finish && run%4 == 3 {
-			// Die inside this run's second checkpoint, after the state
+		hook := !finish && run%4 == 3
+		if hook {
+			// Die inside this run's first checkpoint, after the state
 			// snapshots are written and before the metadata is.
-			cmd.Env = append(cmd.Env, "STREAMSQL_TEST_CRASH_IN_SNAPSHOT=2")
+			cmd.Env = append(cmd.Env, "STREAMSQL_TEST_CRASH_IN_SNAPSHOT=1")
 		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -176,6 +177,9 @@ func TestCrashLoop(t *testing.T) {
 			cancel()
 		} else {
 			delay := time.Duration(100+r.IntN(1400)) * time.Millisecond
+			if hook {
+				delay = 10 * time.Second // let the hook fire first
+			}
 			select {
 			case werr = <-done:
 			case <-time.After(delay):
