@@ -33,6 +33,9 @@ type Config struct {
 	StartFresh bool
 	Pebble     state.PebbleOptions
 	Log        *slog.Logger
+	// Scratch marks a directory that only holds the running job's state
+	// (Pebble without checkpoints); it is removed when the job stops.
+	Scratch bool
 }
 
 // Stats summarises a coordinator's checkpoints.
@@ -375,6 +378,9 @@ func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subt
 			return err
 		}
 		s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
+		if s.Files, err = listFiles(info.Dir); err != nil {
+			return err
+		}
 	case *state.FailedStore:
 		return st.Err
 	}
@@ -566,6 +572,9 @@ func (c *Coordinator) closeStores() {
 		if err := st.Close(); err != nil {
 			c.log.Warn("closing state", "node", k[0], "subtask", k[1], "err", err)
 		}
+	}
+	if c.cfg.Scratch {
+		_ = os.RemoveAll(c.cfg.Dir)
 	}
 	close(c.closed)
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -244,4 +245,49 @@ func checkpointIDs(dir string) ([]int64, error) {
 		}
 	}
 	return ids, nil
+}
+
+func TestTruncatedStateFileFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	const rows = 30000
+	_, j1, out1 := startCkptJob(t, dir, 1, 20000, rows)
+	deadline := time.Now().Add(5 * time.Second)
+	for j1.coord.Stats().Completed < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	j1.Cancel()
+	_ = j1.Wait()
+	jobDir := filepath.Join(dir, "ckpt-test")
+	ids, _ := checkpointIDs(jobDir)
+	if len(ids) < 2 {
+		t.Fatalf("want at least 2 retained checkpoints, have %v", ids)
+	}
+	// Truncate the state files that belong to the newest checkpoint alone
+	// (those shared by hard link with older ones are the same files).
+	newest := filepath.Join(jobDir, fmt.Sprintf("chk-%d", ids[0]))
+	truncated := 0
+	_ = filepath.WalkDir(newest, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != "_metadata" {
+			info, _ := d.Info()
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink == 1 && info.Size() > 10 {
+				truncated++
+				return os.Truncate(p, info.Size()/2)
+			}
+		}
+		return nil
+	})
+	if truncated == 0 {
+		t.Fatal("no state file to truncate")
+	}
+	_, j2, out2 := startCkptJob(t, dir, 1, 0, rows)
+	if err := j2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := j2.coord.Stats().RestoredFrom; !strings.HasSuffix(got, fmt.Sprintf("chk-%d", ids[1])) {
+		t.Fatalf("restored from %q, want the previous checkpoint chk-%d", got, ids[1])
+	}
+	view := map[int64]gs{}
+	applyOut(out1.String(), view)
+	applyOut(out2.String(), view)
+	compare(t, view, reference(rows))
 }

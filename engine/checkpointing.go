@@ -21,12 +21,26 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 	opts := dataflow.Options{JobName: name, Log: s.log}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
-	if interval <= 0 && savepoint == "" {
+	backend := s.Conf.Get("state.backend.type")
+	checkpointing := interval > 0 || savepoint != ""
+	if checkpointing && backend == "hashmap" {
+		return opts, nil, fmt.Errorf("state.backend.type 'hashmap' cannot be checkpointed; use 'pebble' or 'auto'")
+	}
+	if !checkpointing && backend != "pebble" {
 		return opts, nil, nil
 	}
 	root := s.Conf.Get("state.checkpoints.dir")
-	if root == "" {
+	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
+	}
+	scratch := root == ""
+	if scratch {
+		// Pebble state without checkpoints: a scratch directory.
+		tmp, err := os.MkdirTemp("", "streamsql-state-")
+		if err != nil {
+			return opts, nil, err
+		}
+		root = tmp
 	}
 	sum := sha256.Sum256([]byte(plan.Explain()))
 	coord, err := checkpoint.New(checkpoint.Config{
@@ -45,7 +59,8 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
-		Log: s.log,
+		Log:     s.log,
+		Scratch: scratch,
 	}, g)
 	if err != nil {
 		return opts, nil, err

@@ -212,7 +212,7 @@ func (s *Session) stopJob(c *parser.Command) (*Result, error) {
 		return s.stopWithSavepoint(j)
 	}
 	j.Cancel()
-	<-j.Done()
+	_ = j.Wait() // also waits until the job's state is closed
 	return &Result{Message: fmt.Sprintf("Job '%s' stopped", j.ID)}, nil
 }
 
@@ -232,6 +232,6 @@ func (s *Session) stopWithSavepoint(j *Job) (*Result, error) {
 		return nil, fmt.Errorf("the savepoint of job '%s' failed, and the job goes on: %w", j.ID, err)
 	}
 	j.Cancel()
-	<-j.Done()
+	_ = j.Wait() // also waits until the job's state is closed
 	return &Result{Message: fmt.Sprintf("Job '%s' stopped with a savepoint in %s; SET 'execution.savepoint.path' = '%s' resumes from it", j.ID, dir, dir)}, nil
 }

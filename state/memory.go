@@ -175,7 +175,7 @@ func (t *flatTable[T]) find(k smallKey) int {
 func (t *flatTable[T]) put(k smallKey, v T) {
 	i, ok := t.slot(k)
 	if !ok {
-		if 4*(t.n+1) > 3*len(t.e) {
+		if t.n+1 > len(t.e) {
 			t.grow()
 			i, _ = t.slot(k)
 		}
@@ -205,7 +205,7 @@ func (t *flatTable[T]) delete(k smallKey) {
 				return
 			}
 			h := int(t.hash(&t.e[j].k)) & mask
-			if (j > i && (h <= i || h > j)) || (j < i && h <= i) {
+			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
 				break
 			}
 		}
