@@ -36,7 +36,7 @@ type GroupAgg struct {
 	base
 	spec GroupAggSpec
 	plan []aggPlan // one per aggregate, in spec.Aggs order
-	// nnCols are the argument columns whose non-NULL count some slot
+	// nnCols are the argument columns whose non-NULL count some word
 	// aggregate needs; each count is kept once per group.
 	nnCols []nnCol
 	nWords int // words per group
@@ -56,10 +56,10 @@ var _ dataflow.Operator = (*GroupAgg)(nil)
 // GroupAgg.plan: each such aggregate has at most one word of its own
 // (a sum or an extreme) and shares with the others over the same column
 // one word counting the column's non-NULL values. The first inlineWords
-// words are inline, so that the state of a typical group is a single
-// 64-byte object. Further words and the accumulator objects of the other
-// aggregates (DECIMAL, DISTINCT, retractable or non-integer MIN/MAX)
-// are in ext, nil when there are none.
+// words are inline, so that a typical group is 64 bytes referring to
+// nothing but its last emitted row. Further words and the accumulator
+// objects of the other aggregates (DECIMAL, DISTINCT, retractable or
+// non-integer MIN/MAX) are in ext, nil when there are none.
 type groupState struct {
 	rows int64 // input rows currently in the group
 	out  types.Row
@@ -338,34 +338,34 @@ func (g *GroupAgg) result(gs *groupState, i int) types.Value {
 	return v
 }
 
-// resultTo stores the current value of aggregate i of gs in *dst;
-// building values right in the output row saves copying them there.
+// resultTo stores the current value of aggregate i of gs in *dst, which
+// is part of a row being built (see types.Value.Set).
 func (g *GroupAgg) resultTo(dst *types.Value, gs *groupState, i int) {
 	p := &g.plan[i]
 	switch p.op {
 	case opCountStar:
-		*dst = types.NewInt(gs.rows)
+		dst.Set(types.NewInt(gs.rows))
 		return
 	case opAcc:
-		*dst = gs.ext.accs[p.acc].result()
+		dst.Set(gs.ext.accs[p.acc].result())
 		return
 	}
 	n := *gs.word(p.nn)
 	switch {
 	case p.op == opCount:
-		*dst = types.NewInt(n)
+		dst.Set(types.NewInt(n))
 	case n == 0:
-		*dst = types.NullValue
+		dst.Set(types.NullValue)
 	case p.op == opFloatSum:
 		f := math.Float64frombits(uint64(*gs.word(p.word)))
 		if p.avg {
 			f /= float64(n)
 		}
-		*dst = types.NewFloat(f)
+		dst.Set(types.NewFloat(f))
 	case p.avg:
-		*dst = types.NewInt(*gs.word(p.word) / n)
+		dst.Set(types.NewInt(*gs.word(p.word) / n))
 	default: // SUM, MIN, MAX of INT/BIGINT
-		*dst = types.NewInt(*gs.word(p.word))
+		dst.Set(types.NewInt(*gs.word(p.word)))
 	}
 }
 
@@ -395,7 +395,7 @@ func (g *GroupAgg) changedRow(gs *groupState, r types.Row, changed bool) types.R
 	}
 	row := make(types.Row, nk+len(g.plan))
 	for i, k := range g.spec.GroupKeys {
-		row[i] = r[k]
+		row[i].Set(r[k])
 	}
 	res := row[nk:]
 	for i := range g.plan {

@@ -708,3 +708,24 @@ func gaCheckValueState(t *testing.T, wide bool) {
 		}
 	}
 }
+
+// TestGroupAggValueSet checks types.Value.Set, which builds output rows,
+// over every pair of kinds, in fresh and in reused memory.
+func TestGroupAggValueSet(t *testing.T) {
+	vals := []types.Value{types.NullValue, types.NewBool(true), types.NewInt(-3), types.NewFloat(2.5),
+		gaDecimal("1.25"), types.NewString("abc"), types.NewString(""), types.NewDate(9), types.NewTimestamp(7)}
+	for _, x := range vals {
+		var fresh types.Value
+		fresh.Set(x)
+		if fresh != x {
+			t.Fatalf("Set(%v) on zero = %v", x, fresh)
+		}
+		for _, old := range vals {
+			v := old
+			v.Set(x)
+			if v != x {
+				t.Fatalf("Set(%v) over %v = %v", x, old, v)
+			}
+		}
+	}
+}

@@ -39,12 +39,12 @@ func (s *MemoryStore) register(name string) error {
 }
 
 // memValue keeps keys of up to smallKeyLen bytes — the common case: a
-// key of one or two small columns — with small values in a flat hash
-// table that holds key and value inline, so that a lookup usually reads
-// one or two adjacent cache lines and overwriting a key allocates
-// nothing. Other keys and values live in a map of boxed values, so that
-// overwriting one is a map lookup plus a store, with no allocation for
-// the key.
+// key of one numeric, date or time column, or of a short string — with
+// small values in a flat hash table that holds key and value inline, so
+// that a lookup usually reads one or two adjacent cache lines and
+// overwriting a key allocates nothing. Other keys and values live in a
+// map of boxed values, so that overwriting one is a map lookup plus a
+// store, with no allocation for the key.
 type memValue[T any] struct {
 	tab   *flatTable[T] // nil when T is too large to hold inline
 	boxed map[string]*T
@@ -175,7 +175,7 @@ func (t *flatTable[T]) find(k smallKey) int {
 func (t *flatTable[T]) put(k smallKey, v T) {
 	i, ok := t.slot(k)
 	if !ok {
-		if t.n+1 > len(t.e) {
+		if 4*(t.n+1) > 3*len(t.e) {
 			t.grow()
 			i, _ = t.slot(k)
 		}

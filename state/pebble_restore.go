@@ -14,6 +14,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
 )
 
@@ -383,18 +385,17 @@ func (nopCloser) Close() error { return nil }
 
 func (noLockFS) Lock(string) (io.Closer, error) { return nopCloser{}, nil }
 
-const restoreBatchBytes = 4 << 20
+// ingestFileBytes is the size at which a restore starts a new SST.
+const ingestFileBytes = 32 << 20
 
 // copyKeyGroups creates a DB in workDir holding the entries of key
-// groups kgs of the sources.
+// groups kgs of the sources. The entries are written, in key order, into
+// SSTs beside workDir, which the new DB then ingests: no memtable, no
+// compaction.
 func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, opts PebbleOptions, cur *string) error {
-	// A big memtable while loading: fewer, larger flushes. The store
-	// opens the DB with its own options afterwards.
-	wo := opts
-	wo.MemTableBytes = max(opts.MemTableBytes, 64<<20)
-	cache := newBlockCache(wo)
+	cache := newBlockCache(opts)
 	defer cache.Unref()
-	po := pebbleOptions(wo, cache)
+	po := pebbleOptions(opts, cache)
 	po.ErrorIfExists = true
 	db, err := pebble.Open(workDir, po)
 	if err != nil {
@@ -409,14 +410,32 @@ func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	if err := db.Set(metaKGKey, encodeKGRange(kgs), pebble.NoSync); err != nil {
 		return fmt.Errorf("state: restore into %s: %w", workDir, err)
 	}
+	tmp := workDir + ".ingest"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	defer os.RemoveAll(tmp)
+	w := &sstWriter{dir: tmp, opts: po.MakeWriterOptions(6, db.FormatMajorVersion().MaxTableFormat())}
 	for _, src := range sources {
 		*cur = src.Dir
 		lo, hi := max(src.KeyGroups.Start, kgs.Start), min(src.KeyGroups.End, kgs.End)
-		if err := copySource(db, src.Dir, lo, hi, opts, cache); err != nil {
+		if err := copySource(w, src.Dir, lo, hi, opts, cache); err != nil {
+			w.abort()
 			return fmt.Errorf("state: restore from checkpoint %s into %s: %w", src.Dir, workDir, err)
 		}
 	}
 	*cur = ""
+	if err := w.finish(); err != nil {
+		return fmt.Errorf("state: restore into %s: %w", workDir, err)
+	}
+	if len(w.files) > 0 {
+		if err := db.Ingest(w.files); err != nil {
+			return fmt.Errorf("state: restore into %s: %w", workDir, err)
+		}
+	}
 	if err := db.Flush(); err != nil {
 		return fmt.Errorf("state: restore into %s: %w", workDir, err)
 	}
@@ -427,10 +446,60 @@ func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	return nil
 }
 
-// copySource copies the entries of key groups [lo, hi) of the checkpoint
-// in dir into db: for each state name, found by seeking past the
-// previous one, one range scan over [name|lo, name|hi).
-func copySource(db *pebble.DB, dir string, lo, hi int, opts PebbleOptions, cache *pebble.Cache) error {
+// sstWriter writes ascending keys into a series of SSTs that do not
+// overlap. A run of keys that does not follow the previous run in key
+// order (the next state of another source) starts a new file.
+type sstWriter struct {
+	dir   string
+	opts  sstable.WriterOptions
+	w     *sstable.Writer
+	files []string
+	last  []byte
+}
+
+func (s *sstWriter) set(k, v []byte) error {
+	if s.w != nil && (s.w.EstimatedSize() >= ingestFileBytes || bytes.Compare(k, s.last) <= 0) {
+		if err := s.closeFile(); err != nil {
+			return err
+		}
+	}
+	if s.w == nil {
+		path := filepath.Join(s.dir, fmt.Sprintf("%06d.sst", len(s.files)))
+		f, err := vfs.Default.Create(path)
+		if err != nil {
+			return err
+		}
+		s.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.opts)
+		s.files = append(s.files, path)
+	}
+	s.last = append(s.last[:0], k...)
+	return s.w.Set(k, v)
+}
+
+func (s *sstWriter) closeFile() error {
+	w := s.w
+	s.w = nil
+	return w.Close()
+}
+
+func (s *sstWriter) finish() error {
+	if s.w == nil {
+		return nil
+	}
+	return s.closeFile()
+}
+
+func (s *sstWriter) abort() {
+	if s.w != nil {
+		_ = s.w.Close()
+		s.w = nil
+	}
+}
+
+// copySource writes the entries of key groups [lo, hi) of the checkpoint
+// in dir into w: for each state name, found by seeking past the previous
+// one, one range scan over [name|lo, name|hi).
+func copySource(w *sstWriter, dir string, lo, hi int, opts PebbleOptions, cache *pebble.Cache) error {
 	po := pebbleOptions(opts, cache)
 	po.ReadOnly = true
 	po.FS = noLockFS{vfs.Default}
@@ -443,8 +512,6 @@ func copySource(db *pebble.DB, dir string, lo, hi int, opts PebbleOptions, cache
 	if err != nil {
 		return err
 	}
-	b := db.NewBatch()
-	defer func() { b.Close() }()
 	var ierr error
 	ok := it.First()
 	for ok {
@@ -458,21 +525,12 @@ func copySource(db *pebble.DB, dir string, lo, hi int, opts PebbleOptions, cache
 		end := binary.BigEndian.AppendUint16(bytes.Clone(name), uint16(hi))
 		for ok = it.SeekGE(start); ok && bytes.Compare(it.Key(), end) < 0; ok = it.Next() {
 			v, err := it.ValueAndErr()
+			if err == nil {
+				err = w.set(it.Key(), v)
+			}
 			if err != nil {
 				ierr = err
 				break
-			}
-			if err := b.Set(it.Key(), v, nil); err != nil {
-				ierr = err
-				break
-			}
-			if b.Len() >= restoreBatchBytes {
-				if err := db.Apply(b, pebble.NoSync); err != nil {
-					ierr = err
-					break
-				}
-				b.Close()
-				b = db.NewBatch()
 			}
 		}
 		if ierr != nil {
@@ -487,11 +545,5 @@ func copySource(db *pebble.DB, dir string, lo, hi int, opts PebbleOptions, cache
 	if err := it.Close(); err != nil && ierr == nil {
 		ierr = err
 	}
-	if ierr != nil {
-		return ierr
-	}
-	if !b.Empty() {
-		return db.Apply(b, pebble.NoSync)
-	}
-	return nil
+	return ierr
 }

@@ -720,6 +720,28 @@ func TestPebbleTTL(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+			// An expired entry that is read is deleted then (cleanup off).
+			s.opts.TTLCleanupKeys = 0
+			if err := v.Put([]byte("lazy"), 1); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 10; i++ { // push it out of the small cache
+				_, _, _ = v.Get([]byte(fmt.Sprint("push", i)))
+			}
+			if _, err := s.Snapshot(filepath.Join(root, "lazy1")); err != nil {
+				t.Fatal(err)
+			}
+			n0 := dbEntries(t, s)
+			clk.advance(time.Minute)
+			if _, ok, _ := v.Get([]byte("lazy")); ok {
+				t.Fatal("lazy outlived its TTL")
+			}
+			if _, err := s.Snapshot(filepath.Join(root, "lazy2")); err != nil {
+				t.Fatal(err)
+			}
+			if n1 := dbEntries(t, s); cache < 10 && n1 != n0-1 {
+				t.Fatalf("reading an expired entry left it in the DB: %d entries before, %d after", n0, n1)
+			}
 			// Expired entries nobody reads are removed by the snapshot cleanup.
 			for i := 0; i < 100; i++ {
 				if err := v.Put([]byte(fmt.Sprintf("old%d", i)), 1); err != nil {

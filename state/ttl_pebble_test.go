@@ -73,6 +73,10 @@ func TestMemoryTTLEagerCleanup(t *testing.T) {
 	if x, ok, _ := v.Get([]byte("old0")); !ok || x != 7 {
 		t.Fatalf("old0, rewritten, is gone: %v %v", x, ok)
 	}
+	// Left: the new keys and old0's new entry; its stale one is gone.
+	if v.q.Len() != n+1 || m.q.Len() != n {
+		t.Fatalf("queues hold %d and %d entries, want %d and %d", v.q.Len(), m.q.Len(), n+1, n)
+	}
 	clk.advance(time.Minute)
 	if err := s.CleanUp(); err != nil {
 		t.Fatal(err)

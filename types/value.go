@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -137,6 +138,21 @@ func (v Value) Time() time.Time {
 // values. It lets hot loops skip the kind check when the planner has
 // already proven the kind.
 func (v Value) Raw() int64 { return v.i }
+
+// Set sets *v to x, like *v = x, for filling in a row that is being
+// built. It stores the string and decimal pointers only when *v or x has
+// one, so that filling freshly allocated rows with other values stores
+// no pointer and costs no garbage-collector write barrier (*v = x costs
+// a bulk barrier for the whole Value while the collector is marking).
+func (v *Value) Set(x Value) {
+	v.k, v.i = x.k, x.i
+	if unsafe.StringData(v.s) != nil || unsafe.StringData(x.s) != nil {
+		v.s = x.s
+	}
+	if v.d != nil || x.d != nil {
+		v.d = x.d
+	}
+}
 
 // Row is one row of values. Rows are immutable once emitted.
 type Row []Value

@@ -312,11 +312,11 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 			for j := range g.s.fields {
 				switch f := &g.s.fields[j]; {
 				case !f.randInt:
-					row[j] = g.value(f, g.next+i, now)
+					row[j].Set(g.value(f, g.next+i, now))
 				case f.full:
-					row[j] = types.NewInt(int64(g.rng.Uint64()))
+					row[j].Set(types.NewInt(int64(g.rng.Uint64())))
 				default:
-					row[j] = types.NewInt(f.lo + g.rng.Int64N(f.span))
+					row[j].Set(types.NewInt(f.lo + g.rng.Int64N(f.span)))
 				}
 			}
 			c.Changes[i] = dyntable.Change{Kind: dyntable.Insert, Row: row}
