@@ -642,8 +642,8 @@ func BenchmarkGroupAgg(b *testing.B) {
 // TestGroupAggMemoryValueState checks the memory backend's ValueState,
 // which holds group states, against a Go map under random Get, Put and
 // Delete: short and long keys, keys that differ only in trailing zero
-// bytes, many deletions (the flat table's backward-shift deletion) and
-// growth. Small and large values take different paths.
+// bytes, many deletions (the flat table's backward-shift deletion),
+// growth and shard splits. Small and large values take different paths.
 func TestGroupAggMemoryValueState(t *testing.T) {
 	// A few dozen short keys keep the table small, so that probe runs
 	// often wrap around its end; the wide key space makes it grow.

@@ -64,8 +64,8 @@ func newMemValue[T any]() *memValue[T] {
 
 func (s *memValue[T]) Get(key []byte) (T, bool, error) {
 	if s.tab != nil && len(key) <= smallKeyLen {
-		if i := s.tab.find(makeSmallKey(key)); i >= 0 {
-			return s.tab.e[i].v, true, nil
+		if sh, i := s.tab.find(makeSmallKey(key)); sh != nil {
+			return sh.e[i].v, true, nil
 		}
 		var zero T
 		return zero, false, nil
@@ -118,15 +118,28 @@ func makeSmallKey(key []byte) smallKey {
 	return k
 }
 
-// flatTable is an open-addressing hash table with linear probing and
-// backward-shift deletion (no tombstones), keys and values inline. It
-// remembers the slot of the last key it found or stored, so that the
-// usual Get-modify-Put of one key probes once.
+// flatTable is a hash table of small keys with the values inline. A
+// directory indexed by the top bits of a key's hash (extendible hashing)
+// leads to shards of at most maxShardSlots slots; a shard is an
+// open-addressing table with linear probing on the low bits of the hash
+// and backward-shift deletion (no tombstones). A full shard splits in
+// two instead of the whole table growing, so that a growth step costs
+// little however many keys there are. The table remembers where the key
+// it last found or stored is, so that the usual Get-modify-Put of one
+// key probes once.
 type flatTable[T any] struct {
-	e            []flatEntry[T] // a power of two long, or empty
-	n            int            // keys held
-	seed0, seed1 uint64         // random per table, against collision flooding
-	last         int            // slot of the last key found or stored; -1: none
+	dir          []*flatShard[T] // 1<<depth long; a shard of depth d appears 1<<(depth-d) times
+	depth        uint
+	seed0, seed1 uint64 // random per table, against collision flooding
+	lastS        *flatShard[T]
+	lastI        int // slot of the last key found or stored in lastS, if not nil
+}
+
+// flatShard holds the keys whose hashes start with its depth bits.
+type flatShard[T any] struct {
+	e     []flatEntry[T] // a power of two long, or empty
+	n     int            // keys held
+	depth uint
 }
 
 type flatEntry[T any] struct {
@@ -134,8 +147,11 @@ type flatEntry[T any] struct {
 	v T
 }
 
+// maxShardSlots is the size from which a full shard splits.
+const maxShardSlots = 4096
+
 func newFlatTable[T any]() *flatTable[T] {
-	return &flatTable[T]{seed0: rand.Uint64(), seed1: rand.Uint64(), last: -1}
+	return &flatTable[T]{dir: []*flatShard[T]{{}}, seed0: rand.Uint64(), seed1: rand.Uint64()}
 }
 
 func (t *flatTable[T]) hash(k *smallKey) uint64 {
@@ -143,92 +159,128 @@ func (t *flatTable[T]) hash(k *smallKey) uint64 {
 	return hi ^ lo
 }
 
-// slot returns the slot holding k, or else the empty slot where probing
-// for k stopped (-1 if the table has no slots), and whether k is there.
-func (t *flatTable[T]) slot(k smallKey) (int, bool) {
-	if t.last >= 0 && t.e[t.last].k == k {
-		return t.last, true
+// slot returns the shard for k and the slot holding k, or else the
+// empty slot where probing for k stopped (-1 if the shard has no slots),
+// and whether k is there.
+func (t *flatTable[T]) slot(k smallKey) (*flatShard[T], int, bool) {
+	if s := t.lastS; s != nil && s.e[t.lastI].k == k {
+		return s, t.lastI, true
 	}
-	if len(t.e) == 0 {
-		return -1, false
+	h := t.hash(&k)
+	s := t.dir[h>>(64-t.depth)] // a shift by 64 is 0
+	if len(s.e) == 0 {
+		return s, -1, false
 	}
-	mask := len(t.e) - 1
-	for i := int(t.hash(&k)) & mask; ; i = (i + 1) & mask {
-		switch t.e[i].k {
+	mask := len(s.e) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		switch s.e[i].k {
 		case k:
-			t.last = i
-			return i, true
+			t.lastS, t.lastI = s, i
+			return s, i, true
 		case smallKey{}:
-			return i, false
+			return s, i, false
 		}
 	}
 }
 
-// find returns the slot holding k, or -1.
-func (t *flatTable[T]) find(k smallKey) int {
-	if i, ok := t.slot(k); ok {
-		return i
+// find returns k's shard and slot, or nil.
+func (t *flatTable[T]) find(k smallKey) (*flatShard[T], int) {
+	if s, i, ok := t.slot(k); ok {
+		return s, i
 	}
-	return -1
+	return nil, 0
 }
 
 func (t *flatTable[T]) put(k smallKey, v T) {
-	i, ok := t.slot(k)
+	s, i, ok := t.slot(k)
 	if !ok {
-		if 4*(t.n+1) > 3*len(t.e) {
-			t.grow()
-			i, _ = t.slot(k)
+		for 4*(s.n+1) > 3*len(s.e) {
+			t.enlarge(s)
+			s, i, _ = t.slot(k)
 		}
-		t.e[i].k = k
-		t.n++
-		t.last = i
+		s.e[i].k = k
+		s.n++
+		t.lastS, t.lastI = s, i
 	}
-	t.e[i].v = v
+	s.e[i].v = v
 }
 
 func (t *flatTable[T]) delete(k smallKey) {
-	i, ok := t.slot(k)
+	s, i, ok := t.slot(k)
 	if !ok {
 		return
 	}
-	t.last = -1
-	t.n--
-	mask := len(t.e) - 1
+	t.lastS = nil
+	s.n--
+	mask := len(s.e) - 1
 	// Backward shift: move later entries of the probe run into the hole
 	// when their home slot is not after it.
 	for {
-		t.e[i] = flatEntry[T]{}
+		s.e[i] = flatEntry[T]{}
 		j := i
 		for {
 			j = (j + 1) & mask
-			if t.e[j].k == (smallKey{}) {
+			if s.e[j].k == (smallKey{}) {
 				return
 			}
-			h := int(t.hash(&t.e[j].k)) & mask
+			h := int(t.hash(&s.e[j].k)) & mask
 			if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
 				break
 			}
 		}
-		t.e[i] = t.e[j]
+		s.e[i] = s.e[j]
 		i = j
 	}
 }
 
-func (t *flatTable[T]) grow() {
-	old := t.e
-	t.e = make([]flatEntry[T], max(16, 2*len(old)))
-	t.last = -1
-	mask := len(t.e) - 1
-	for o := range old {
-		if old[o].k == (smallKey{}) {
-			continue
+// enlarge makes room in full shard s: it doubles s up to maxShardSlots,
+// then splits it.
+func (t *flatTable[T]) enlarge(s *flatShard[T]) {
+	t.lastS = nil
+	if len(s.e) < maxShardSlots || s.depth == 64 {
+		old := s.e
+		s.e, s.n = make([]flatEntry[T], max(16, 2*len(old))), 0
+		for o := range old {
+			if old[o].k != (smallKey{}) {
+				t.insert(s, &old[o])
+			}
 		}
-		i := int(t.hash(&old[o].k)) & mask
-		for t.e[i].k != (smallKey{}) {
-			i = (i + 1) & mask
-		}
-		t.e[i] = old[o]
+		return
 	}
+	if s.depth == t.depth {
+		dir := make([]*flatShard[T], 2*len(t.dir))
+		for i, x := range t.dir {
+			dir[2*i], dir[2*i+1] = x, x
+		}
+		t.dir, t.depth = dir, t.depth+1
+	}
+	// The hash bit after s's prefix sends each key to a or b.
+	halves := [2]*flatShard[T]{
+		{e: make([]flatEntry[T], len(s.e)), depth: s.depth + 1},
+		{e: make([]flatEntry[T], len(s.e)), depth: s.depth + 1},
+	}
+	for o := range s.e {
+		if s.e[o].k != (smallKey{}) {
+			h := t.hash(&s.e[o].k)
+			t.insert(halves[h>>(63-s.depth)&1], &s.e[o])
+		}
+	}
+	for i, x := range t.dir {
+		if x == s {
+			t.dir[i] = halves[i>>(t.depth-1-s.depth)&1]
+		}
+	}
+}
+
+// insert puts entry e, whose key s does not hold, into s, which has room.
+func (t *flatTable[T]) insert(s *flatShard[T], e *flatEntry[T]) {
+	mask := len(s.e) - 1
+	i := int(t.hash(&e.k)) & mask
+	for s.e[i].k != (smallKey{}) {
+		i = (i + 1) & mask
+	}
+	s.e[i] = *e
+	s.n++
 }
 
 type memEntry[V any] struct {

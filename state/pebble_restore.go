@@ -446,19 +446,17 @@ func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	return nil
 }
 
-// sstWriter writes ascending keys into a series of SSTs that do not
-// overlap. A run of keys that does not follow the previous run in key
-// order (the next state of another source) starts a new file.
+// sstWriter writes ascending keys into a series of SSTs; the caller
+// closes the current file where the next keys may not follow in order.
 type sstWriter struct {
 	dir   string
 	opts  sstable.WriterOptions
 	w     *sstable.Writer
 	files []string
-	last  []byte
 }
 
 func (s *sstWriter) set(k, v []byte) error {
-	if s.w != nil && (s.w.EstimatedSize() >= ingestFileBytes || bytes.Compare(k, s.last) <= 0) {
+	if s.w != nil && s.w.EstimatedSize() >= ingestFileBytes {
 		if err := s.closeFile(); err != nil {
 			return err
 		}
@@ -472,7 +470,6 @@ func (s *sstWriter) set(k, v []byte) error {
 		s.w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.opts)
 		s.files = append(s.files, path)
 	}
-	s.last = append(s.last[:0], k...)
 	return s.w.Set(k, v)
 }
 
@@ -532,6 +529,11 @@ func copySource(w *sstWriter, dir string, lo, hi int, opts PebbleOptions, cache 
 				ierr = err
 				break
 			}
+		}
+		if ierr == nil && w.w != nil {
+			// One state's range of one source per file: the ranges of
+			// other sources fall between those of the next states.
+			ierr = w.closeFile()
 		}
 		if ierr != nil {
 			break

@@ -12,10 +12,20 @@ import (
 // operator that Gets a pointer, mutates the object and Puts it again
 // changes the cached object itself, and the Codec runs only when a dirty
 // entry leaves the cache: at Snapshot, at Close and at eviction. Put and
-// Delete never read the DB; a Get miss reads it and caches the answer,
-// absent or not. The cache is one LRU list per store, bounded by
-// PebbleOptions.CacheEntries; when it overflows, the least recently used
-// sixteenth is evicted and its dirty entries are written in one batch.
+// Delete never read the DB; a Get miss reads it (unless the store's key
+// filter says the key has nothing there) and caches the answer, absent
+// or not. Deleting what was never written writes nothing. The cache is
+// one LRU list per store, bounded by PebbleOptions.CacheEntries; when it
+// overflows, the least recently used sixteenth is evicted and its dirty
+// entries are written in one batch.
+//
+// Map state is write-back too, per key: the cache holds some or all of a
+// key's map entries. A map known to be held entirely ("complete": loaded
+// by a Range, or a key with nothing in the DB) is ranged in memory; any
+// other Range merges the DB's entries under the key's prefix with the
+// cached ones in map-key order, cached entries winning, and loads them so
+// that the next Range is served from memory. Clear drops the cached
+// entries and range-deletes the key's prefix at the next write.
 
 // ---- value state ----
 
