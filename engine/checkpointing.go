@@ -27,6 +27,12 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 		return opts, nil, fmt.Errorf("state.backend.type 'hashmap' cannot be checkpointed; use 'pebble' or 'auto'")
 	}
 	if !checkpointing && backend != "pebble" {
+		if ttl := s.Conf.Duration("table.exec.state.ttl"); ttl > 0 {
+			// In-memory state with table.exec.state.ttl: idle keys expire.
+			opts.NewStore = func(n *dataflow.Node, sub int) state.Store {
+				return state.WithTTL(state.NewMemoryStore(fmt.Sprintf("%d-%s/%d", n.ID, n.Name, sub)), ttl, nil)
+			}
+		}
 		return opts, nil, nil
 	}
 	root := s.Conf.Get("state.checkpoints.dir")
