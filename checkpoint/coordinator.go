@@ -378,9 +378,6 @@ func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subt
 			return err
 		}
 		s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
-		if s.Files, err = listFiles(info.Dir); err != nil {
-			return err
-		}
 	case *state.FailedStore:
 		return st.Err
 	}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamsql/streamsql/state"
 )
 
 // MetadataFile is the name of a checkpoint's metadata file; a checkpoint
@@ -46,28 +48,6 @@ type Subtask struct {
 	Position   []byte `json:"position,omitempty"`
 	TotalBytes int64  `json:"totalBytes,omitempty"`
 	NewBytes   int64  `json:"newBytes,omitempty"`
-	// Files lists the state directory's files with their sizes, so that a
-	// truncated or missing file is found before restoring, not after.
-	Files map[string]int64 `json:"files,omitempty"`
-}
-
-// listFiles returns the sizes of the regular files under dir, by path
-// relative to it.
-func listFiles(dir string) (map[string]int64, error) {
-	files := map[string]int64{}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = info.Size()
-		return nil
-	})
-	return files, err
 }
 
 type envelopeJSON struct {
@@ -157,14 +137,8 @@ func ReadMetadata(dir string) (*Metadata, error) {
 		if _, err := os.Stat(filepath.Join(dir, s.StateDir)); err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: state of %s/%d is missing: %v", dir, s.Name, s.Subtask, err)
 		}
-		for name, size := range s.Files {
-			info, err := os.Stat(filepath.Join(dir, s.StateDir, name))
-			switch {
-			case err != nil:
-				return nil, fmt.Errorf("checkpoint: %s: state file %s of %s/%d is missing", dir, name, s.Name, s.Subtask)
-			case info.Size() != size:
-				return nil, fmt.Errorf("checkpoint: %s: state file %s of %s/%d has %d bytes, %d expected (truncated?)", dir, name, s.Name, s.Subtask, info.Size(), size)
-			}
+		if err := state.CheckSnapshotFiles(filepath.Join(dir, s.StateDir)); err != nil {
+			return nil, fmt.Errorf("checkpoint: %s: state of %s/%d: %w", dir, s.Name, s.Subtask, err)
 		}
 	}
 	return &m, nil
