@@ -22,6 +22,8 @@ type seqSource struct {
 	wmEvery  bool
 	barrier  int64 // emit barrier with this id after the first chunk
 	emitErr  error
+	done     chan struct{} // closed when Run has emitted everything
+	waitFor  chan struct{} // Run does not return before this is closed
 }
 
 func (s *seqSource) Open(*OpContext) error { return nil }
@@ -48,6 +50,16 @@ func (s *seqSource) Run(ctx context.Context, out SourceOutput) error {
 					}
 				}
 			}
+		}
+	}
+	if s.done != nil {
+		close(s.done)
+	}
+	if s.waitFor != nil {
+		select {
+		case <-s.waitFor:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 	return s.emitErr
@@ -213,11 +225,14 @@ func (k *keyOwner) ProcessChunk(_ int, c *dyntable.Chunk, _ Collector) error {
 func TestWatermarkIsMinimumOverInputs(t *testing.T) {
 	var x rec
 	g := &Graph{}
+	// b stays open until a has emitted everything, so b's watermark
+	// holds a's back for the whole of a's stream.
+	aDone := make(chan struct{})
 	a := g.AddNode(&Node{Name: "a", Parallelism: 1, NewSource: func(int) (Source, error) {
-		return &seqSource{n: 3, chunk: 1, offset: 100, wmEvery: true}, nil
+		return &seqSource{n: 3, chunk: 1, offset: 100, wmEvery: true, done: aDone}, nil
 	}})
 	b := g.AddNode(&Node{Name: "b", Parallelism: 1, NewSource: func(int) (Source, error) {
-		return &seqSource{n: 3, chunk: 1, offset: 10, wmEvery: true}, nil
+		return &seqSource{n: 3, chunk: 1, offset: 10, wmEvery: true, waitFor: aDone}, nil
 	}})
 	g.AddNode(&Node{Name: "sink", Parallelism: 1,
 		Inputs:      []Edge{{From: a, Partition: Forward}, {From: b, Partition: Forward}},
