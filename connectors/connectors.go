@@ -123,6 +123,15 @@ type TableSink interface {
 	Create(subtask, parallelism int) (dataflow.Operator, error)
 }
 
+// StatefulSink is an optional interface of TableSinks whose operators
+// keep state in checkpoints, as every two-phase-commit sink does (see
+// connectors/twophase): the planner marks their node stateful, so that
+// each checkpoint snapshots it and a restore gives it back.
+type StatefulSink interface {
+	TableSink
+	KeepsState() bool
+}
+
 // ValuesInserter is an optional interface of ScanSources whose rows can
 // be added with INSERT INTO t VALUES (the values connector).
 type ValuesInserter interface {

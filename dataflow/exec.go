@@ -243,7 +243,7 @@ func (j *Job) build() error {
 				nr.inputs[i] = newInputState(senders)
 				nr.totalSenders += senders
 			}
-			ctx := &OpContext{JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
+			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
 				Parallelism: n.Parallelism, State: store, Shared: shared,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
 			if err := op.Open(ctx); err != nil {
@@ -308,7 +308,7 @@ func (j *Job) build() error {
 				closeAll()
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
-			ctx := &OpContext{JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
+			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
 				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
 			if err := src.Open(ctx); err != nil {

@@ -86,6 +86,10 @@ type Source interface {
 
 // OpContext is what the runtime gives an operator or source subtask.
 type OpContext struct {
+	// Ctx is the job's context: it is cancelled when the job stops, so
+	// operators that wait on external systems (a sink retrying a commit)
+	// give up promptly.
+	Ctx         context.Context
 	JobName     string
 	NodeID      int
 	NodeName    string

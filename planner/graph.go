@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
@@ -206,7 +207,11 @@ func (t *translator) sink(n *SinkNode, in *dataflow.Node) (*dataflow.Node, error
 	default:
 		e = dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: allCols(len(n.cols))}
 	}
-	return &dataflow.Node{Name: "Sink(" + n.Table.Name + ")", Parallelism: p, Inputs: []dataflow.Edge{e},
+	stateful := false
+	if ss, ok := sk.(connectors.StatefulSink); ok {
+		stateful = ss.KeepsState()
+	}
+	return &dataflow.Node{Name: "Sink(" + n.Table.Name + ")", Parallelism: p, Inputs: []dataflow.Edge{e}, Stateful: stateful,
 		NewOperator: func(s int) (dataflow.Operator, error) { return sk.Create(s, p) }}, nil
 }
 

@@ -1,0 +1,342 @@
+package twophase
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/state"
+)
+
+// pendingTxn is a pre-committed transaction waiting for its checkpoint.
+type pendingTxn struct {
+	Checkpoint int64  `json:"checkpoint"`
+	Seq        int64  `json:"seq"`
+	Handle     []byte `json:"handle"`
+	// preCommitted is when PreCommit returned, for the commit latency.
+	preCommitted time.Time
+}
+
+// record is what a subtask keeps in checkpoint state.
+type record struct {
+	Subtask     int          `json:"subtask"`
+	Parallelism int          `json:"parallelism"`
+	NextSeq     int64        `json:"next_seq"`
+	Pending     []pendingTxn `json:"pending"`
+	Extra       []byte       `json:"extra,omitempty"`
+}
+
+type recordCodec struct{}
+
+func (recordCodec) Encode(dst []byte, r *record) []byte {
+	b, err := json.Marshal(r)
+	if err != nil {
+		// A record holds only ints and byte slices; Marshal cannot fail.
+		panic("twophase: encoding the state record: " + err.Error())
+	}
+	return append(dst, b...)
+}
+
+func (recordCodec) Decode(b []byte) (*record, error) {
+	r := &record{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("twophase: corrupt state record: %w", err)
+	}
+	return r, nil
+}
+
+// Operator runs a Handler as a sink subtask: it implements
+// dataflow.Operator, dataflow.Snapshotter and
+// dataflow.CheckpointListener. Create one per subtask with NewOperator.
+type Operator struct {
+	h    Handler
+	opts Options
+	name string
+
+	ctx  context.Context
+	log  *slog.Logger
+	st   state.ValueState[*record]
+	info SubtaskInfo
+
+	txn     Transaction // the open transaction, nil between a barrier and the next row
+	txnSeq  int64
+	nextSeq int64
+	pending []pendingTxn
+	failed  error // a failed pre-commit: the job must restart
+}
+
+// NewOperator wraps h. sinkName names the sink in errors and transaction
+// names (use the table name).
+func NewOperator(sinkName string, h Handler, o Options) *Operator {
+	if o.RetryTimeout == 0 {
+		o = DefaultOptions()
+	}
+	return &Operator{h: h, opts: o, name: sinkName}
+}
+
+// Open restores the subtask's record, if the job was restored from a
+// checkpoint, and recovers its transactions before any row is written.
+func (o *Operator) Open(oc *dataflow.OpContext) error {
+	o.ctx = oc.Ctx
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	o.log = oc.Log
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	o.info = SubtaskInfo{JobName: oc.JobName, SinkName: o.name, Subtask: oc.Subtask, Parallelism: oc.Parallelism}
+	st, err := state.NewValueState[*record](oc.State, "twophase", recordCodec{})
+	if err != nil {
+		return err
+	}
+	o.st = st
+	if err := o.h.Open(o.ctx, o.info); err != nil {
+		return fmt.Errorf("sink %s: %w", o.name, err)
+	}
+	return o.recover(oc.Subtask, oc.Parallelism)
+}
+
+// recover finds the records of every former subtask whose key falls in
+// this subtask's key-group range, commits their handles and aborts what
+// they opened after the checkpoint. Keys of records are deterministic
+// per (subtask, parallelism), so trying every possible former
+// parallelism finds them all; each is owned by exactly one new subtask.
+func (o *Operator) recover(subtask, p int) error {
+	mine := state.RangeFor(subtask, p)
+	for fp := 1; fp <= state.MaxParallelism; fp++ {
+		for fs := 0; fs < fp; fs++ {
+			key := recordKey(fs, fp)
+			if !mine.Contains(state.KeyGroup(key)) {
+				continue
+			}
+			r, ok, err := o.st.Get(key)
+			if err != nil {
+				return fmt.Errorf("sink %s: reading restored transactions: %w", o.name, err)
+			}
+			if !ok {
+				continue
+			}
+			if err := o.recoverRecord(r); err != nil {
+				return err
+			}
+			if fs != subtask || fp != p {
+				if err := o.st.Delete(key); err != nil {
+					return err
+				}
+			} else if r.NextSeq > o.nextSeq {
+				// Continue numbering where the checkpoint left off; the
+				// numbers after it were just aborted and may be reused.
+				o.nextSeq = r.NextSeq
+			}
+		}
+	}
+	return nil
+}
+
+func (o *Operator) recoverRecord(r *record) error {
+	rec := Recovered{Subtask: r.Subtask, Parallelism: r.Parallelism, NextSeq: r.NextSeq, Extra: r.Extra}
+	for _, pt := range r.Pending {
+		rec.Handles = append(rec.Handles, pt.Handle)
+		what := fmt.Sprintf("sink %s: committing transaction %d of checkpoint %d on recovery", o.name, pt.Seq, pt.Checkpoint)
+		if err := retry(o.ctx, o.opts, what, func() error { return o.h.RecoverAndCommit(o.ctx, pt.Handle) }, o.onRetry(what)); err != nil {
+			return err
+		}
+	}
+	what := fmt.Sprintf("sink %s: aborting transactions opened after the checkpoint by former subtask %d/%d", o.name, r.Subtask, r.Parallelism)
+	if err := retry(o.ctx, o.opts, what, func() error { return o.h.RecoverAndAbort(o.ctx, rec) }, o.onRetry(what)); err != nil {
+		return err
+	}
+	o.log.Info("sink recovered transactions from the checkpoint", "sink", o.name,
+		"committed", len(r.Pending), "former_subtask", r.Subtask, "former_parallelism", r.Parallelism)
+	return nil
+}
+
+func (o *Operator) onRetry(what string) func(int, error) {
+	return func(attempt int, err error) {
+		o.log.Warn("retrying", "what", what, "attempt", attempt, "error", err)
+	}
+}
+
+// recordKey is the state key of subtask s at parallelism p: the first
+// of "twophase/<s>/<p>/<i>" (i = 0, 1, ...) whose key group subtask s
+// owns at p.
+func recordKey(s, p int) []byte {
+	r := state.RangeFor(s, p)
+	for i := 0; ; i++ {
+		k := []byte("twophase/" + strconv.Itoa(s) + "/" + strconv.Itoa(p) + "/" + strconv.Itoa(i))
+		if r.Contains(state.KeyGroup(k)) {
+			return k
+		}
+	}
+}
+
+// ProcessChunk writes the chunk into the open transaction, beginning one
+// if needed.
+func (o *Operator) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
+	if o.failed != nil {
+		return o.failed
+	}
+	if c.Len() == 0 {
+		return nil
+	}
+	if o.txn == nil {
+		txn, err := o.h.BeginTransaction(o.ctx, o.nextSeq)
+		if err != nil {
+			return fmt.Errorf("sink %s: beginning transaction %d: %w", o.name, o.nextSeq, err)
+		}
+		o.txn, o.txnSeq = txn, o.nextSeq
+		o.nextSeq++
+	}
+	if err := o.h.Write(o.ctx, o.txn, c); err != nil {
+		return fmt.Errorf("sink %s: writing to transaction %d: %w", o.name, o.txnSeq, err)
+	}
+	return nil
+}
+
+// ProcessWatermark does nothing: sinks end the dataflow.
+func (o *Operator) ProcessWatermark(int64, dataflow.Collector) error { return nil }
+
+// preCommit pre-commits the open transaction as part of checkpoint id.
+func (o *Operator) preCommit(id int64) error {
+	if o.txn == nil {
+		return nil
+	}
+	h, err := o.h.PreCommit(o.ctx, o.txn)
+	if err != nil {
+		return fmt.Errorf("sink %s: pre-committing transaction %d: %w", o.name, o.txnSeq, err)
+	}
+	o.pending = append(o.pending, pendingTxn{Checkpoint: id, Seq: o.txnSeq, Handle: h, preCommitted: time.Now()})
+	o.txn = nil
+	return nil
+}
+
+// SnapshotState pre-commits the open transaction and stores every
+// pending handle in checkpoint b's state. An error declines checkpoint b;
+// the transaction then stays pending and is committed with the next
+// checkpoint that completes.
+func (o *Operator) SnapshotState(b dataflow.Barrier) error {
+	if err := o.preCommit(b.CheckpointID); err != nil {
+		// The transaction is in an unknown state: the checkpoint is
+		// declined, and the job fails on the next call, so that recovery
+		// aborts the transaction cleanly.
+		o.failed = err
+		return err
+	}
+	r := &record{Subtask: o.info.Subtask, Parallelism: o.info.Parallelism, NextSeq: o.nextSeq,
+		Pending: append([]pendingTxn(nil), o.pending...)}
+	if x, ok := o.h.(Extras); ok {
+		r.Extra = x.Extra()
+	}
+	return o.st.Put(recordKey(o.info.Subtask, o.info.Parallelism), r)
+}
+
+// NotifyCheckpointComplete commits every pending transaction of
+// checkpoints up to id, in order.
+func (o *Operator) NotifyCheckpointComplete(id int64) error {
+	if o.failed != nil {
+		return o.failed
+	}
+	if len(o.pending) == 0 || o.pending[0].Checkpoint > id {
+		return nil
+	}
+	crashBeforeCommit(o.log, o.name)
+	return o.commitUpTo(id)
+}
+
+func (o *Operator) commitUpTo(id int64) error {
+	for len(o.pending) > 0 && o.pending[0].Checkpoint <= id {
+		pt := o.pending[0]
+		what := fmt.Sprintf("sink %s: committing transaction %d of checkpoint %d", o.name, pt.Seq, pt.Checkpoint)
+		if err := retry(o.ctx, o.opts, what, func() error { return o.h.Commit(o.ctx, pt.Handle) }, o.onRetry(what)); err != nil {
+			return fmt.Errorf("%w; the transaction stays in the checkpoint and is committed when the job restarts", err)
+		}
+		lat := time.Since(pt.preCommitted)
+		metrics.SinkCommitLatency.Observe(lat.Seconds())
+		recordLatency(lat)
+		o.pending = o.pending[1:]
+	}
+	return nil
+}
+
+// Finish commits everything at the end of a bounded input: no later
+// checkpoint will come to do it.
+func (o *Operator) Finish(dataflow.Collector) error {
+	if o.failed != nil {
+		return o.failed
+	}
+	if err := o.preCommit(int64(1) << 62); err != nil {
+		return err
+	}
+	return o.commitUpTo(int64(1) << 62)
+}
+
+// Close aborts the open transaction, if any. Pre-committed transactions
+// are left alone: they belong to checkpoints, and the restarted job
+// commits or aborts them.
+func (o *Operator) Close() error {
+	var err error
+	if o.txn != nil {
+		// The job is stopping; its context may already be cancelled.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = o.h.Abort(ctx, o.txn)
+		cancel()
+		o.txn = nil
+	}
+	if cerr := o.h.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// crashBeforeCommit is the kill -9 test's hook for the worst moment of
+// two-phase commit: the checkpoint is complete, the transactions are
+// prepared, and none is committed yet. STREAMSQL_TEST_CRASH_BEFORE_COMMIT=k
+// exits the process at this process's k-th commit round.
+var commitRounds atomic.Int64
+
+func crashBeforeCommit(log *slog.Logger, sink string) {
+	v := os.Getenv("STREAMSQL_TEST_CRASH_BEFORE_COMMIT")
+	if v == "" {
+		return
+	}
+	n := commitRounds.Add(1)
+	if v == strconv.FormatInt(n, 10) {
+		log.Warn("test hook: exiting between pre-commit and commit", "sink", sink)
+		os.Exit(137)
+	}
+}
+
+// Commit latencies (pre-commit at the barrier to commit done), kept for
+// benchmarks; the Prometheus histogram has the same figures in buckets.
+var (
+	latMu   sync.Mutex
+	latency []time.Duration
+)
+
+func recordLatency(d time.Duration) {
+	latMu.Lock()
+	if len(latency) < 1<<16 {
+		latency = append(latency, d)
+	}
+	latMu.Unlock()
+}
+
+// CommitLatencies returns and clears the commit latencies observed so
+// far in this process.
+func CommitLatencies() []time.Duration {
+	latMu.Lock()
+	defer latMu.Unlock()
+	l := latency
+	latency = nil
+	return l
+}
