@@ -1,0 +1,379 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// IntervalJoinSpec describes an event-time interval join: an equi-join
+// whose rows also satisfy
+//
+//	left.time - right.time BETWEEN Lower AND Upper   (both inclusive)
+//
+// which is what `l.ts BETWEEN r.ts - INTERVAL a AND r.ts + INTERVAL b`
+// means with Lower = -a and Upper = +b. A strict bound (<) is given as
+// the inclusive one a nanosecond inside it.
+type IntervalJoinSpec struct {
+	// Join holds the join type, keys, input widths and residual
+	// condition, with the meaning they have for the regular join.
+	Join JoinSpec
+	// LeftTime and RightTime are the rowtime columns (TIMESTAMP) of the
+	// left and right input.
+	LeftTime, RightTime int
+	// Lower and Upper bound left.time - right.time in nanoseconds.
+	Lower, Upper int64
+}
+
+// NewIntervalJoin returns the event-time interval join operator (Flink's
+// RowTimeIntervalJoin). Input 0 is the left side, input 1 the right; an
+// output row is the left columns followed by the right columns. Both
+// inputs must be insert-only; a retraction fails the job.
+//
+// Semantics. A row arriving on one side is joined at once with the rows
+// of the other side in state whose time lies in its interval, and the
+// join emits +I for each match. It is then kept in state as long as a
+// row of the other side that is not late (time >= watermark) could still
+// match it. Watermarks have Flink's meaning: after watermark W no row
+// with time <= W follows. So a left row with time lt is kept while
+// watermark < lt - Lower, a right row with time rt while watermark <
+// rt + Upper. When the watermark reaches that point the row is dropped;
+// for an outer side, a row that never matched is emitted padded with
+// NULLs at that moment — so the output is insert-only. A late row
+// (time <= watermark) joins with
+// what is still in state and, if it can match nothing that may follow,
+// is not stored (an outer side's late row without a match is padded at
+// once). A row with a NULL key or a NULL time never matches.
+//
+// Watermarks. Output rows keep both input times, and a match of a new
+// row with an old one can carry a time up to max(Upper, -Lower) behind
+// the input watermark; so the operator forwards the input watermark held
+// back by that much (Flink does the same), and its output times stay
+// valid rowtime attributes. Its node must be marked GeneratesWatermarks.
+//
+// Output order is deterministic: an input row's matches come in
+// ascending time of the other side, rows of equal time in arrival
+// order; padded rows come in (expiry time, key) order.
+//
+// State, per side: a MapState keyed by the join key whose map key is the
+// row time (sortable) and whose value is the rows of that time in
+// arrival order, with their matched flags. Expiry timers live in
+// eventTimers, so checkpoints cover everything.
+func NewIntervalJoin(spec IntervalJoinSpec) dataflow.Operator {
+	return &intervalJoinOp{spec: spec}
+}
+
+// ijRows is the state value of the rows of one side with one key and
+// one time, in arrival order.
+type ijRows struct {
+	Rows    []types.Row
+	Matched []bool // per row; maintained for outer sides only
+}
+
+// ijRowsCodec serializes ijRows as a count, then per row a matched
+// byte, the encoded row's length and the encoded row.
+type ijRowsCodec struct{}
+
+func (ijRowsCodec) Encode(dst []byte, v ijRows) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v.Rows)))
+	var enc []byte
+	for i, r := range v.Rows {
+		m := byte(0)
+		if v.Matched[i] {
+			m = 1
+		}
+		enc = types.EncodeRow(enc[:0], r)
+		dst = append(dst, m)
+		dst = binary.AppendUvarint(dst, uint64(len(enc)))
+		dst = append(dst, enc...)
+	}
+	return dst
+}
+
+func (ijRowsCodec) Decode(b []byte) (ijRows, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return ijRows{}, fmt.Errorf("interval join state: corrupt row count")
+	}
+	b = b[k:]
+	v := ijRows{Rows: make([]types.Row, 0, n), Matched: make([]bool, 0, n)}
+	for i := uint64(0); i < n; i++ {
+		if len(b) == 0 {
+			return ijRows{}, fmt.Errorf("interval join state: truncated row")
+		}
+		m := b[0] == 1
+		l, k := binary.Uvarint(b[1:])
+		if k <= 0 || l > uint64(len(b)-1-k) {
+			return ijRows{}, fmt.Errorf("interval join state: corrupt row length")
+		}
+		b = b[1+k:]
+		r, err := types.DecodeRow(b[:l])
+		if err != nil {
+			return ijRows{}, fmt.Errorf("interval join state: %w", err)
+		}
+		b = b[l:]
+		v.Rows = append(v.Rows, r)
+		v.Matched = append(v.Matched, m)
+	}
+	if len(b) != 0 {
+		return ijRows{}, fmt.Errorf("interval join state: %d trailing bytes", len(b))
+	}
+	return v, nil
+}
+
+type intervalJoinOp struct {
+	spec   IntervalJoinSpec
+	name   string
+	sides  [2]state.MapState[ijRows]
+	timers *eventTimers
+	keys   [2][]int
+	width  [2]int
+	time   [2]int
+	outer  [2]bool
+	delay  int64 // watermark hold-back
+	wm     int64 // current input watermark
+	// shape builds joined and padded rows as the regular join does.
+	shape joinOp
+}
+
+func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
+	s := j.spec
+	j.name = "IntervalJoin(" + s.Join.Type.String() + ")"
+	if s.Join.Type > FullJoin {
+		return fmt.Errorf("%s: unknown join type", j.name)
+	}
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) {
+		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
+	}
+	if s.Lower > s.Upper {
+		return fmt.Errorf("%s: empty interval [%d, %d]", j.name, s.Lower, s.Upper)
+	}
+	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
+	j.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
+	j.time = [2]int{s.LeftTime, s.RightTime}
+	j.shape.width = j.width
+	j.outer = [2]bool{s.Join.Type == LeftJoin || s.Join.Type == FullJoin, s.Join.Type == RightJoin || s.Join.Type == FullJoin}
+	for side := range 2 {
+		for _, k := range append(append([]int(nil), j.keys[side]...), j.time[side]) {
+			if k < 0 || k >= j.width[side] {
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), k, j.width[side])
+			}
+		}
+	}
+	j.delay = max(0, s.Upper, -s.Lower)
+	j.wm = dataflow.MinWatermark
+	var err error
+	if j.sides[0], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.left", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.sides[1], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.right", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.timers, err = newEventTimers(ctx, "intervaljoin.timers"); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+// expiry is the watermark at which a row of side with time ts can no
+// longer match a row of the other side that is not late.
+func (j *intervalJoinOp) expiry(side int, ts int64) int64 {
+	if side == 0 {
+		return addSat(ts, -j.spec.Lower)
+	}
+	return addSat(ts, j.spec.Upper)
+}
+
+// window is the range of times of the other side that a row of side
+// with time ts matches, inclusive.
+func (j *intervalJoinOp) window(side int, ts int64) (lo, hi int64) {
+	if side == 0 { // rt in [lt - Upper, lt - Lower]
+		return addSat(ts, -j.spec.Upper), addSat(ts, -j.spec.Lower)
+	}
+	return addSat(ts, j.spec.Lower), addSat(ts, j.spec.Upper) // lt in [rt + Lower, rt + Upper]
+}
+
+func (j *intervalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("%s: unknown input %d", j.name, input)
+	}
+	var em emitter
+	for _, ch := range c.Changes {
+		if !ch.Kind.IsAccumulate() {
+			return fmt.Errorf("%s: %s row on an insert-only input; an interval join takes append-only inputs", j.name, ch.Kind)
+		}
+		if err := j.process(input, ch.Row, &em); err != nil {
+			return err
+		}
+	}
+	em.flush(out)
+	return nil
+}
+
+// ijHit is a stored entry of the other side that has matches.
+type ijHit struct {
+	mapKey []byte
+	rows   ijRows
+	dirty  bool
+}
+
+func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
+	if len(row) != j.width[side] {
+		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, joinSideName(side), types.FormatRow(row, nil, ", "), len(row), j.width[side])
+	}
+	tv := row[j.time[side]]
+	key, hasNull := joinEncodeKey(nil, row, j.keys[side])
+	if hasNull || tv.IsNull() {
+		if j.outer[side] {
+			em.add(dyntable.Insert, j.shape.pad(side, row))
+		}
+		return nil
+	}
+	if tv.Kind() != types.KindTimestamp {
+		return fmt.Errorf("%s: %s time column holds %v, not a TIMESTAMP", j.name, joinSideName(side), tv.Kind())
+	}
+	ts := tv.Timestamp()
+	other := 1 - side
+	lo, hi := j.window(side, ts)
+	matched := false
+
+	// Collect the other side's entries in the window, then emit; the
+	// state is not modified while it is being ranged over.
+	var hits []ijHit
+	var rangeErr error
+	err := j.sides[other].Range(key, func(mk []byte, v ijRows) bool {
+		t := sortableTime(mk)
+		if t < lo {
+			return true
+		}
+		if t > hi {
+			return false
+		}
+		hits = append(hits, ijHit{mapKey: append([]byte(nil), mk...), rows: v})
+		return true
+	})
+	if err == nil {
+		err = rangeErr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: reading %s state: %w", j.name, joinSideName(other), err)
+	}
+	for hi := range hits {
+		h := &hits[hi]
+		for i, r := range h.rows.Rows {
+			joined := j.shape.concat(side, row, r)
+			if c := j.spec.Join.Condition; c != nil {
+				ok, err := c(joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			matched = true
+			em.add(dyntable.Insert, joined)
+			if j.outer[other] && !h.rows.Matched[i] {
+				if !h.dirty {
+					// The state owns the slice it returned: copy before
+					// changing it.
+					h.rows.Matched = append([]bool(nil), h.rows.Matched...)
+					h.dirty = true
+				}
+				h.rows.Matched[i] = true
+			}
+		}
+		if h.dirty {
+			if err := j.sides[other].Put(key, h.mapKey, h.rows); err != nil {
+				return fmt.Errorf("%s: %w", j.name, err)
+			}
+		}
+	}
+
+	exp := j.expiry(side, ts)
+	if exp <= j.wm {
+		// No row of the other side that is not late can match it.
+		if j.outer[side] && !matched {
+			em.add(dyntable.Insert, j.shape.pad(side, row))
+		}
+		return nil
+	}
+	mk := appendSortableTime(nil, ts)
+	cur, _, err := j.sides[side].Get(key, mk)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], matched)}
+	if err := j.sides[side].Put(key, mk, nv); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if err := j.timers.register(exp, byte(side), key); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+// ProcessWatermark drops the rows that can no longer match, padding the
+// unmatched rows of outer sides, then forwards the held-back watermark.
+func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	j.wm = wm
+	fired, err := j.timers.due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	var em emitter
+	for _, t := range fired {
+		if err := j.expire(int(t.tag), t.key, wm, &em); err != nil {
+			return err
+		}
+	}
+	em.flush(out)
+	if wm == dataflow.MaxWatermark {
+		return nil // the runtime forwards the final watermark itself
+	}
+	we, ok := out.(dataflow.WatermarkEmitter)
+	if !ok {
+		return fmt.Errorf("%s: collector %T cannot emit watermarks", j.name, out)
+	}
+	return we.EmitWatermark(addSat(wm, -j.delay))
+}
+
+// expire removes the rows of side under key whose expiry is at or before wm.
+func (j *intervalJoinOp) expire(side int, key []byte, wm int64, em *emitter) error {
+	var gone [][]byte
+	var rangeErr error
+	err := j.sides[side].Range(key, func(mk []byte, v ijRows) bool {
+		if j.expiry(side, sortableTime(mk)) > wm {
+			return false
+		}
+		gone = append(gone, append([]byte(nil), mk...))
+		for i, r := range v.Rows {
+			if j.outer[side] && !v.Matched[i] {
+				em.add(dyntable.Insert, j.shape.pad(side, r))
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = rangeErr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	for _, mk := range gone {
+		if err := j.sides[side].Delete(key, mk); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	return nil
+}
+
+func (j *intervalJoinOp) Finish(dataflow.Collector) error { return nil }
+func (j *intervalJoinOp) Close() error                    { return nil }

@@ -1,0 +1,168 @@
+package operators
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/state"
+)
+
+// eventTimers is a keyed event-time timer service for the time-based
+// joins and OVER aggregation: an operator registers (time, tag, key)
+// and, when the watermark reaches time, gets the timer back in
+// (time, tag, key) order.
+//
+// The timers live in keyed state so that checkpoints (memory or Pebble)
+// cover them and a rescaled restore re-splits them with the data they
+// belong to. The state API only reaches entries through a key, and has
+// no scan over all keys; so all timers of one key group are filed under
+// one anchor key — a short byte string that hashes to that key group —
+// with the map key (sortable time, tag, key). Firing visits the anchors
+// of the key groups the subtask owns.
+//
+// Lifecycle: created in Open, used from the operator's goroutine only.
+type eventTimers struct {
+	st  state.MapState[struct{}]
+	kgs state.KeyGroupRange
+	// next is a lower bound of the earliest pending timer, so a watermark
+	// before it costs nothing; MinInt64 means unknown (after a restore),
+	// and the next watermark scans.
+	next int64
+}
+
+// newEventTimers creates the timer state name in the subtask's store.
+func newEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, error) {
+	st, err := state.NewMapState[struct{}](ctx.State, name, tjEmptyCodec{})
+	if err != nil {
+		return nil, err
+	}
+	p := ctx.Parallelism
+	if p <= 0 {
+		p = 1
+	}
+	if ctx.Subtask < 0 || ctx.Subtask >= p {
+		return nil, fmt.Errorf("subtask %d of parallelism %d", ctx.Subtask, p)
+	}
+	return &eventTimers{st: st, kgs: state.RangeFor(ctx.Subtask, p), next: math.MinInt64}, nil
+}
+
+// register adds the timer (ts, tag, key); registering it twice is one
+// timer.
+func (t *eventTimers) register(ts int64, tag byte, key []byte) error {
+	mk := make([]byte, 0, 9+len(key))
+	mk = appendSortableTime(mk, ts)
+	mk = append(mk, tag)
+	mk = append(mk, key...)
+	if t.next != math.MinInt64 {
+		t.next = min(t.next, ts)
+	}
+	return t.st.Put(timerAnchor(state.KeyGroup(key)), mk, struct{}{})
+}
+
+// firedTimer is a timer whose time the watermark has reached.
+type firedTimer struct {
+	ts  int64
+	tag byte
+	key []byte
+}
+
+// due removes and returns the timers with time <= wm, in (time, tag,
+// key) order over all key groups.
+func (t *eventTimers) due(wm int64) ([]firedTimer, error) {
+	if t.next != math.MinInt64 && wm < t.next {
+		return nil, nil
+	}
+	type hit struct {
+		anchor []byte
+		mk     []byte
+	}
+	var hits []hit
+	next := int64(math.MaxInt64)
+	for g := t.kgs.Start; g < t.kgs.End; g++ {
+		a := timerAnchor(g)
+		err := t.st.Range(a, func(mk []byte, _ struct{}) bool {
+			ts := sortableTime(mk)
+			if ts > wm {
+				next = min(next, ts)
+				return false
+			}
+			hits = append(hits, hit{a, bytes.Clone(mk)})
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	t.next = next
+	sort.Slice(hits, func(i, j int) bool { return bytes.Compare(hits[i].mk, hits[j].mk) < 0 })
+	out := make([]firedTimer, len(hits))
+	for i, h := range hits {
+		if err := t.st.Delete(h.anchor, h.mk); err != nil {
+			return nil, err
+		}
+		out[i] = firedTimer{ts: sortableTime(h.mk), tag: h.mk[8], key: h.mk[9:]}
+	}
+	return out, nil
+}
+
+// appendSortableTime appends ts so that byte order is numeric order.
+func appendSortableTime(dst []byte, ts int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(ts)^(1<<63))
+}
+
+// sortableTime decodes the first 8 bytes written by appendSortableTime.
+func sortableTime(b []byte) int64 {
+	return int64(binary.BigEndian.Uint64(b) ^ (1 << 63))
+}
+
+var (
+	timerAnchorsOnce sync.Once
+	timerAnchors     [state.MaxParallelism][]byte
+)
+
+// timerAnchor returns the anchor key of key group g: the first string
+// "timers/<n>" that hashes into g. Anchors are fixed by the hash alone,
+// so a restore at another parallelism finds them.
+func timerAnchor(g int) []byte {
+	timerAnchorsOnce.Do(func() {
+		left := state.MaxParallelism
+		for n := 0; left > 0; n++ {
+			k := []byte("timers/" + strconv.Itoa(n))
+			if kg := state.KeyGroup(k); timerAnchors[kg] == nil {
+				timerAnchors[kg] = k
+				left--
+			}
+		}
+	})
+	return timerAnchors[g]
+}
+
+// tjEmptyCodec serializes the empty value of set-like map states.
+type tjEmptyCodec struct{}
+
+func (tjEmptyCodec) Encode(dst []byte, _ struct{}) []byte { return dst }
+func (tjEmptyCodec) Decode(b []byte) (struct{}, error) {
+	if len(b) != 0 {
+		return struct{}{}, fmt.Errorf("timer state: %d unexpected bytes", len(b))
+	}
+	return struct{}{}, nil
+}
+
+// addSat returns a + b, saturated to the int64 range, so that bounds
+// near the ends of time never wrap around.
+func addSat(a, b int64) int64 {
+	s := a + b
+	if b > 0 && s < a {
+		return math.MaxInt64
+	}
+	if b < 0 && s > a {
+		return math.MinInt64
+	}
+	return s
+}
