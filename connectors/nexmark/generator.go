@@ -1,0 +1,525 @@
+package nexmark
+
+import (
+	"math"
+	"strconv"
+	"unsafe"
+)
+
+// The generator follows the reference Nexmark generator (nexmark/nexmark,
+// NexmarkGenerator, GeneratorConfig and the Person/Auction/Bid/Price/
+// Strings generators) with its default configuration: the proportions
+// person:auction:bid = 1:3:46, hot auctions 1/2, hot sellers 3/4 and hot
+// bidders 3/4 of the time, 1,000 active people, 100 auctions in flight,
+// average sizes 200/500/100 bytes, and event time advancing by a fixed
+// inter-event delay from the first event's time.
+//
+// One deliberate difference: the reference draws every event from one
+// unseeded java.util.Random that runs through the whole stream. Here each
+// event is a pure function of (seed, event number): its random numbers
+// come from a SplitMix64 stream seeded by both. That makes a run
+// repeatable, lets subtasks split the event-number space any way they
+// like, and makes a restored source produce exactly the events the
+// uninterrupted one would have.
+
+// Reference constants.
+const (
+	FirstPersonID   = 1000
+	FirstAuctionID  = 1000
+	FirstCategoryID = 10
+
+	personProportion  = 1
+	auctionProportion = 3
+	bidProportion     = 46
+	totalProportion   = personProportion + auctionProportion + bidProportion
+
+	numCategories      = 5
+	personIDLead       = 10
+	auctionIDLead      = 10
+	hotSellerRatio     = 100 // sellers: the first of each batch of 100 people
+	hotAuctionRatio100 = 100 // auctions: the first of each batch of 100
+	hotBidderRatio100  = 100 // bidders: the second of each batch of 100 people
+	hotAuctionRatio    = 2   // P(hot auction) = 1 - 1/2
+	hotSellersRatio    = 4   // P(hot seller) = 1 - 1/4
+	hotBiddersRatio    = 4   // P(hot bidder) = 1 - 1/4
+	hotChannelsRatio   = 2   // P(hot channel) = 1 - 1/2
+	channelsNumber     = 10000
+	numInFlightAuction = 100
+	numActivePeople    = 1000
+	avgPersonByteSize  = 200
+	avgAuctionByteSize = 500
+	avgBidByteSize     = 100
+	minStringLength    = 3
+)
+
+// Event kinds, the values of the reference's event_type column.
+const (
+	KindPerson  = 0
+	KindAuction = 1
+	KindBid     = 2
+)
+
+var (
+	usStates   = []string{"AZ", "CA", "ID", "OR", "WA", "WY"}
+	usCities   = []string{"Phoenix", "Los Angeles", "San Francisco", "Boise", "Portland", "Bend", "Redmond", "Seattle", "Kent", "Cheyenne"}
+	firstNames = []string{"Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter", "Walter"}
+	lastNames  = []string{"Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris"}
+	// HotChannels are the four channels half of all bids come from.
+	HotChannels = []string{"Google", "Facebook", "Baidu", "Apple"}
+	// fullNames holds every "first last" combination, so that generating
+	// a name allocates nothing.
+	fullNames = func() []string {
+		var out []string
+		for _, f := range firstNames {
+			for _, l := range lastNames {
+				out = append(out, f+" "+l)
+			}
+		}
+		return out
+	}()
+)
+
+// Person is a new person event.
+type Person struct {
+	ID           int64
+	Name         string
+	EmailAddress string
+	CreditCard   string
+	City         string
+	State        string
+	DateTime     int64 // ms since the epoch
+	Extra        string
+}
+
+// Auction is a new auction event.
+type Auction struct {
+	ID          int64
+	ItemName    string
+	Description string
+	InitialBid  int64
+	Reserve     int64
+	DateTime    int64 // ms
+	Expires     int64 // ms
+	Seller      int64
+	Category    int64
+	Extra       string
+}
+
+// Bid is a bid event.
+type Bid struct {
+	Auction  int64
+	Bidder   int64
+	Price    int64
+	Channel  string
+	URL      string
+	DateTime int64 // ms
+	Extra    string
+}
+
+// Event is one generated event; Kind says which of the parts is set.
+type Event struct {
+	Kind    int
+	Person  Person
+	Auction Auction
+	Bid     Bid
+}
+
+// Config is what determines the generated stream.
+type Config struct {
+	Seed int64
+	// BaseTime is the first event's time, ms since the epoch.
+	BaseTime int64
+	// Rate is the nominal rate in events per second that spaces event
+	// times; it does not limit how fast events are produced.
+	Rate float64
+}
+
+// Generator produces events by number. It is immutable after NewGenerator
+// and safe for concurrent use.
+type Generator struct {
+	cfg        Config
+	delayUs    float64 // microseconds between events
+	hotURLs    [4]string
+	channelURL [channelsNumber]string
+	channelNam [channelsNumber]string
+}
+
+// NewGenerator prepares a generator: it precomputes the channel names and
+// URLs (the reference caches them the same way).
+func NewGenerator(cfg Config) *Generator {
+	if cfg.Rate <= 0 {
+		cfg.Rate = 10000
+	}
+	g := &Generator{cfg: cfg, delayUs: 1e6 / cfg.Rate}
+	// The URLs draw from a stream of their own, seeded apart from every
+	// event's stream by a tag in the high bits.
+	for i := range g.hotURLs {
+		r := newRNG(cfg.Seed, -1-int64(i))
+		g.hotURLs[i] = baseURL(&r)
+	}
+	for i := range channelsNumber {
+		r := newRNG(cfg.Seed, math.MinInt64+int64(i))
+		url := baseURL(&r)
+		if r.intn(10) > 0 {
+			url += "&channel_id=" + strconv.FormatInt(int64(absInt32(reverseBits32(int32(i)))), 10)
+		}
+		g.channelURL[i] = url
+		g.channelNam[i] = "channel-" + strconv.Itoa(i)
+	}
+	return g
+}
+
+// Config returns the generator's configuration.
+func (g *Generator) Config() Config { return g.cfg }
+
+// KindOf returns the kind of event number n without generating it.
+func KindOf(n int64) int {
+	switch rem := n % totalProportion; {
+	case rem < personProportion:
+		return KindPerson
+	case rem < personProportion+auctionProportion:
+		return KindAuction
+	}
+	return KindBid
+}
+
+// TimestampMs is event n's time: the reference's timestampForEvent.
+func (g *Generator) TimestampMs(n int64) int64 {
+	return g.cfg.BaseTime + int64(float64(n)*g.delayUs)/1000
+}
+
+// Event generates event number n into ev. Strings are carved from a
+// (which must not be nil).
+func (g *Generator) Event(n int64, ev *Event, a *Arena) {
+	r := newRNG(g.cfg.Seed, n)
+	ts := g.TimestampMs(n)
+	ev.Kind = KindOf(n)
+	switch ev.Kind {
+	case KindPerson:
+		g.person(n, &r, ts, &ev.Person, a)
+	case KindAuction:
+		g.auction(n, &r, ts, &ev.Auction, a)
+	default:
+		g.bid(n, &r, ts, &ev.Bid, a)
+	}
+}
+
+func (g *Generator) person(n int64, r *rng, ts int64, p *Person, a *Arena) {
+	p.ID = lastBase0PersonID(n) + FirstPersonID
+	p.Name = fullNames[r.intn(len(firstNames))*len(lastNames)+r.intn(len(lastNames))]
+	// email: nextString(7) "@" nextString(5) ".com"
+	a.begin(32)
+	a.randString(r, 7)
+	a.byte('@')
+	a.randString(r, 5)
+	a.bytes(".com")
+	p.EmailAddress = a.end()
+	// credit card: four groups of four digits
+	a.begin(19)
+	for i := range 4 {
+		if i > 0 {
+			a.byte(' ')
+		}
+		d := r.intn(10000)
+		a.byte(byte('0' + d/1000))
+		a.byte(byte('0' + d/100%10))
+		a.byte(byte('0' + d/10%10))
+		a.byte(byte('0' + d%10))
+	}
+	p.CreditCard = a.end()
+	p.City = usCities[r.intn(len(usCities))]
+	p.State = usStates[r.intn(len(usStates))]
+	size := 8 + len(p.Name) + len(p.EmailAddress) + len(p.CreditCard) + len(p.City) + len(p.State)
+	p.Extra = a.extra(r, size, avgPersonByteSize)
+	p.DateTime = ts
+}
+
+func (g *Generator) auction(n int64, r *rng, ts int64, au *Auction, a *Arena) {
+	au.ID = lastBase0AuctionID(n) + FirstAuctionID
+	var seller int64
+	if r.intn(hotSellersRatio) > 0 {
+		// The first person of the batch of the last 100 people.
+		seller = (lastBase0PersonID(n) / hotSellerRatio) * hotSellerRatio
+	} else {
+		seller = nextBase0PersonID(n, r)
+	}
+	au.Seller = seller + FirstPersonID
+	au.Category = FirstCategoryID + int64(r.intn(numCategories))
+	au.InitialBid = nextPrice(r)
+	au.DateTime = ts
+	au.Expires = ts + g.nextAuctionLengthMs(n, r, ts)
+	a.begin(20)
+	a.randString(r, 20)
+	au.ItemName = a.trimmedEnd()
+	a.begin(100)
+	a.randString(r, 100)
+	au.Description = a.trimmedEnd()
+	au.Reserve = au.InitialBid + nextPrice(r)
+	size := 8 + len(au.ItemName) + len(au.Description) + 8 + 8 + 8 + 8 + 8
+	au.Extra = a.extra(r, size, avgAuctionByteSize)
+}
+
+func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
+	var auction int64
+	if r.intn(hotAuctionRatio) > 0 {
+		// The first auction of the batch of the last 100 auctions.
+		auction = (lastBase0AuctionID(n) / hotAuctionRatio100) * hotAuctionRatio100
+	} else {
+		auction = nextBase0AuctionID(n, r)
+	}
+	b.Auction = auction + FirstAuctionID
+	var bidder int64
+	if r.intn(hotBiddersRatio) > 0 {
+		// The second person of the batch of the last 100 people, so
+		// that hot bidders and hot sellers differ.
+		bidder = (lastBase0PersonID(n)/hotBidderRatio100)*hotBidderRatio100 + 1
+	} else {
+		bidder = nextBase0PersonID(n, r)
+	}
+	b.Bidder = bidder + FirstPersonID
+	b.Price = nextPrice(r)
+	if r.intn(hotChannelsRatio) > 0 {
+		i := r.intn(len(HotChannels))
+		b.Channel, b.URL = HotChannels[i], g.hotURLs[i]
+	} else {
+		i := r.intn(channelsNumber)
+		b.Channel, b.URL = g.channelNam[i], g.channelURL[i]
+	}
+	b.DateTime = ts
+	b.Extra = a.extra(r, 8+8+8+8, avgBidByteSize)
+}
+
+// nextAuctionLengthMs is the reference's: a length whose mean is the
+// time until numInFlightAuctions more auctions have been generated.
+func (g *Generator) nextAuctionLengthMs(n int64, r *rng, ts int64) int64 {
+	numEventsForAuctions := int64(numInFlightAuction*totalProportion) / auctionProportion
+	futureAuction := g.TimestampMs(n + numEventsForAuctions)
+	horizon := futureAuction - ts
+	return 1 + r.int64n(max(horizon*2, 1))
+}
+
+// lastBase0PersonID is the id (from 0) of the last person generated at or
+// before event n.
+func lastBase0PersonID(n int64) int64 {
+	epoch := n / totalProportion
+	offset := n % totalProportion
+	if offset >= personProportion {
+		offset = personProportion - 1
+	}
+	return epoch*personProportion + offset
+}
+
+// lastBase0AuctionID is the id (from 0) of the last auction generated at
+// or before event n.
+func lastBase0AuctionID(n int64) int64 {
+	epoch := n / totalProportion
+	offset := n % totalProportion
+	switch {
+	case offset < personProportion:
+		epoch--
+		offset = auctionProportion - 1
+	case offset >= personProportion+auctionProportion:
+		offset = auctionProportion - 1
+	default:
+		offset -= personProportion
+	}
+	return epoch*auctionProportion + offset
+}
+
+// nextBase0PersonID picks one of the active people, or one of a few not
+// yet created.
+func nextBase0PersonID(n int64, r *rng) int64 {
+	numPeople := lastBase0PersonID(n) + 1
+	active := min(numPeople, numActivePeople)
+	return numPeople - active + r.int64n(active+personIDLead)
+}
+
+// nextBase0AuctionID picks one of the auctions likely still in flight,
+// or one of a few not yet created.
+func nextBase0AuctionID(n int64, r *rng) int64 {
+	maxA := lastBase0AuctionID(n)
+	minA := max(maxA-numInFlightAuction, 0)
+	return minA + r.int64n(maxA-minA+1+auctionIDLead)
+}
+
+// nextPrice is log-uniform between 100 and 100,000,000 cents.
+func nextPrice(r *rng) int64 {
+	return int64(math.Round(math.Pow(10, r.float64()*6) * 100))
+}
+
+func baseURL(r *rng) string {
+	var a Arena
+	a.begin(64)
+	a.bytes("https://www.nexmark.com/")
+	for range 3 {
+		a.randStringSpecial(r, 5, '_')
+		a.byte('/')
+	}
+	a.bytes("item.htm?query=1")
+	return a.end()
+}
+
+func reverseBits32(x int32) int32 {
+	u := uint32(x)
+	var out uint32
+	for range 32 {
+		out = out<<1 | u&1
+		u >>= 1
+	}
+	return int32(out)
+}
+
+// absInt32 is Java's Math.abs on an int, which leaves MinInt32 alone.
+func absInt32(x int32) int32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// ---------------------------------------------------------------------------
+// Random numbers
+
+// rng is a SplitMix64 stream. It is small enough to live on the stack.
+type rng struct{ s uint64 }
+
+func newRNG(seed, n int64) rng {
+	r := rng{s: uint64(seed)*0x9E3779B97F4A7C15 ^ uint64(n)*0xD1B54A32D192ED03}
+	r.next() // decorrelate neighbouring event numbers
+	return r
+}
+
+func (r *rng) next() uint64 {
+	r.s += 0x9E3779B97F4A7C15
+	z := r.s
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+// intn returns a number in [0, n) by multiply-shift; the bias, at most
+// n/2^64, is far below anything a query could observe.
+func (r *rng) intn(n int) int { return int(r.int64n(int64(n))) }
+
+func (r *rng) int64n(n int64) int64 {
+	hi, _ := mul64(r.next(), uint64(n))
+	return int64(hi)
+}
+
+func (r *rng) float64() float64 { return float64(r.next()>>11) * (1.0 / (1 << 53)) }
+
+func mul64(x, y uint64) (hi, lo uint64) {
+	const mask32 = 1<<32 - 1
+	x0, x1 := x&mask32, x>>32
+	y0, y1 := y&mask32, y>>32
+	w0 := x0 * y0
+	t := x1*y0 + w0>>32
+	w1 := t & mask32
+	w2 := t >> 32
+	w1 += x0 * y1
+	hi = x1*y1 + w2 + w1>>32
+	lo = x * y
+	return
+}
+
+// ---------------------------------------------------------------------------
+// Strings
+
+// Arena hands out strings carved from large byte blocks, so that a chunk
+// of events costs a few allocations rather than one per string. A block
+// is never written again once a string points into it (a string that
+// outgrows its block's room makes append copy it to a fresh array, which
+// leaves earlier strings untouched). The zero Arena is ready to use; it
+// must not be nil.
+type Arena struct {
+	buf   []byte
+	start int
+}
+
+const arenaBlock = 64 << 10
+
+// begin starts a string of at most about hint bytes (it may grow).
+func (a *Arena) begin(hint int) {
+	if cap(a.buf)-len(a.buf) < hint {
+		a.buf = make([]byte, 0, max(arenaBlock, hint))
+	}
+	a.start = len(a.buf)
+}
+
+func (a *Arena) byte(c byte)        { a.buf = append(a.buf, c) }
+func (a *Arena) bytes(s string)     { a.buf = append(a.buf, s...) }
+func (a *Arena) cur() []byte        { return a.buf[a.start:] }
+func (a *Arena) truncate(to int)    { a.buf = a.buf[:a.start+to] }
+func (a *Arena) discardFront(k int) { a.start += k }
+
+// end returns the string built since begin.
+func (a *Arena) end() string {
+	b := a.buf[a.start:]
+	if len(b) == 0 {
+		return ""
+	}
+	// The bytes are never modified again: later strings only append
+	// past them, and a full block is replaced, not reused.
+	return unsafe.String(&b[0], len(b))
+}
+
+// trimmedEnd is end with leading and trailing spaces removed, as Java's
+// String.trim does for the reference's nextString.
+func (a *Arena) trimmedEnd() string {
+	b := a.cur()
+	i := 0
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	j := len(b)
+	for j > i && b[j-1] == ' ' {
+		j--
+	}
+	a.truncate(j)
+	a.discardFront(i)
+	return a.end()
+}
+
+// randString appends the reference's nextString: 3 to maxLength-1
+// characters, each a space with probability 1/13, else a lower-case
+// letter. (Callers trim, as the reference does, where it matters.)
+func (a *Arena) randString(r *rng, maxLength int) {
+	a.randStringSpecial(r, maxLength, ' ')
+}
+
+func (a *Arena) randStringSpecial(r *rng, maxLength int, special byte) {
+	n := minStringLength + r.intn(maxLength-minStringLength)
+	for range n {
+		if r.intn(13) == 0 {
+			a.byte(special)
+		} else {
+			a.byte(byte('a' + r.intn(26)))
+		}
+	}
+}
+
+// extra is the reference's nextExtra: a string of lower-case letters
+// whose length brings the event to about desired bytes on average
+// (uniform within ±20%).
+func (a *Arena) extra(r *rng, current, desired int) string {
+	if current > desired {
+		return ""
+	}
+	desired -= current
+	delta := int(math.Round(float64(desired) * 0.2))
+	size := desired - delta
+	if delta != 0 {
+		size += r.intn(2 * delta)
+	}
+	a.begin(size)
+	// Twelve letters per 64-bit draw (26^12 < 2^57).
+	for size > 0 {
+		x := r.next() >> 7
+		for k := 0; k < 12 && size > 0; k++ {
+			a.byte(byte('a' + x%26))
+			x /= 26
+			size--
+		}
+	}
+	return a.end()
+}

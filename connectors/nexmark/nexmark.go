@@ -1,0 +1,375 @@
+// Package nexmark is the Nexmark benchmark's event generator as a source
+// connector ('connector' = 'nexmark'). It produces the reference
+// generator's Person, Auction and Bid events (see generator.go)
+// deterministically from a seed.
+//
+// streamsql has no ROW type, so instead of the reference's one table with
+// person/auction/bid row columns, a table reads one kind of event:
+//
+//	CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT,
+//	  channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING,
+//	  WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND)
+//	WITH ('connector' = 'nexmark', 'table' = 'bid', 'events.num' = '10000000');
+//
+// Columns are matched to event fields by name (case-insensitively); a
+// table may declare any subset in any order. 'table' = 'all' reads every
+// event with an event_type column and the fields flattened with prefixes
+// (person_id, auction_seller, bid_price, ...), NULL where they do not
+// apply, plus the common dateTime.
+//
+// Every table over the same options sees the same event stream: the
+// person table of a query holds exactly the persons its bid table's bids
+// refer to. 'events.num' counts events of all kinds, as the reference
+// does; a bid table of 'events.num' = '50' has 46 rows.
+//
+// Options: 'events.num' (0 or absent: unbounded), 'tps' (a wall-clock
+// rate limit over all events; 0 or absent: as fast as possible),
+// 'first-event.rate' (the nominal rate that spaces event times; defaults
+// to 'tps' when that is set, else 10,000/s), 'first-event.time', 'seed'
+// and 'scan.parallelism'. With several subtasks, subtask i generates event
+// numbers i, i+p, i+2p, ..., so each subtask's event time advances at the
+// same pace and none holds the watermark back.
+//
+// The source's checkpoint position is the next event number; since each
+// event depends only on the seed and its number, a restored source goes
+// on with exactly the events an uninterrupted one would have produced.
+package nexmark
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+func init() { connectors.Register(connector{}) }
+
+type connector struct{}
+
+func (connector) Name() string { return "nexmark" }
+
+// DefaultFirstEventTime is the first event's time unless
+// 'first-event.time' says otherwise. The reference uses the wall clock;
+// a fixed time makes every run, and every test, repeatable.
+const DefaultFirstEventTime = "2024-01-01 00:00:00"
+
+// DefaultRate is the reference's default nominal event rate.
+const DefaultRate = 10000
+
+func (connector) Options() []connectors.OptionDef {
+	return []connectors.OptionDef{
+		{Key: "table", Default: "all", Description: "which events the table reads: 'person', 'auction', 'bid' or 'all'"},
+		{Key: "events.num", Default: "0", Description: "events to generate, of all kinds; 0 for unbounded"},
+		{Key: "tps", Default: "0", Description: "wall-clock rate limit in events per second over all subtasks; 0 for as fast as possible"},
+		{Key: "first-event.rate", Description: "nominal events per second that spaces event times (default: 'tps' if set, else 10000)"},
+		{Key: "first-event.time", Default: DefaultFirstEventTime, Description: "the first event's time, 'yyyy-MM-dd HH:mm:ss[.SSS]' or ms since the epoch"},
+		{Key: "seed", Default: "0", Description: "seed of the generated stream"},
+		{Key: "scan.parallelism", Description: "the source's parallelism"},
+	}
+}
+
+// field is one generated column: its name, the kind of event it belongs
+// to (-1: every kind) and how to read it from an event.
+type field struct {
+	name string
+	kind int
+	typ  types.TypeID
+	get  func(e *Event) types.Value
+}
+
+func str(s string) types.Value { return types.NewString(s) }
+func ms(t int64) types.Value   { return types.NewTimestamp(t * int64(time.Millisecond)) }
+func i64(x int64) types.Value  { return types.NewInt(x) }
+
+var personFields = []field{
+	{"id", KindPerson, types.BigInt, func(e *Event) types.Value { return i64(e.Person.ID) }},
+	{"name", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.Name) }},
+	{"emailAddress", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.EmailAddress) }},
+	{"creditCard", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.CreditCard) }},
+	{"city", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.City) }},
+	{"state", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.State) }},
+	{"dateTime", KindPerson, types.Timestamp, func(e *Event) types.Value { return ms(e.Person.DateTime) }},
+	{"extra", KindPerson, types.String, func(e *Event) types.Value { return str(e.Person.Extra) }},
+}
+
+var auctionFields = []field{
+	{"id", KindAuction, types.BigInt, func(e *Event) types.Value { return i64(e.Auction.ID) }},
+	{"itemName", KindAuction, types.String, func(e *Event) types.Value { return str(e.Auction.ItemName) }},
+	{"description", KindAuction, types.String, func(e *Event) types.Value { return str(e.Auction.Description) }},
+	{"initialBid", KindAuction, types.BigInt, func(e *Event) types.Value { return i64(e.Auction.InitialBid) }},
+	{"reserve", KindAuction, types.BigInt, func(e *Event) types.Value { return i64(e.Auction.Reserve) }},
+	{"dateTime", KindAuction, types.Timestamp, func(e *Event) types.Value { return ms(e.Auction.DateTime) }},
+	{"expires", KindAuction, types.Timestamp, func(e *Event) types.Value { return ms(e.Auction.Expires) }},
+	{"seller", KindAuction, types.BigInt, func(e *Event) types.Value { return i64(e.Auction.Seller) }},
+	{"category", KindAuction, types.BigInt, func(e *Event) types.Value { return i64(e.Auction.Category) }},
+	{"extra", KindAuction, types.String, func(e *Event) types.Value { return str(e.Auction.Extra) }},
+}
+
+var bidFields = []field{
+	{"auction", KindBid, types.BigInt, func(e *Event) types.Value { return i64(e.Bid.Auction) }},
+	{"bidder", KindBid, types.BigInt, func(e *Event) types.Value { return i64(e.Bid.Bidder) }},
+	{"price", KindBid, types.BigInt, func(e *Event) types.Value { return i64(e.Bid.Price) }},
+	{"channel", KindBid, types.String, func(e *Event) types.Value { return str(e.Bid.Channel) }},
+	{"url", KindBid, types.String, func(e *Event) types.Value { return str(e.Bid.URL) }},
+	{"dateTime", KindBid, types.Timestamp, func(e *Event) types.Value { return ms(e.Bid.DateTime) }},
+	{"extra", KindBid, types.String, func(e *Event) types.Value { return str(e.Bid.Extra) }},
+}
+
+// allFields is the flattened combined table.
+var allFields = func() []field {
+	fs := []field{
+		{"event_type", -1, types.Int, func(e *Event) types.Value { return i64(int64(e.Kind)) }},
+		{"dateTime", -1, types.Timestamp, func(e *Event) types.Value {
+			switch e.Kind {
+			case KindPerson:
+				return ms(e.Person.DateTime)
+			case KindAuction:
+				return ms(e.Auction.DateTime)
+			}
+			return ms(e.Bid.DateTime)
+		}},
+	}
+	for _, g := range []struct {
+		prefix string
+		fs     []field
+	}{{"person_", personFields}, {"auction_", auctionFields}, {"bid_", bidFields}} {
+		for _, f := range g.fs {
+			f.name = g.prefix + f.name
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}()
+
+var tableFields = map[string][]field{"person": personFields, "auction": auctionFields, "bid": bidFields, "all": allFields}
+
+type scan struct {
+	table    string
+	fields   []field // one per declared column, in order
+	kinds    [3]bool // the event kinds the table emits
+	events   int64   // 0: unbounded
+	tps      float64
+	parallel int
+	cfg      Config
+}
+
+func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
+	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
+		return nil, err
+	}
+	o := t.Options
+	s := &scan{table: strings.ToLower(connectors.Option(o, "table", "all"))}
+	avail, ok := tableFields[s.table]
+	if !ok {
+		return nil, fmt.Errorf("option 'table' must be 'person', 'auction', 'bid' or 'all', got '%s'", o["table"])
+	}
+	var err error
+	if s.events, err = strconv.ParseInt(connectors.Option(o, "events.num", "0"), 10, 64); err != nil || s.events < 0 {
+		return nil, fmt.Errorf("option 'events.num' must be a non-negative integer, got '%s'", o["events.num"])
+	}
+	if s.tps, err = strconv.ParseFloat(connectors.Option(o, "tps", "0"), 64); err != nil || s.tps < 0 {
+		return nil, fmt.Errorf("option 'tps' must be a non-negative number, got '%s'", o["tps"])
+	}
+	s.cfg.Rate = DefaultRate
+	if s.tps > 0 {
+		s.cfg.Rate = s.tps
+	}
+	if v, ok := o["first-event.rate"]; ok {
+		if s.cfg.Rate, err = strconv.ParseFloat(v, 64); err != nil || s.cfg.Rate <= 0 {
+			return nil, fmt.Errorf("option 'first-event.rate' must be a positive number, got '%s'", v)
+		}
+	}
+	if s.cfg.BaseTime, err = parseTime(connectors.Option(o, "first-event.time", DefaultFirstEventTime)); err != nil {
+		return nil, err
+	}
+	if s.cfg.Seed, err = strconv.ParseInt(connectors.Option(o, "seed", "0"), 10, 64); err != nil {
+		return nil, fmt.Errorf("option 'seed' must be an integer, got '%s'", o["seed"])
+	}
+	if v, ok := o["scan.parallelism"]; ok {
+		if s.parallel, err = strconv.Atoi(v); err != nil || s.parallel < 1 {
+			return nil, fmt.Errorf("option 'scan.parallelism' must be a positive integer, got '%s'", v)
+		}
+	}
+	for _, c := range t.Columns {
+		f, ok := lookupField(avail, c.Name)
+		if !ok {
+			var names []string
+			for _, f := range avail {
+				names = append(names, f.name)
+			}
+			return nil, fmt.Errorf("nexmark table '%s' ('table' = '%s') has no field '%s'; its fields are %s",
+				t.Name, s.table, c.Name, strings.Join(names, ", "))
+		}
+		if !compatible(c.Type, f.typ) {
+			return nil, fmt.Errorf("column '%s' of nexmark table '%s' must be %s, not %s", c.Name, t.Name, f.typ, c.Type)
+		}
+		s.fields = append(s.fields, f)
+	}
+	switch s.table {
+	case "person":
+		s.kinds[KindPerson] = true
+	case "auction":
+		s.kinds[KindAuction] = true
+	case "bid":
+		s.kinds[KindBid] = true
+	default:
+		s.kinds = [3]bool{true, true, true}
+	}
+	return s, nil
+}
+
+func lookupField(fs []field, name string) (field, bool) {
+	for _, f := range fs {
+		if strings.EqualFold(f.name, name) {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+func compatible(t types.Type, id types.TypeID) bool {
+	switch id {
+	case types.BigInt, types.Int:
+		return t.ID == types.BigInt || (id == types.Int && t.ID == types.Int)
+	default:
+		return t.ID == id
+	}
+}
+
+// parseTime reads 'first-event.time': a timestamp in UTC or ms since the
+// epoch.
+func parseTime(v string) (int64, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("option 'first-event.time' must be 'yyyy-MM-dd HH:mm:ss[.SSS]' or ms since the epoch, got '%s'", v)
+}
+
+func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
+func (s *scan) Parallelism() int                      { return s.parallel }
+func (s *scan) Bounded() bool                         { return s.events > 0 }
+
+// generators shares one Generator (and its 10,000 precomputed channel
+// URLs) among all subtasks and tables with the same configuration.
+var generators sync.Map // Config -> *Generator
+
+func generatorFor(cfg Config) *Generator {
+	if g, ok := generators.Load(cfg); ok {
+		return g.(*Generator)
+	}
+	g, _ := generators.LoadOrStore(cfg, NewGenerator(cfg))
+	return g.(*Generator)
+}
+
+func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
+	end := s.events
+	if end == 0 {
+		end = -1
+	}
+	return &source{s: s, gen: generatorFor(s.cfg), next: int64(subtask), first: int64(subtask),
+		stride: int64(parallelism), end: end, rps: s.tps / float64(parallelism)}, nil
+}
+
+// chunkEvents is how many event numbers a source covers per chunk.
+const chunkEvents = 1024
+
+// source generates event numbers first, first+stride, ... below end.
+type source struct {
+	s                   *scan
+	gen                 *Generator
+	next, first, stride int64
+	end                 int64 // -1: unbounded
+	rps                 float64
+}
+
+var _ dataflow.CheckpointedSource = (*source)(nil)
+
+func (g *source) Open(*dataflow.OpContext) error { return nil }
+func (g *source) Close() error                   { return nil }
+
+// SnapshotPosition implements dataflow.CheckpointedSource: the next event
+// number this subtask generates.
+func (g *source) SnapshotPosition() ([]byte, error) {
+	return binary.AppendVarint(nil, g.next), nil
+}
+
+// RestorePosition implements dataflow.CheckpointedSource.
+func (g *source) RestorePosition(pos []byte) error {
+	n, k := binary.Varint(pos)
+	if k <= 0 || k != len(pos) {
+		return fmt.Errorf("nexmark: corrupt position")
+	}
+	if n < g.first || (n-g.first)%g.stride != 0 || (g.end >= 0 && n > g.end+g.stride) {
+		return fmt.Errorf("nexmark: position %d is not one of this subtask's events (%d + k*%d); was the job rescaled?", n, g.first, g.stride)
+	}
+	g.next = n
+	return nil
+}
+
+func (g *source) done() bool { return g.end >= 0 && g.next >= g.end }
+
+func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
+	start := time.Now()
+	var covered int64 // event numbers covered, for the rate limit
+	width := len(g.s.fields)
+	var ev Event
+	var arena Arena
+	for !g.done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := int64(chunkEvents)
+		if g.rps > 0 && g.rps < 10*chunkEvents {
+			// Slow rates emit about ten chunks a second.
+			n = max(1, int64(g.rps/10))
+		}
+		if g.rps > 0 {
+			if ahead := time.Duration(float64(covered+n)/g.rps*float64(time.Second)) - time.Since(start); ahead > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(ahead):
+				}
+			}
+		}
+		vals := make([]types.Value, int(n)*width)
+		changes := make([]dyntable.Change, 0, n)
+		for i := int64(0); i < n && !g.done(); i++ {
+			num := g.next
+			g.next += g.stride
+			covered++
+			if !g.s.kinds[KindOf(num)] {
+				continue
+			}
+			g.gen.Event(num, &ev, &arena)
+			row := types.Row(vals[len(changes)*width : (len(changes)+1)*width : (len(changes)+1)*width])
+			for j := range g.s.fields {
+				f := &g.s.fields[j]
+				if f.kind < 0 || f.kind == ev.Kind {
+					row[j] = f.get(&ev)
+				}
+			}
+			changes = append(changes, dyntable.Change{Kind: dyntable.Insert, Row: row})
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		if err := out.Emit(&dyntable.Chunk{Changes: changes}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
