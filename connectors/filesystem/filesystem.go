@@ -59,6 +59,7 @@ import (
 	"sync/atomic"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -105,21 +106,21 @@ func (connector) Options() []connectors.OptionDef {
 	}
 }
 
-type format int
+type fileFormat int
 
 const (
-	formatJSON format = iota
+	formatJSON fileFormat = iota
 	formatCSV
 )
 
 type scan struct {
 	t        *connectors.Table
 	path     string
-	format   format
+	format   fileFormat
 	ignore   bool // <format>.ignore-parse-errors
 	parallel int
-	json     jsonOptions
-	csv      csvOptions
+	json     format.JSONOptions
+	csv      format.CSVOptions
 }
 
 func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
@@ -155,19 +156,19 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, fmt.Errorf("option 'scan.parallelism' must be a positive integer, got '%s'", v)
 		}
 	}
-	if s.ignore, err = boolOption(o, fmtName+".ignore-parse-errors"); err != nil {
+	if s.ignore, err = format.BoolOption(o, fmtName+".ignore-parse-errors"); err != nil {
 		return nil, err
 	}
 	switch s.format {
 	case formatJSON:
-		if s.json.failOnMissing, err = boolOption(o, "json.fail-on-missing-field"); err != nil {
+		if s.json.FailOnMissingField, err = format.BoolOption(o, "json.fail-on-missing-field"); err != nil {
 			return nil, err
 		}
-		if s.json.failOnMissing && s.ignore {
+		if s.json.FailOnMissingField && s.ignore {
 			return nil, fmt.Errorf("options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be 'true'")
 		}
 	case formatCSV:
-		if s.csv, err = parseCSVOptions(o); err != nil {
+		if s.csv, err = format.ParseCSVOptions(o); err != nil {
 			return nil, err
 		}
 	}
@@ -200,20 +201,6 @@ func localPath(p string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-func boolOption(o map[string]string, key string) (bool, error) {
-	v, ok := o[key]
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(v) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, v)
-}
-
 func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
 func (s *scan) Parallelism() int                      { return s.parallel }
 func (s *scan) Bounded() bool                         { return true }
@@ -226,11 +213,11 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 	return &Source{sc: s, subtask: subtask, parallelism: parallelism}, nil
 }
 
-func (s *scan) newDecoder() decoder {
+func (s *scan) newDecoder() format.Decoder {
 	if s.format == formatCSV {
-		return newCSVDecoder(s.t.Columns, s.csv)
+		return format.NewCSVDecoder(s.t.Columns, s.csv)
 	}
-	return newJSONDecoder(s.t.Columns, s.json)
+	return format.NewJSONDecoder(s.t.Columns, s.json)
 }
 
 // file is one file to read: its path and its name relative to 'path'
@@ -533,7 +520,7 @@ type reader struct {
 	s     *Source
 	ctx   context.Context
 	out   dataflow.SourceOutput
-	dec   decoder
+	dec   format.Decoder
 	width int
 	br    *bufio.Reader
 	long  []byte // a line longer than the buffer
@@ -650,13 +637,13 @@ func (r *reader) readFile(idx int, off, line int64) error {
 				return err
 			}
 		}
-		if r.dec.skip(body) {
+		if r.dec.Skip(body) {
 			continue
 		}
 		n := len(r.chunk.Changes)
 		row := types.Row(r.vals[n*w : (n+1)*w : (n+1)*w])
-		err = r.dec.decode(body, row)
-		if err == errIncomplete {
+		err = r.dec.Decode(body, row)
+		if err == format.ErrIncomplete {
 			err = r.continueRecord(raw, row)
 		}
 		if err != nil {
@@ -706,7 +693,7 @@ func (r *reader) continueRecord(first []byte, row types.Row) error {
 		r.line++
 		r.rec = append(r.rec, raw...)
 		clear(row)
-		if err := r.dec.decode(trimEOL(r.rec), row); err != errIncomplete {
+		if err := r.dec.Decode(trimEOL(r.rec), row); err != format.ErrIncomplete {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package filesystem
+package format
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-type jsonOptions struct {
-	failOnMissing bool // json.fail-on-missing-field
+type JSONOptions struct {
+	FailOnMissingField bool // json.fail-on-missing-field
 }
 
 // jsonDecoder reads JSON lines: each line is one JSON object (RFC 8259),
@@ -34,13 +34,13 @@ type jsonDecoder struct {
 	cols    []column
 	index   map[string]int
 	hint    int // the column expected next: the one after the last matched
-	opts    jsonOptions
+	opts    JSONOptions
 	seen    []uint32 // the row generation in which each column was set
 	gen     uint32
 	scratch []byte // unescaped strings
 }
 
-func newJSONDecoder(cs []connectors.Column, o jsonOptions) *jsonDecoder {
+func NewJSONDecoder(cs []connectors.Column, o JSONOptions) *jsonDecoder {
 	d := &jsonDecoder{cols: makeColumns(cs), index: map[string]int{}, opts: o, seen: make([]uint32, len(cs))}
 	for i, c := range cs {
 		d.index[c.Name] = i
@@ -48,7 +48,7 @@ func newJSONDecoder(cs []connectors.Column, o jsonOptions) *jsonDecoder {
 	return d
 }
 
-func (d *jsonDecoder) skip(line []byte) bool {
+func (d *jsonDecoder) Skip(line []byte) bool {
 	for _, c := range line {
 		if !isJSONSpace(c) {
 			return false
@@ -91,7 +91,7 @@ func (d *jsonDecoder) lookup(key []byte) int {
 	return -1
 }
 
-func (d *jsonDecoder) decode(b []byte, row types.Row) error {
+func (d *jsonDecoder) Decode(b []byte, row types.Row) error {
 	d.gen++
 	if d.gen == 0 { // wrapped: forget every generation
 		clear(d.seen)
@@ -151,7 +151,7 @@ func (d *jsonDecoder) decode(b []byte, row types.Row) error {
 	if i = skipWS(b, i); i < len(b) {
 		return syntaxError(b, i, "expected the end of the line after the object")
 	}
-	if d.opts.failOnMissing {
+	if d.opts.FailOnMissingField {
 		for c := range d.cols {
 			if d.seen[c] != d.gen {
 				return fmt.Errorf("field '%s' is missing (json.fail-on-missing-field)", d.cols[c].name)

@@ -1,29 +1,34 @@
-package filesystem
+// Package format holds the row formats shared by connectors: decoders
+// that turn a JSON line or a CSV record into a row (the filesystem and
+// Kafka sources) and encoders that turn a row back into one (the
+// filesystem and Kafka sinks).
+package format
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/types"
 )
 
-// decoder turns one record into a row.
-type decoder interface {
-	// skip reports whether a line (without its line break) is no record:
+// Decoder turns one record into a row.
+type Decoder interface {
+	// Skip reports whether a line (without its line break) is no record:
 	// blank lines, and comments where the format allows them.
-	skip(line []byte) bool
-	// decode parses rec (without its final line break) into row, whose
-	// values are NULL on entry. It returns errIncomplete when the record
+	Skip(line []byte) bool
+	// Decode parses rec (without its final line break) into row, whose
+	// values are NULL on entry. It returns ErrIncomplete when the record
 	// goes on with the next line.
-	decode(rec []byte, row types.Row) error
+	Decode(rec []byte, row types.Row) error
 }
 
-// errIncomplete asks for the next line of the record.
-var errIncomplete = errors.New("record continues on the next line")
+// ErrIncomplete asks for the next line of the record.
+var ErrIncomplete = errors.New("record continues on the next line")
 
 // column is what decoders know of a column.
 type column struct {
@@ -207,4 +212,20 @@ func epochMillis(s []byte, c *column) (types.Value, error) {
 		ns = q * u
 	}
 	return types.NewTimestamp(ns), nil
+}
+
+// BoolOption reads a 'true'/'false' option (case-insensitive); absent is
+// false.
+func BoolOption(o map[string]string, key string) (bool, error) {
+	v, ok := o[key]
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, v)
 }

@@ -1,4 +1,4 @@
-package filesystem
+package format
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func oracle(line []byte) ([]string, bool) {
 
 func decodeStrings(d *jsonDecoder, line []byte) ([]string, error) {
 	row := make(types.Row, len(oracleCols))
-	if err := d.decode(line, row); err != nil {
+	if err := d.Decode(line, row); err != nil {
 		return nil, err
 	}
 	out := make([]string, len(row))
@@ -88,7 +88,7 @@ func FuzzJSONDecoder(f *testing.F) {
 func checkAgainstOracle(t *testing.T, line []byte) {
 	t.Helper()
 	want, ok := oracle(line)
-	got, err := decodeStrings(newJSONDecoder(oracleCols, jsonOptions{}), line)
+	got, err := decodeStrings(NewJSONDecoder(oracleCols, JSONOptions{}), line)
 	if ok != (err == nil) {
 		t.Fatalf("%q: encoding/json ok=%v, decoder err=%v", line, ok, err)
 	}
@@ -99,7 +99,7 @@ func checkAgainstOracle(t *testing.T, line []byte) {
 
 // The decoder is reused for many lines: state from a line must not leak.
 func TestJSONDecoderReuse(t *testing.T) {
-	d := newJSONDecoder(oracleCols, jsonOptions{failOnMissing: true})
+	d := NewJSONDecoder(oracleCols, JSONOptions{FailOnMissingField: true})
 	if _, err := decodeStrings(d, []byte(`{"a":"\u00e91","b":"2","ab":"3","é":"4"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package filesystem
+package format
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-type csvOptions struct {
+type CSVOptions struct {
 	delim    byte
 	quote    byte
 	quoted   bool // quote is in use
@@ -19,15 +19,15 @@ type csvOptions struct {
 	hasNull  bool
 }
 
-func parseCSVOptions(o map[string]string) (csvOptions, error) {
-	c := csvOptions{delim: ',', quote: '"', quoted: true}
+func ParseCSVOptions(o map[string]string) (CSVOptions, error) {
+	c := CSVOptions{delim: ',', quote: '"', quoted: true}
 	var err error
 	if v, ok := o["csv.field-delimiter"]; ok {
 		if c.delim, err = charOption("csv.field-delimiter", v); err != nil {
 			return c, err
 		}
 	}
-	disable, err := boolOption(o, "csv.disable-quote-character")
+	disable, err := BoolOption(o, "csv.disable-quote-character")
 	if err != nil {
 		return c, err
 	}
@@ -46,7 +46,7 @@ func parseCSVOptions(o map[string]string) (csvOptions, error) {
 		}
 		c.escaped = true
 	}
-	if c.comments, err = boolOption(o, "csv.allow-comments"); err != nil {
+	if c.comments, err = BoolOption(o, "csv.allow-comments"); err != nil {
 		return c, err
 	}
 	c.null, c.hasNull = o["csv.null-literal"]
@@ -88,19 +88,19 @@ func charOption(key, v string) (byte, error) {
 // start with '#' are skipped. Empty lines are skipped.
 type csvDecoder struct {
 	cols    []column
-	o       csvOptions
+	o       CSVOptions
 	scratch []byte
 }
 
-func newCSVDecoder(cs []connectors.Column, o csvOptions) *csvDecoder {
+func NewCSVDecoder(cs []connectors.Column, o CSVOptions) *csvDecoder {
 	return &csvDecoder{cols: makeColumns(cs), o: o}
 }
 
-func (d *csvDecoder) skip(line []byte) bool {
+func (d *csvDecoder) Skip(line []byte) bool {
 	return len(line) == 0 || (d.o.comments && line[0] == '#')
 }
 
-func (d *csvDecoder) decode(b []byte, row types.Row) error {
+func (d *csvDecoder) Decode(b []byte, row types.Row) error {
 	n := 0 // fields read
 	i := 0
 	for {
@@ -224,11 +224,11 @@ func (d *csvDecoder) quotedField(b []byte, i int) ([]byte, int, error) {
 			out = append(out, b[copied:i]...)
 			i++
 			if i >= len(b) {
-				return nil, i, errIncomplete
+				return nil, i, ErrIncomplete
 			}
 			out = append(out, b[i])
 			copied = i + 1
 		}
 	}
-	return nil, i, errIncomplete
+	return nil, i, ErrIncomplete
 }
