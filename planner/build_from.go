@@ -59,7 +59,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	}
 	if parser.IsPlaceholderTable(name) {
 		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
-			return rel{}, b.stmt.ErrorAt(tvf.Line, tvf.Col, "window table function %s is not supported yet", tvf.Func)
+			return b.buildWindowTVF(tvf, tn, alias) // build_window.go
 		}
 		return rel{}, b.errf(tn, "window table functions are not supported yet")
 	}
@@ -199,12 +199,21 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	}
 	bindScope := append(append([]expr.Column(nil), l.scope...), r.scope...)
 	nr := len(r.scope)
+	// Time bounds between rowtime attributes make an interval join
+	// (build_timejoin.go); they are not residual conditions then.
+	tb, err := b.intervalJoinBounds(j.On.Expr, l, r)
+	if err != nil {
+		return rel{}, err
+	}
 	// Key expressions of each side; plain columns stay columns, anything
 	// else (k % 10, a cast to a common type) becomes an extra column that
 	// a Calc appends to that side's input.
 	var lkeys, rkeys []expr.Expr
 	var lFilter, rFilter, residual expr.Expr
 	for _, c := range splitAnd(j.On.Expr, nil) {
+		if tb.consumes(c) {
+			continue
+		}
 		e, err := expr.Bind(c, &expr.Scope{Columns: bindScope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
@@ -256,8 +265,11 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	}
 	cols := append(append(unqualified(scope[:nl]), ln.Columns()[nl:]...), unqualified(scope[nl:])...)
 	cols = append(cols, rn.Columns()[nr:]...)
-	jn := &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: mode},
+	var jn Node = &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: mode},
 		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
+	if tb != nil {
+		jn = newIntervalJoin(jn.(*JoinNode), tb)
+	}
 	if nle == 0 && nre == 0 {
 		return rel{node: jn, scope: scope}, nil
 	}

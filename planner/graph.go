@@ -173,6 +173,11 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		if d, err = t.sink(n, ins[0]); err != nil {
 			return nil, err
 		}
+	case translatedNode:
+		var err error
+		if d, err = n.translate(t, ins); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("planner: no translation for %s", name)
 	}

@@ -294,6 +294,8 @@ func exchangeFor(n Node, i int) string {
 		return "Exchange(distribution=[hash[" + colNames(in, n.PartitionKeys) + "]])"
 	case *NormalizeNode:
 		return "Exchange(distribution=[hash[" + colNames(in, n.Keys) + "]])"
+	case partitionedNode:
+		return n.exchange(i)
 	}
 	return ""
 }

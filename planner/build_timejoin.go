@@ -1,0 +1,360 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Time attributes and joins over time (interval joins).
+//
+// A rowtime attribute is a TIMESTAMP column that a watermark describes:
+// the column named in WATERMARK FOR, and whatever passes it on unchanged
+// (a Calc projecting it as is, a filter, ChangelogNormalize, a rank,
+// a union whose every input has it, an interval join, which keeps both
+// sides' attributes, the left side of a temporal join, OVER
+// aggregation). A regular join or a group aggregation turns it into a
+// plain TIMESTAMP, as in Flink.
+
+// rowtimeNode is implemented by plan nodes that declare their rowtime
+// columns themselves (the nodes of this file, window nodes).
+type rowtimeNode interface {
+	rowtimeColumns() []bool
+}
+
+// rowtimeColumns reports, per output column of n, whether it is a
+// rowtime attribute.
+func rowtimeColumns(n Node) []bool {
+	out := make([]bool, len(n.Columns()))
+	switch n := n.(type) {
+	case rowtimeNode:
+		copy(out, n.rowtimeColumns())
+	case *WatermarkNode:
+		out[n.Rowtime] = true
+	case *CalcNode:
+		in := rowtimeColumns(n.inputs[0])
+		for i, p := range n.Proj {
+			if idx, ok := expr.ColumnIndex(p); ok && in[idx] {
+				out[i] = true
+			}
+		}
+	case *NormalizeNode, *RankNode:
+		copy(out, rowtimeColumns(n.Inputs()[0]))
+	case *UnionNode:
+		for i := range out {
+			out[i] = true
+		}
+		for _, in := range n.inputs {
+			for i, rt := range rowtimeColumns(in) {
+				out[i] = out[i] && rt
+			}
+		}
+	}
+	return out
+}
+
+// isRowtime reports whether column col of n is a rowtime attribute.
+func isRowtime(n Node, col int) bool {
+	rt := rowtimeColumns(n)
+	return col >= 0 && col < len(rt) && rt[col]
+}
+
+// intervalBounds is the time condition of an interval join:
+// Lower <= left.time - right.time <= Upper, in nanoseconds, inclusive.
+type intervalBounds struct {
+	leftTime, rightTime int // columns of the left and right input
+	lower, upper        int64
+	// conjuncts are the ON conjuncts the bounds came from; the join does
+	// not evaluate them again.
+	conjuncts map[ast.ExprNode]bool
+}
+
+// consumes reports whether the ON conjunct c is one of the time bounds.
+func (tb *intervalBounds) consumes(c ast.ExprNode) bool {
+	return tb != nil && tb.conjuncts[c]
+}
+
+// intervalJoinBounds looks for the bounds of an event-time interval join
+// in the conjuncts of on: comparisons (or a BETWEEN) between a rowtime
+// column of each side, each side possibly shifted by a constant
+// day-time interval, giving both a lower and an upper bound of the
+// difference. It returns nil when the join is not an interval join —
+// then it is planned as a regular join, which is what Flink does too —
+// for example when a time column is not a rowtime attribute or an input
+// is updating.
+func (b *builder) intervalJoinBounds(on ast.ExprNode, l, r rel) (*intervalBounds, error) {
+	if !l.node.Mode().IsInsertOnly() || !r.node.Mode().IsInsertOnly() {
+		return nil, nil
+	}
+	nl := len(l.scope)
+	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)
+	lrt, rrt := rowtimeColumns(l.node), rowtimeColumns(r.node)
+	rowtime := func(col int) bool {
+		if col < nl {
+			return lrt[col]
+		}
+		return rrt[col-nl]
+	}
+	tb := &intervalBounds{leftTime: -1, rightTime: -1, conjuncts: map[ast.ExprNode]bool{}}
+	hasLower, hasUpper := false, false
+	var boundAt ast.ExprNode // the conjunct of the latest bound, for errors
+	for _, c := range splitAnd(on, nil) {
+		var cmps []timeCmp
+		switch x := unparen(c).(type) {
+		case *ast.BetweenExpr:
+			if x.Not {
+				continue
+			}
+			cmps = []timeCmp{{x.Expr, opcode.GE, x.Left}, {x.Expr, opcode.LE, x.Right}}
+		case *ast.BinaryOperationExpr:
+			switch x.Op {
+			case opcode.GE, opcode.GT, opcode.LE, opcode.LT:
+				cmps = []timeCmp{{x.L, x.Op, x.R}}
+			}
+		}
+		if cmps == nil {
+			continue
+		}
+		var found []timeBound
+		for _, cmp := range cmps {
+			bd, ok, err := b.timeBound(cmp, scope, nl, rowtime)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				found = nil
+				break
+			}
+			found = append(found, bd)
+		}
+		if found == nil {
+			continue
+		}
+		for _, bd := range found {
+			if tb.leftTime >= 0 && (tb.leftTime != bd.leftTime || tb.rightTime != bd.rightTime) {
+				return nil, b.errf(c, "an interval join bounds one pair of time attributes; this condition uses another pair")
+			}
+			tb.leftTime, tb.rightTime = bd.leftTime, bd.rightTime
+			if bd.isLower {
+				if !hasLower || bd.value > tb.lower {
+					tb.lower = bd.value
+				}
+				hasLower = true
+			} else {
+				if !hasUpper || bd.value < tb.upper {
+					tb.upper = bd.value
+				}
+				hasUpper = true
+			}
+		}
+		tb.conjuncts[c] = true
+		boundAt = c
+	}
+	if !hasLower || !hasUpper {
+		// One-sided: not an interval join (Flink needs both bounds too).
+		return nil, nil
+	}
+	if tb.lower > tb.upper {
+		return nil, b.errf(boundAt, "the time bounds of this interval join can never hold (%s > %s)", fmtBound(tb.lower), fmtBound(tb.upper))
+	}
+	tb.rightTime -= nl
+	return tb, nil
+}
+
+// timeCmp is one comparison L op R of an ON conjunct.
+type timeCmp struct {
+	l  ast.ExprNode
+	op opcode.Op
+	r  ast.ExprNode
+}
+
+// timeBound is one bound of left.time - right.time.
+type timeBound struct {
+	leftTime, rightTime int // in the joined scope
+	isLower             bool
+	value               int64 // inclusive, ns
+}
+
+// timeBound recognises `f(x.ts) op g(y.ts)` where x.ts and y.ts are
+// rowtime attributes of different sides and f, g add constant day-time
+// intervals, and turns it into a bound of left.ts - right.ts.
+func (b *builder) timeBound(c timeCmp, scope []expr.Column, nl int, rowtime func(int) bool) (timeBound, bool, error) {
+	le, err := expr.Bind(c.l, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return timeBound{}, false, err
+	}
+	re, err := expr.Bind(c.r, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return timeBound{}, false, err
+	}
+	lc, loff, ok := timeOffset(le, len(scope))
+	if !ok || !rowtime(lc) {
+		return timeBound{}, false, nil
+	}
+	rc, roff, ok := timeOffset(re, len(scope))
+	if !ok || !rowtime(rc) {
+		return timeBound{}, false, nil
+	}
+	op := c.op
+	if (lc < nl) == (rc < nl) {
+		return timeBound{}, false, nil // both on one side: a filter
+	}
+	if lc >= nl { // y.ts + a op x.ts + b  =>  x.ts + b flip(op) y.ts + a
+		lc, rc, loff, roff = rc, lc, roff, loff
+		op = map[opcode.Op]opcode.Op{opcode.GE: opcode.LE, opcode.GT: opcode.LT, opcode.LE: opcode.GE, opcode.LT: opcode.GT}[op]
+	}
+	// lt + loff op rt + roff  <=>  lt - rt op roff - loff
+	v := roff - loff
+	bd := timeBound{leftTime: lc, rightTime: rc}
+	switch op {
+	case opcode.GE:
+		bd.isLower, bd.value = true, v
+	case opcode.GT:
+		bd.isLower, bd.value = true, v+1
+	case opcode.LE:
+		bd.value = v
+	case opcode.LT:
+		bd.value = v - 1
+	}
+	return bd, true, nil
+}
+
+// timeOffsetProbes are the instants at which timeOffset checks that an
+// expression is its column plus a constant: month ends and leap days
+// tell a month or year interval from a day-time one.
+var timeOffsetProbes = []int64{
+	time.Date(2001, 1, 31, 0, 0, 0, 0, time.UTC).UnixNano(),
+	time.Date(2001, 2, 28, 12, 0, 0, 0, time.UTC).UnixNano(),
+	time.Date(2000, 2, 29, 23, 59, 59, 0, time.UTC).UnixNano(),
+	time.Date(1999, 12, 31, 23, 59, 59, 999e6, time.UTC).UnixNano(),
+}
+
+// timeOffset reports whether e is a TIMESTAMP expression of exactly one
+// column plus a constant (ts, ts + INTERVAL '1' HOUR, DATE_SUB(ts, ...)),
+// and returns the column and the constant in nanoseconds. It checks the
+// shape by evaluation at a few instants, which accepts every spelling
+// the binder produces and rejects month intervals (not constant).
+func timeOffset(e expr.Expr, width int) (int, int64, bool) {
+	if e.Type().ID != types.Timestamp || !expr.IsDeterministic(e) {
+		return 0, 0, false
+	}
+	col := -1
+	expr.Walk(e, func(x expr.Expr) bool {
+		if idx, ok := expr.ColumnIndex(x); ok && col < 0 {
+			col = idx
+		}
+		return col < 0
+	})
+	if col < 0 || !onlyColumn(e, col) {
+		return 0, 0, false
+	}
+	row := make(types.Row, width)
+	var off int64
+	for i, t := range timeOffsetProbes {
+		row[col] = types.NewTimestamp(t)
+		v, err := e.Eval(row)
+		if err != nil || v.IsNull() || v.Kind() != types.KindTimestamp {
+			return 0, 0, false
+		}
+		d := v.Timestamp() - t
+		if i > 0 && d != off {
+			return 0, 0, false
+		}
+		off = d
+	}
+	return col, off, true
+}
+
+// onlyColumn reports whether every column reference of e is col.
+func onlyColumn(e expr.Expr, col int) bool {
+	ok := true
+	expr.Walk(e, func(x expr.Expr) bool {
+		if idx, isCol := expr.ColumnIndex(x); isCol && idx != col {
+			ok = false
+		}
+		return true
+	})
+	return ok
+}
+
+// fmtBound renders a bound in milliseconds (with a fraction when it is
+// not whole, as a strict bound over nanoseconds is).
+func fmtBound(ns int64) string {
+	if ns%int64(time.Millisecond) == 0 {
+		return strconv.FormatInt(ns/int64(time.Millisecond), 10) + "ms"
+	}
+	return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + "ms"
+}
+
+// IntervalJoinNode is an event-time interval join: a regular join's
+// keys, type and residual condition plus time bounds. Its output is
+// insert-only, and both inputs' rowtime attributes stay rowtime.
+type IntervalJoinNode struct {
+	JoinNode
+	LeftTime, RightTime int
+	Lower, Upper        int64
+}
+
+// newIntervalJoin turns the planned regular join jn into an interval
+// join with the bounds tb.
+func newIntervalJoin(jn *JoinNode, tb *intervalBounds) *IntervalJoinNode {
+	n := &IntervalJoinNode{JoinNode: *jn, LeftTime: tb.leftTime, RightTime: tb.rightTime, Lower: tb.lower, Upper: tb.upper}
+	n.mode = dyntable.InsertOnly
+	return n
+}
+
+func (n *IntervalJoinNode) Explain() string {
+	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
+	var eq []string
+	for i := range n.LeftKeys {
+		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	}
+	s := fmt.Sprintf("IntervalJoin(joinType=[%s], windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d], where=[%s]",
+		joinNames[n.Type], fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime, strings.Join(eq, " AND "))
+	if n.Cond != nil {
+		s += ", condition=[" + n.Cond.String() + "]"
+	}
+	return s + ")"
+}
+
+func (n *IntervalJoinNode) rowtimeColumns() []bool {
+	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
+}
+
+func (n *IntervalJoinNode) exchange(i int) string {
+	return exchangeFor(&n.JoinNode, i)
+}
+
+func (n *IntervalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
+	le, p := t.keyed(ins[0], n.LeftKeys)
+	re, _ := t.keyed(ins[1], n.RightKeys)
+	spec := operators.IntervalJoinSpec{
+		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
+		LeftTime: n.LeftTime, RightTime: n.RightTime, Lower: n.Lower, Upper: n.Upper,
+	}
+	return &dataflow.Node{Name: "IntervalJoin", Stateful: true, GeneratesWatermarks: true, Parallelism: p,
+		Inputs:      []dataflow.Edge{le, re},
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewIntervalJoin(spec), nil }}, nil
+}
+
+// partitionedNode is implemented by plan nodes of their own files that
+// re-partition their inputs: exchange describes input i's, for EXPLAIN.
+type partitionedNode interface {
+	exchange(i int) string
+}
+
+// translatedNode is implemented by plan nodes of their own files that
+// translate themselves into a dataflow node.
+type translatedNode interface {
+	translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error)
+}
