@@ -103,6 +103,7 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "csv.allow-comments", Default: "false", Description: "skip lines that start with '#'"},
 		{Key: "csv.escape-character", Description: "a character that makes the next one literal (none by default)"},
 		{Key: "csv.null-literal", Description: "a field text that reads as NULL (none by default)"},
+		{Key: "sink.parallelism", Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
 	}
 }
 
