@@ -1,0 +1,402 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// OverUnbounded is OverAggSpec.Preceding for UNBOUNDED PRECEDING.
+const OverUnbounded int64 = -1
+
+// OverAggSpec describes an event-time OVER aggregation:
+//
+//	agg(x) OVER (PARTITION BY keys ORDER BY time
+//	             {ROWS | RANGE} BETWEEN preceding PRECEDING AND CURRENT ROW)
+type OverAggSpec struct {
+	PartitionKeys []int
+	// TimeCol is the rowtime column the window is ordered by, ascending.
+	TimeCol int
+	// Rows selects a ROWS frame (Preceding counts rows); otherwise the
+	// frame is RANGE and Preceding is in nanoseconds of TimeCol.
+	Rows bool
+	// Preceding is the frame's extent before the current row, or
+	// OverUnbounded.
+	Preceding int64
+	Aggs      []AggCall
+	Width     int // input columns
+}
+
+// NewOverAgg returns the event-time OVER aggregation operator (Flink's
+// RowTime{Rows,Range}{Bounded,Unbounded}PrecedingFunction).
+//
+// Semantics. Rows are buffered until the watermark reaches their time;
+// then, per partition in time order, each row is emitted once as +I with
+// the aggregates over its frame appended. A RANGE frame holds every row
+// of the partition whose time is in [time - Preceding, time] — rows of
+// equal time are peers and get the same values. A ROWS frame holds the
+// row and the Preceding rows before it, rows of equal time taken in
+// arrival order. A row that arrives with time <= watermark is late and
+// dropped, as in Flink; so is a row with a NULL time. The output is
+// insert-only, and the input must be too.
+//
+// Output order: rows of one watermark come in (time, partition key)
+// order, rows of one time and partition in arrival order.
+//
+// State, per partition key: the rows waiting for the watermark
+// (MapState, map key the time), the rows of the current frame for
+// bounded frames (MapState, map key the time), and the accumulators
+// with the frame's row count (ValueState). Timers live in eventTimers.
+func NewOverAgg(spec OverAggSpec) dataflow.Operator {
+	return &overAggOp{spec: spec}
+}
+
+// overAcc is the aggregate state of one partition.
+type overAcc struct {
+	accs []accumulator
+	n    int64 // rows in the frame (ROWS frames)
+}
+
+// overAccCodec serializes overAcc with the accumulators' own encoding;
+// it knows the calls, so it can create the accumulators to decode into.
+type overAccCodec struct {
+	calls    []AggCall
+	retracts bool
+}
+
+func (c overAccCodec) Encode(dst []byte, v overAcc) []byte {
+	dst = binary.AppendVarint(dst, v.n)
+	for _, a := range v.accs {
+		dst = a.encode(dst)
+	}
+	return dst
+}
+
+func (c overAccCodec) Decode(b []byte) (overAcc, error) {
+	n, k := binary.Varint(b)
+	if k <= 0 {
+		return overAcc{}, fmt.Errorf("over aggregate state: corrupt row count")
+	}
+	b = b[k:]
+	v, err := c.fresh()
+	if err != nil {
+		return overAcc{}, err
+	}
+	v.n = n
+	for _, a := range v.accs {
+		if b, err = a.decode(b); err != nil {
+			return overAcc{}, fmt.Errorf("over aggregate state: %w", err)
+		}
+	}
+	if len(b) != 0 {
+		return overAcc{}, fmt.Errorf("over aggregate state: %d trailing bytes", len(b))
+	}
+	return v, nil
+}
+
+// fresh returns empty accumulators.
+func (c overAccCodec) fresh() (overAcc, error) {
+	v := overAcc{accs: make([]accumulator, len(c.calls))}
+	for i, call := range c.calls {
+		a, err := newAccumulator(call, c.retracts)
+		if err != nil {
+			return overAcc{}, err
+		}
+		v.accs[i] = a
+	}
+	return v, nil
+}
+
+type overAggOp struct {
+	spec    OverAggSpec
+	name    string
+	codec   overAccCodec
+	pending state.MapState[ijRows] // rows waiting for the watermark
+	frame   state.MapState[ijRows] // rows of bounded frames, by time
+	accs    state.ValueState[overAcc]
+	timers  *eventTimers
+	wm      int64
+	bounded bool
+}
+
+func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
+	s := o.spec
+	o.name = "OverAggregate"
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", o.name)
+	}
+	for _, k := range append(append([]int(nil), s.PartitionKeys...), s.TimeCol) {
+		if k < 0 || k >= s.Width {
+			return fmt.Errorf("%s: column %d out of range (width %d)", o.name, k, s.Width)
+		}
+	}
+	if s.Preceding < 0 && s.Preceding != OverUnbounded {
+		return fmt.Errorf("%s: negative frame extent %d", o.name, s.Preceding)
+	}
+	o.bounded = s.Preceding != OverUnbounded
+	o.codec = overAccCodec{calls: s.Aggs, retracts: o.bounded}
+	if _, err := o.codec.fresh(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	o.wm = dataflow.MinWatermark
+	var err error
+	if o.pending, err = state.NewMapState[ijRows](ctx.State, "over.pending", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if o.frame, err = state.NewMapState[ijRows](ctx.State, "over.frame", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if o.accs, err = state.NewValueState[overAcc](ctx.State, "over.accs", o.codec); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if o.timers, err = newEventTimers(ctx, "over.timers"); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
+	for _, ch := range c.Changes {
+		if !ch.Kind.IsAccumulate() {
+			return fmt.Errorf("%s: %s row; OVER aggregation takes an append-only input", o.name, ch.Kind)
+		}
+		row := ch.Row
+		if len(row) != o.spec.Width {
+			return fmt.Errorf("%s: row [%s] has %d columns, want %d", o.name, types.FormatRow(row, nil, ", "), len(row), o.spec.Width)
+		}
+		tv := row[o.spec.TimeCol]
+		if tv.IsNull() {
+			continue
+		}
+		if tv.Kind() != types.KindTimestamp {
+			return fmt.Errorf("%s: time column holds %v, not a TIMESTAMP", o.name, tv.Kind())
+		}
+		ts := tv.Timestamp()
+		if ts <= o.wm {
+			continue // late
+		}
+		key, _ := joinEncodeKey(nil, row, o.spec.PartitionKeys) // NULL is a partition like any other
+		mk := appendSortableTime(nil, ts)
+		cur, _, err := o.pending.Get(key, mk)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+		nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+		if err := o.pending.Put(key, mk, nv); err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+		if err := o.timers.register(ts, 0, key); err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// ProcessWatermark emits the rows whose time the watermark reached.
+func (o *overAggOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	o.wm = wm
+	fired, err := o.timers.due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	var em emitter
+	for _, t := range fired {
+		if err := o.fire(t.key, t.ts, &em); err != nil {
+			return err
+		}
+	}
+	em.flush(out)
+	return nil
+}
+
+// fire emits the pending rows of key at time ts.
+func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
+	mk := appendSortableTime(nil, ts)
+	rows, ok, err := o.pending.Get(key, mk)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s: a timer at %d found no rows", o.name, ts)
+	}
+	if err := o.pending.Delete(key, mk); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	acc, found, err := o.accs.Get(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if !found {
+		if acc, err = o.codec.fresh(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !o.spec.Rows:
+		// RANGE: drop what fell out of [ts - Preceding, ts], add the
+		// peers, emit them all with the same values.
+		if o.bounded {
+			if err := o.retractBefore(key, &acc, addSat(ts, -o.spec.Preceding)); err != nil {
+				return err
+			}
+		}
+		for _, r := range rows.Rows {
+			if err := o.add(&acc, r); err != nil {
+				return err
+			}
+		}
+		for _, r := range rows.Rows {
+			em.add(dyntable.Insert, o.result(r, &acc))
+		}
+		if o.bounded {
+			if err := o.appendFrame(key, mk, rows.Rows); err != nil {
+				return err
+			}
+		}
+	default:
+		// ROWS: one row at a time, the oldest leaving once the frame
+		// holds more than Preceding + 1 rows.
+		for _, r := range rows.Rows {
+			if err := o.add(&acc, r); err != nil {
+				return err
+			}
+			acc.n++
+			if o.bounded {
+				if err := o.appendFrame(key, mk, []types.Row{r}); err != nil {
+					return err
+				}
+				if acc.n > o.spec.Preceding+1 {
+					if err := o.retractOldest(key, &acc); err != nil {
+						return err
+					}
+				}
+			}
+			em.add(dyntable.Insert, o.result(r, &acc))
+		}
+	}
+	if err := o.accs.Put(key, acc); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// add accumulates row into every aggregate.
+func (o *overAggOp) add(acc *overAcc, row types.Row) error {
+	for i, c := range o.spec.Aggs {
+		v := types.NewInt(1) // COUNT(*) counts rows, whatever they hold
+		if c.Kind != AggCountStar {
+			if v = row[c.Arg]; v.IsNull() {
+				continue
+			}
+		}
+		if err := acc.accs[i].add(v); err != nil {
+			return fmt.Errorf("%s: %s: %w", o.name, c.Kind, err)
+		}
+	}
+	return nil
+}
+
+// retract removes row from every aggregate.
+func (o *overAggOp) retract(acc *overAcc, row types.Row) error {
+	for i, c := range o.spec.Aggs {
+		v := types.NewInt(1)
+		if c.Kind != AggCountStar {
+			if v = row[c.Arg]; v.IsNull() {
+				continue
+			}
+		}
+		if err := acc.accs[i].retract(v); err != nil {
+			return fmt.Errorf("%s: %s: %w", o.name, c.Kind, err)
+		}
+	}
+	return nil
+}
+
+// result returns row with the aggregate values appended.
+func (o *overAggOp) result(row types.Row, acc *overAcc) types.Row {
+	out := make(types.Row, 0, len(row)+len(acc.accs))
+	out = append(out, row...)
+	for _, a := range acc.accs {
+		out = append(out, a.result())
+	}
+	return out
+}
+
+// appendFrame adds rows at time mk to the frame of key.
+func (o *overAggOp) appendFrame(key, mk []byte, rows []types.Row) error {
+	cur, _, err := o.frame.Get(key, mk)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], rows...), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], make([]bool, len(rows))...)}
+	if err := o.frame.Put(key, mk, nv); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+// retractBefore removes the frame rows of key with time < lo.
+func (o *overAggOp) retractBefore(key []byte, acc *overAcc, lo int64) error {
+	type old struct {
+		mk   []byte
+		rows []types.Row
+	}
+	var gone []old
+	err := o.frame.Range(key, func(mk []byte, v ijRows) bool {
+		if sortableTime(mk) >= lo {
+			return false
+		}
+		gone = append(gone, old{append([]byte(nil), mk...), v.Rows})
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	for _, g := range gone {
+		for _, r := range g.rows {
+			if err := o.retract(acc, r); err != nil {
+				return err
+			}
+		}
+		if err := o.frame.Delete(key, g.mk); err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// retractOldest removes the first row of the frame of key.
+func (o *overAggOp) retractOldest(key []byte, acc *overAcc) error {
+	var first []byte
+	var v ijRows
+	err := o.frame.Range(key, func(mk []byte, x ijRows) bool {
+		first, v = append([]byte(nil), mk...), x
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if first == nil || len(v.Rows) == 0 {
+		return fmt.Errorf("%s: the ROWS frame is empty but counts %d rows", o.name, acc.n)
+	}
+	if err := o.retract(acc, v.Rows[0]); err != nil {
+		return err
+	}
+	acc.n--
+	if len(v.Rows) == 1 {
+		err = o.frame.Delete(key, first)
+	} else {
+		err = o.frame.Put(key, first, ijRows{Rows: v.Rows[1:], Matched: v.Matched[1:]})
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	return nil
+}
+
+func (o *overAggOp) Finish(dataflow.Collector) error { return nil }
+func (o *overAggOp) Close() error                    { return nil }
