@@ -402,6 +402,17 @@ type Job struct {
 
 func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Graph) (*Job, error) {
 	bounded := plan.Bounded(s.env)
+	if !bounded && s.Conf.Duration("execution.checkpointing.interval") <= 0 {
+		// A two-phase-commit sink (a stateful sink node) commits only when a
+		// checkpoint completes; an unbounded job without checkpoints would
+		// never make a row visible. Flink runs such a job silently; say so.
+		for _, n := range g.Nodes {
+			if n.Stateful && strings.HasPrefix(n.Name, "Sink(") {
+				return nil, fmt.Errorf("%s writes exactly once, committing on completed checkpoints, and this job never ends: "+
+					"enable checkpointing with SET 'execution.checkpointing.interval' = '10 s' (or use the sink's at-least-once mode)", n.Name)
+			}
+		}
+	}
 	opts, coord, err := s.checkpointOptions(name, plan, g)
 	if err != nil {
 		return nil, err

@@ -250,3 +250,29 @@ func TestFileSinkCrashBetweenPreCommitAndCommit(t *testing.T) {
 		}
 	}
 }
+
+// An unbounded job into an exactly-once sink without checkpointing
+// would never commit: it is refused, naming the sink and the option.
+func TestFileSinkUnboundedNeedsCheckpointing(t *testing.T) {
+	out := t.TempDir()
+	s := engine.NewSession(&bytes.Buffer{})
+	stmts, err := parser.Parse(fmt.Sprintf(`
+CREATE TABLE gen (k BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+CREATE TABLE out_t (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+INSERT INTO out_t SELECT k FROM gen;`, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for _, st := range stmts {
+		r, err := s.Execute(context.Background(), st)
+		if err != nil {
+			last = err
+		} else if r.Job != nil {
+			r.Job.Cancel()
+		}
+	}
+	if last == nil || !strings.Contains(last.Error(), "Sink(out_t)") || !strings.Contains(last.Error(), "execution.checkpointing.interval") {
+		t.Fatalf("error %v, want a refusal naming the sink and the checkpoint option", last)
+	}
+}
