@@ -144,7 +144,15 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	var rk *RankNode
 	var rkCol int
 	replace := func(n ast.ExprNode) (int, bool) { return 0, false }
-	if wf := findWindowFunc(fields); wf != nil {
+	wf := findWindowFunc(fields)
+	if wf != nil && isOverAggregate(wf) {
+		// Aggregates OVER a window (build_over.go).
+		if in, replace, err = b.buildOver(in, fields); err != nil {
+			return rel{}, err
+		}
+		wf = nil
+	}
+	if wf != nil {
 		var scope []expr.Column
 		if rk, scope, err = b.buildRank(in, wf); err != nil {
 			return rel{}, err
