@@ -1,10 +1,42 @@
-// A2: NewScan goes here (and add the source's options to Options).
-//
 // Package kafka is the 'kafka' and 'upsert-kafka' connectors, on
 // github.com/segmentio/kafka-go, the product's only Kafka client.
+//
+// The 'kafka' connector reads a table (source*.go, fetch.go, format*.go)
+// and writes one (sink*.go, producer.go); 'upsert-kafka' writes an
+// upsert table (upsert.go). Option names are Flink's.
+//
+// Reading:
+//
+//	CREATE TABLE bills (id BIGINT, user_id BIGINT, cents BIGINT, ts TIMESTAMP(3),
+//	  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+//	) WITH (
+//	  'connector' = 'kafka',
+//	  'topic' = 'bills',                       -- or 'topic-pattern' = 'bills-.*'
+//	  'properties.bootstrap.servers' = 'localhost:9092',
+//	  'properties.group.id' = 'billing',       -- offsets committed for monitoring
+//	  'scan.startup.mode' = 'earliest-offset', -- latest-offset, group-offsets (default),
+//	                                           -- timestamp, specific-offsets
+//	  'scan.bounded.mode' = 'latest-offset',   -- default unbounded
+//	  'format' = 'json'                        -- csv, debezium-json
+//	);
+//
+// The source reads under read_committed unless
+// 'properties.isolation.level' = 'read_uncommitted': records of aborted
+// transactions are dropped using the Fetch response's aborted-transaction
+// list, and transaction markers never become rows. Partition i of a topic
+// is read by source subtask i mod parallelism. Partition offsets live in
+// checkpoints; the consumer group's offsets only start a job
+// ('group-offsets') and show its progress.
+//
+// The local broker for tests and demos is in connectors/kafka/broker;
+// only tests and the `streamsql kafka` subcommand import it.
 package kafka
 
-import "github.com/streamsql/streamsql/connectors"
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/connectors"
+)
 
 func init() { connectors.Register(connector{}) }
 
@@ -13,8 +45,24 @@ type connector struct{}
 
 func (connector) Name() string { return "kafka" }
 
-// Options lists every option of the connector (sink side: sink.go).
-func (connector) Options() []connectors.OptionDef { return mergeOptions(sinkOptionDefs()) }
+// Options lists every option of the connector: the source's first (so
+// that 'topic' is not required when 'topic-pattern' is set), then the
+// formats', then the sink's (sink.go).
+func (connector) Options() []connectors.OptionDef {
+	return mergeOptions(sourceOptionDefs, formatOptionDefs, sinkOptionDefs())
+}
+
+// NewScan validates the table's source options and returns its source.
+// It does not connect: the brokers are first asked in the source's Open.
+func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
+	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
+		return nil, err
+	}
+	if t.Options["value.fields-include"] == "EXCEPT_KEY" {
+		return nil, fmt.Errorf("option 'value.fields-include' = 'EXCEPT_KEY': the kafka source reads the columns from the record value only, so the value must include them all")
+	}
+	return newScan(t)
+}
 
 // NewSink returns the table's sink (sink.go).
 func (connector) NewSink(t *connectors.Table, env *connectors.Env) (connectors.TableSink, error) {

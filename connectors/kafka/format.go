@@ -1,0 +1,170 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/format"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The value formats of the source. 'json' and 'csv' reuse the decoders of
+// connectors/format (the filesystem connector's), one record value being
+// one JSON object or one CSV record; 'debezium-json' is in
+// format_debezium.go.
+const (
+	formatJSON          = "json"
+	formatCSV           = "csv"
+	formatDebezium      = "debezium-json"
+	maxChangesPerRecord = 2 // debezium-json's update: -U and +U
+)
+
+// formatOptionDefs are the options of the value formats, Flink's names.
+var formatOptionDefs = []connectors.OptionDef{
+	{Key: "json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
+	{Key: "json.fail-on-missing-field", Default: "false", Description: "a record without a field for some column is malformed"},
+	{Key: "csv.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
+	{Key: "csv.field-delimiter", Default: ",", Description: "the field delimiter: one character, or '\\t' for a tab"},
+	{Key: "csv.quote-character", Default: "\"", Description: "the character that encloses quoted fields"},
+	{Key: "csv.disable-quote-character", Default: "false", Description: "'true' reads quote characters as plain text"},
+	{Key: "csv.allow-comments", Default: "false", Description: "skip records that start with '#'"},
+	{Key: "csv.escape-character", Description: "a character that makes the next one literal (none by default)"},
+	{Key: "csv.null-literal", Description: "a field text that reads as NULL (none by default)"},
+	{Key: "debezium-json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
+	{Key: "debezium-json.schema-include", Default: "false", Description: "the messages carry Debezium's schema: {\"schema\": ..., \"payload\": {...}}"},
+}
+
+// valueDecoder turns one record value into changes.
+type valueDecoder interface {
+	// decode appends the changes value stands for to b. On error it has
+	// appended nothing.
+	decode(value []byte, b *chunkBuilder) error
+	// mode is the changelog mode of what decode produces.
+	mode() dyntable.ChangelogMode
+}
+
+// newValueDecoder checks the format options of t and returns the factory
+// of its decoders (one per subtask: decoders keep scratch space).
+func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, bool, error) {
+	o := t.Options
+	for k := range o {
+		if f, _, ok := strings.Cut(k, "."); ok && (f == formatJSON || f == formatCSV || f == formatDebezium) && f != name {
+			return nil, false, fmt.Errorf("option '%s' does not apply to 'format' = '%s'", k, name)
+		}
+	}
+	for _, c := range t.Columns {
+		switch c.Type.ID {
+		case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp:
+		default:
+			return nil, false, fmt.Errorf("column '%s': type %s cannot be read from format '%s'", c.Name, c.Type, name)
+		}
+	}
+	ignore, err := format.BoolOption(o, name+".ignore-parse-errors")
+	if err != nil {
+		return nil, false, err
+	}
+	cols := t.Columns
+	switch name {
+	case formatJSON:
+		var jo format.JSONOptions
+		if jo.FailOnMissingField, err = format.BoolOption(o, "json.fail-on-missing-field"); err != nil {
+			return nil, false, err
+		}
+		if jo.FailOnMissingField && ignore {
+			return nil, false, fmt.Errorf("options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be 'true'")
+		}
+		return func() valueDecoder { return &rowDecoder{d: format.NewJSONDecoder(cols, jo)} }, ignore, nil
+	case formatCSV:
+		co, err := format.ParseCSVOptions(o)
+		if err != nil {
+			return nil, false, err
+		}
+		return func() valueDecoder { return &rowDecoder{d: format.NewCSVDecoder(cols, co)} }, ignore, nil
+	case formatDebezium:
+		schema, err := format.BoolOption(o, "debezium-json.schema-include")
+		if err != nil {
+			return nil, false, err
+		}
+		return func() valueDecoder { return newDebeziumDecoder(cols, schema) }, ignore, nil
+	}
+	return nil, false, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json', got '%s'", name)
+}
+
+// rowDecoder reads one insert per record ('json', 'csv').
+type rowDecoder struct{ d format.Decoder }
+
+func (r *rowDecoder) mode() dyntable.ChangelogMode { return dyntable.InsertOnly }
+
+func (r *rowDecoder) decode(value []byte, b *chunkBuilder) error {
+	if r.d.Skip(value) {
+		return nil // a blank record, as a blank line of a file
+	}
+	row := b.row()
+	if err := r.d.Decode(value, row); err != nil {
+		b.drop(1)
+		if errors.Is(err, format.ErrIncomplete) {
+			return errors.New("a quoted field is not closed before the end of the record")
+		}
+		return err
+	}
+	b.add(dyntable.Insert, row)
+	return nil
+}
+
+// chunkBuilder fills a chunk whose rows share one backing array, so that
+// decoding allocates per chunk, not per row. Rows handed out by row are
+// NULL; the caller either adds them (in order) or drops them.
+type chunkBuilder struct {
+	width int
+	rows  int // capacity in rows
+	vals  []types.Value
+	used  int // rows handed out
+	chunk *dyntable.Chunk
+}
+
+func newChunkBuilder(width, rows int) *chunkBuilder {
+	b := &chunkBuilder{width: width, rows: rows}
+	b.reset()
+	return b
+}
+
+func (b *chunkBuilder) reset() {
+	b.vals = make([]types.Value, b.rows*b.width)
+	b.used = 0
+	b.chunk = &dyntable.Chunk{Changes: make([]dyntable.Change, 0, b.rows)}
+}
+
+// full reports whether a record might not fit any more.
+func (b *chunkBuilder) full() bool { return b.used+maxChangesPerRecord > b.rows }
+
+func (b *chunkBuilder) len() int { return len(b.chunk.Changes) }
+
+// row hands out the next row.
+func (b *chunkBuilder) row() types.Row {
+	w := b.width
+	r := types.Row(b.vals[b.used*w : (b.used+1)*w : (b.used+1)*w])
+	b.used++
+	return r
+}
+
+// drop gives back the last n rows handed out and not added.
+func (b *chunkBuilder) drop(n int) {
+	for ; n > 0; n-- {
+		b.used--
+		clear(b.vals[b.used*b.width : (b.used+1)*b.width])
+	}
+}
+
+func (b *chunkBuilder) add(k dyntable.RowKind, r types.Row) {
+	b.chunk.Changes = append(b.chunk.Changes, dyntable.Change{Kind: k, Row: r})
+}
+
+// take returns the chunk and starts a new one.
+func (b *chunkBuilder) take() *dyntable.Chunk {
+	c := b.chunk
+	b.reset()
+	return c
+}

@@ -1,0 +1,641 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	kafkago "github.com/segmentio/kafka-go"
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+)
+
+// The Kafka source reads topic partitions with kafka-go's low-level API:
+// Fetch requests sent through Transport.RoundTrip at the configured
+// isolation level, the filtering of aborted transactions done here (see
+// fetcher.readPartition), because kafka-go's Reader returns aborted
+// records and transaction markers even under ReadCommitted.
+//
+//	Open: metadata → this subtask's partitions (i mod p) → end offsets if bounded
+//	Run:  start offsets (restored, or by 'scan.startup.mode')
+//	      fetcher goroutine ──fetchResult──▶ decode into chunks ──▶ Emit
+//	      (one round of fetches prefetched while the previous decodes)
+//
+// Positions. A subtask's position is the next offset of each of its
+// partitions after the last row handed to Emit, records of aborted
+// transactions and control records passed over included. It is what a
+// checkpoint stores and a restore resumes from, so a restored job reads
+// no record twice and skips none. Offsets committed to the consumer group
+// are for monitoring only; restoring never reads them.
+
+// sourceChunkRows is the most changes a chunk carries.
+const sourceChunkRows = 1024
+
+// openTimeout bounds the metadata and offset look-ups of Open and Run.
+const openTimeout = 30 * time.Second
+
+type scan struct {
+	t      *connectors.Table
+	cfg    *sourceConfig
+	newDec func() valueDecoder
+	cmode  dyntable.ChangelogMode
+}
+
+func newScan(t *connectors.Table) (*scan, error) {
+	cfg, err := parseSourceConfig(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	newDec, ignore, err := newValueDecoder(t, cfg.format)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ignore = ignore
+	return &scan{t: t, cfg: cfg, newDec: newDec, cmode: newDec().mode()}, nil
+}
+
+func (s *scan) ChangelogMode() dyntable.ChangelogMode { return s.cmode }
+func (s *scan) Parallelism() int                      { return s.cfg.parallel }
+func (s *scan) Bounded() bool                         { return s.cfg.bounded.mode != "" }
+
+// Create makes the source of one subtask; it is a *Source.
+func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
+	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
+		return nil, fmt.Errorf("kafka source: subtask %d of %d", subtask, parallelism)
+	}
+	return &Source{sc: s, subtask: subtask, parallelism: parallelism}, nil
+}
+
+// Source reads the partitions of one subtask. Besides dataflow.Source it
+// implements dataflow.CheckpointedSource.
+type Source struct {
+	sc          *scan
+	subtask     int
+	parallelism int
+	log         *slog.Logger
+	tr          *kafkago.Transport
+	client      *kafkago.Client
+	addr        net.Addr
+	splits      []srcSplit
+	start       []int64 // where Run starts each split; -1: by the startup mode
+	opened      bool
+
+	mu  sync.Mutex // guards pos
+	pos []int64    // next offset of each split after the last emitted row
+
+	skipped  atomic.Int64
+	firstErr error // the first skipped record's error
+}
+
+var _ dataflow.CheckpointedSource = (*Source)(nil)
+
+// Open finds the subtask's partitions and, for a bounded source, where
+// each ends. The source does not read before Run.
+func (s *Source) Open(ctx *dataflow.OpContext) error {
+	s.log = slog.Default()
+	base := context.Background()
+	if ctx != nil {
+		if ctx.Log != nil {
+			s.log = ctx.Log
+		}
+		if ctx.Ctx != nil {
+			base = ctx.Ctx
+		}
+	}
+	cfg := s.sc.cfg
+	s.addr = kafkago.TCP(cfg.servers...)
+	s.tr = &kafkago.Transport{ClientID: "streamsql", MetadataTTL: 2 * time.Second}
+	s.client = &kafkago.Client{Addr: s.addr, Transport: s.tr, Timeout: openTimeout}
+	octx, cancel := context.WithTimeout(base, openTimeout)
+	defer cancel()
+	parts, leaders, err := s.partitions(octx)
+	if err != nil {
+		return err
+	}
+	for _, tp := range cfg.assign(parts, s.subtask, s.parallelism) {
+		s.splits = append(s.splits, srcSplit{topic: tp.topic, partition: tp.partition, leader: leaders[tp], stop: -1})
+	}
+	s.start = make([]int64, len(s.splits))
+	s.pos = make([]int64, len(s.splits))
+	for i := range s.start {
+		s.start[i], s.pos[i] = -1, -1
+	}
+	if cfg.bounded.mode != "" && len(s.splits) > 0 {
+		stops, err := s.resolve(octx, cfg.bounded, "scan.bounded.mode")
+		if err != nil {
+			return err
+		}
+		for i := range s.splits {
+			s.splits[i].stop = stops[i]
+		}
+	}
+	s.opened = true
+	return nil
+}
+
+// partitions lists the partitions of the table's topics and their leaders.
+func (s *Source) partitions(ctx context.Context) ([]topicPartition, map[topicPartition]int, error) {
+	cfg := s.sc.cfg
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		md, err := s.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: cfg.topics})
+		var missing error
+		var parts []topicPartition
+		leaders := map[topicPartition]int{}
+		if err == nil {
+			found := map[string]bool{}
+			for _, t := range md.Topics {
+				if t.Internal || (cfg.pattern != nil && !cfg.pattern.MatchString(t.Name)) {
+					continue
+				}
+				if t.Error != nil {
+					missing = fmt.Errorf("topic '%s': %v", t.Name, t.Error)
+					continue
+				}
+				found[t.Name] = true
+				for _, p := range t.Partitions {
+					tp := topicPartition{t.Name, int32(p.ID)}
+					parts = append(parts, tp)
+					leaders[tp] = p.Leader.ID
+				}
+			}
+			for _, t := range cfg.topics {
+				if !found[t] && missing == nil {
+					missing = fmt.Errorf("topic '%s' does not exist", t)
+				}
+			}
+			if missing == nil {
+				return parts, leaders, nil
+			}
+			err = missing
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("kafka source: reading the metadata of %s from %v: %w", s.topicsText(), cfg.servers, err)
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func (s *Source) topicsText() string {
+	if s.sc.cfg.pattern != nil {
+		return fmt.Sprintf("topic-pattern '%s'", s.sc.cfg.pattern)
+	}
+	return fmt.Sprintf("topic %q", s.sc.cfg.topics)
+}
+
+// Close releases the connections.
+func (s *Source) Close() error {
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
+	return nil
+}
+
+// SkippedRecords returns the number of malformed records skipped so far
+// (with '<format>.ignore-parse-errors'), those before a restored position
+// included.
+func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
+
+// position is the JSON form of a subtask's position.
+type position struct {
+	Version int              `json:"v"`
+	Offsets []positionOffset `json:"offsets"`
+	Skipped int64            `json:"skipped"`
+}
+
+type positionOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"` // the next record to read
+}
+
+const positionVersion = 1
+
+// SnapshotPosition implements dataflow.CheckpointedSource: the next offset
+// of each partition after the last row handed to Emit, as JSON:
+// {"v":1,"offsets":[{"topic":"t","partition":0,"offset":42},...],"skipped":0}.
+func (s *Source) SnapshotPosition() ([]byte, error) {
+	if !s.opened {
+		return nil, errors.New("kafka source: position asked before Open")
+	}
+	p := position{Version: positionVersion, Skipped: s.skipped.Load(), Offsets: []positionOffset{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, sp := range s.splits {
+		off := s.pos[i]
+		if off < 0 {
+			off = s.start[i] // not resolved yet: only a restored start is known
+		}
+		if off < 0 {
+			return nil, fmt.Errorf("kafka source: the position of %s is not known yet", sp.String())
+		}
+		p.Offsets = append(p.Offsets, positionOffset{Topic: sp.topic, Partition: sp.partition, Offset: off})
+	}
+	return json.Marshal(p)
+}
+
+// RestorePosition implements dataflow.CheckpointedSource. Partitions the
+// position names must be this subtask's; partitions of this subtask it
+// does not name (added to the topic since) start at the earliest offset,
+// as Flink starts newly discovered partitions.
+func (s *Source) RestorePosition(b []byte) error {
+	if !s.opened {
+		return errors.New("kafka source: RestorePosition before Open")
+	}
+	var p position
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("kafka source: malformed position %q: %v", b, err)
+	}
+	if p.Version != positionVersion {
+		return fmt.Errorf("kafka source: position version %d is not supported (want %d)", p.Version, positionVersion)
+	}
+	at := map[topicPartition]int{}
+	for i, sp := range s.splits {
+		at[topicPartition{sp.topic, sp.partition}] = i
+	}
+	start := make([]int64, len(s.splits))
+	for i := range start {
+		start[i] = -2 // earliest
+	}
+	for _, o := range p.Offsets {
+		i, ok := at[topicPartition{o.Topic, o.Partition}]
+		if !ok {
+			return fmt.Errorf("kafka source: the restored position names topic '%s' partition %d, which subtask %d of %d does not read (did the topics change?)",
+				o.Topic, o.Partition, s.subtask, s.parallelism)
+		}
+		if o.Offset < 0 {
+			return fmt.Errorf("kafka source: the restored position of topic '%s' partition %d is negative", o.Topic, o.Partition)
+		}
+		start[i] = o.Offset
+	}
+	copy(s.start, start)
+	s.skipped.Store(p.Skipped)
+	return nil
+}
+
+// resolve returns, per split, the offset spec names.
+func (s *Source) resolve(ctx context.Context, spec offsetSpec, key string) ([]int64, error) {
+	out := make([]int64, len(s.splits))
+	switch spec.mode {
+	case modeEarliest:
+		return s.listOffsets(ctx, kafkago.FirstOffset)
+	case modeLatest:
+		return s.listOffsets(ctx, kafkago.LastOffset)
+	case modeTimestamp:
+		return s.listOffsets(ctx, spec.millis)
+	case modeSpecific:
+		// Partitions the option does not name: the earliest offset (as
+		// 'scan.startup'); for an end, the latest.
+		def := kafkago.FirstOffset
+		if key == "scan.bounded.mode" {
+			def = kafkago.LastOffset
+		}
+		defs, err := s.listOffsets(ctx, def)
+		if err != nil {
+			return nil, err
+		}
+		for i, sp := range s.splits {
+			if off, ok := spec.specific[sp.partition]; ok {
+				out[i] = off
+			} else {
+				out[i] = defs[i]
+			}
+		}
+		return out, nil
+	case modeGroup:
+		return s.groupOffsets(ctx)
+	}
+	return nil, fmt.Errorf("kafka source: option '%s': mode '%s' cannot be resolved", key, spec.mode)
+}
+
+// listOffsets asks the brokers for each split's first offset
+// (kafkago.FirstOffset), end (kafkago.LastOffset: the last stable offset
+// under read_committed), or first offset at or after a time in ms (the
+// end when there is none).
+func (s *Source) listOffsets(ctx context.Context, ts int64) ([]int64, error) {
+	req := &kafkago.ListOffsetsRequest{Topics: map[string][]kafkago.OffsetRequest{}, IsolationLevel: kafkago.IsolationLevel(s.sc.cfg.isolation)}
+	for _, sp := range s.splits {
+		req.Topics[sp.topic] = append(req.Topics[sp.topic], kafkago.OffsetRequest{Partition: int(sp.partition), Timestamp: ts})
+	}
+	res, err := s.client.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: listing offsets of %s: %w", s.topicsText(), err)
+	}
+	got := map[topicPartition]kafkago.PartitionOffsets{}
+	for t, ps := range res.Topics {
+		for _, p := range ps {
+			got[topicPartition{t, int32(p.Partition)}] = p
+		}
+	}
+	out := make([]int64, len(s.splits))
+	var atEnd []int
+	for i, sp := range s.splits {
+		p, ok := got[topicPartition{sp.topic, sp.partition}]
+		if !ok {
+			return nil, fmt.Errorf("kafka source: no offsets listed for topic '%s' partition %d", sp.topic, sp.partition)
+		}
+		if p.Error != nil {
+			return nil, fmt.Errorf("kafka source: listing offsets of topic '%s' partition %d: %w", sp.topic, sp.partition, p.Error)
+		}
+		switch ts {
+		case kafkago.FirstOffset:
+			out[i] = p.FirstOffset
+		case kafkago.LastOffset:
+			out[i] = p.LastOffset
+		default:
+			out[i] = -1
+			for off := range p.Offsets {
+				out[i] = off
+			}
+			if out[i] < 0 {
+				atEnd = append(atEnd, i) // no record at or after ts yet
+			}
+		}
+	}
+	if len(atEnd) > 0 {
+		ends, err := s.listOffsets(ctx, kafkago.LastOffset)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range atEnd {
+			out[i] = ends[i]
+		}
+	}
+	return out, nil
+}
+
+// groupOffsets reads the group's committed offsets; a partition without
+// one follows 'properties.auto.offset.reset'.
+func (s *Source) groupOffsets(ctx context.Context) ([]int64, error) {
+	cfg := s.sc.cfg
+	req := &kafkago.OffsetFetchRequest{GroupID: cfg.group, Topics: map[string][]int{}}
+	for _, sp := range s.splits {
+		req.Topics[sp.topic] = append(req.Topics[sp.topic], int(sp.partition))
+	}
+	res, err := s.client.OffsetFetch(ctx, req)
+	if err == nil && res.Error != nil {
+		err = res.Error
+	}
+	got := map[topicPartition]int64{}
+	if errors.Is(err, kafkago.GroupIdNotFound) {
+		// A group that never committed (some brokers say so): no offsets.
+		err, res = nil, &kafkago.OffsetFetchResponse{}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kafka source: reading the offsets of group '%s': %w", cfg.group, err)
+	}
+	for t, ps := range res.Topics {
+		for _, p := range ps {
+			if p.Error != nil {
+				return nil, fmt.Errorf("kafka source: reading the offset of group '%s' for topic '%s' partition %d: %w", cfg.group, t, p.Partition, p.Error)
+			}
+			got[topicPartition{t, int32(p.Partition)}] = p.CommittedOffset
+		}
+	}
+	out := make([]int64, len(s.splits))
+	var missing []int
+	for i, sp := range s.splits {
+		off, ok := got[topicPartition{sp.topic, sp.partition}]
+		if !ok || off < 0 {
+			missing = append(missing, i)
+			continue
+		}
+		out[i] = off
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	var def []int64
+	switch cfg.reset {
+	case "earliest":
+		def, err = s.listOffsets(ctx, kafkago.FirstOffset)
+	case "latest":
+		def, err = s.listOffsets(ctx, kafkago.LastOffset)
+	default:
+		sp := s.splits[missing[0]]
+		return nil, fmt.Errorf("kafka source: group '%s' has no committed offset for topic '%s' partition %d; set 'properties.auto.offset.reset' to 'earliest' or 'latest', or choose another 'scan.startup.mode'",
+			cfg.group, sp.topic, sp.partition)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range missing {
+		out[i] = def[i]
+	}
+	return out, nil
+}
+
+// RecordError is a malformed record.
+type RecordError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+	Record    string // the record's start, quoted
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("kafka source: malformed record in topic '%s' partition %d at offset %d: %v; the record: %s",
+		e.Topic, e.Partition, e.Offset, e.Err, e.Record)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// snippet quotes the start of a record for an error message.
+func snippet(b []byte) string {
+	const limit = 80
+	if len(b) > limit {
+		return strconv.Quote(string(b[:limit])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// Run reads from the start offsets until the end offsets (bounded) or
+// until the job is cancelled.
+func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
+	if !s.opened {
+		return errors.New("kafka source: Run before Open")
+	}
+	if err := s.resolveStarts(ctx); err != nil {
+		return err
+	}
+	next := make([]int64, len(s.splits))
+	s.mu.Lock()
+	copy(s.pos, s.start)
+	copy(next, s.start)
+	s.mu.Unlock()
+
+	f := &fetcher{tr: s.tr, addr: s.addr, isolation: s.sc.cfg.isolation, splits: s.splits,
+		next: append([]int64(nil), next...), log: s.log, free: make(chan []byte, 4)}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan fetchResult, 1)
+	ferr := make(chan error, 1)
+	go func() { ferr <- f.run(fctx, results) }()
+
+	r := &runState{s: s, out: out, next: next, dec: s.sc.newDec(),
+		b: newChunkBuilder(len(s.sc.t.Columns), sourceChunkRows)}
+	for res := range results {
+		if err := r.process(&res); err != nil {
+			cancel()
+			for range results { // let the fetcher end
+			}
+			return err
+		}
+		f.recycle(&res)
+	}
+	if err := <-ferr; err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if n := s.skipped.Load(); n > 0 {
+		attrs := []any{"topics", s.topicsText(), "skipped", n}
+		if s.firstErr != nil {
+			attrs = append(attrs, "first_error", s.firstErr.Error())
+		}
+		s.log.Warn("kafka source skipped malformed records", attrs...)
+	}
+	return nil
+}
+
+// resolveStarts fills in the start offsets a restore did not give.
+func (s *Source) resolveStarts(ctx context.Context) error {
+	var need, earliest bool
+	for _, st := range s.start {
+		need = need || st == -1
+		earliest = earliest || st == -2
+	}
+	rctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	if need {
+		starts, err := s.resolve(rctx, s.sc.cfg.startup, "scan.startup.mode")
+		if err != nil {
+			return err
+		}
+		for i := range s.start {
+			if s.start[i] == -1 {
+				s.start[i] = starts[i]
+			}
+		}
+	}
+	if earliest {
+		firsts, err := s.listOffsets(rctx, kafkago.FirstOffset)
+		if err != nil {
+			return err
+		}
+		for i := range s.start {
+			if s.start[i] == -2 {
+				s.start[i] = firsts[i]
+			}
+		}
+	}
+	for i := range s.splits {
+		if stop := s.splits[i].stop; stop >= 0 && s.start[i] > stop {
+			// Flink: a start after the end reads nothing.
+			s.start[i] = stop
+		}
+	}
+	return nil
+}
+
+// runState is the decoding side of one Run.
+type runState struct {
+	s    *Source
+	out  dataflow.SourceOutput
+	dec  valueDecoder
+	b    *chunkBuilder
+	next []int64 // per split, past every record decoded into b or emitted
+}
+
+// process decodes one round of fetches.
+func (r *runState) process(res *fetchResult) error {
+	s := r.s
+	for pi := range res.parts {
+		pd := &res.parts[pi]
+		sp := &s.splits[pd.split]
+		for ri := range pd.recs {
+			rec := &pd.recs[ri]
+			if sp.stop >= 0 && rec.offset >= sp.stop {
+				break
+			}
+			if rec.offset < r.next[pd.split] {
+				continue // already read (cannot happen: the fetcher starts where we are)
+			}
+			if r.b.full() {
+				if err := r.flush(); err != nil {
+					return err
+				}
+			}
+			if !rec.null {
+				if err := r.dec.decode(rec.value, r.b); err != nil {
+					rerr := &RecordError{Topic: sp.topic, Partition: sp.partition, Offset: rec.offset, Err: err, Record: snippet(rec.value)}
+					if !s.sc.cfg.ignore {
+						return rerr
+					}
+					if s.skipped.Add(1) == 1 {
+						s.firstErr = rerr
+					}
+					skippedRecords.WithLabelValues(sp.topic).Inc()
+				}
+			}
+			r.next[pd.split] = rec.offset + 1
+		}
+		n := pd.next
+		if sp.stop >= 0 && n > sp.stop {
+			n = sp.stop
+		}
+		r.next[pd.split] = max(r.next[pd.split], n)
+	}
+	if r.b.len() > 0 {
+		return r.flush()
+	}
+	// Nothing to emit: publish the position (records of aborted
+	// transactions may have moved it) and give the runtime the chance to
+	// inject a pending checkpoint barrier into an idle source.
+	r.publish()
+	return r.out.EmitWatermark(dataflow.MinWatermark)
+}
+
+// publish makes the decoded position the one checkpoints see. Callers
+// publish only when b is empty or about to be emitted.
+func (r *runState) publish() {
+	r.s.mu.Lock()
+	copy(r.s.pos, r.next)
+	r.s.mu.Unlock()
+}
+
+// flush emits the chunk, if it has rows, after advancing the position.
+func (r *runState) flush() error {
+	if r.b.len() == 0 {
+		r.publish()
+		return nil
+	}
+	r.publish()
+	return r.out.Emit(r.b.take())
+}
+
+// sortedOffsets is for tests and logs: the position as "topic-p:offset".
+func (s *Source) sortedOffsets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for i, sp := range s.splits {
+		out = append(out, fmt.Sprintf("%s:%d", sp.String(), s.pos[i]))
+	}
+	sort.Strings(out)
+	return out
+}
