@@ -77,7 +77,7 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (*
 	if n.ReferTable != nil {
 		return nil, stmt.ErrorAtNode(n, "CREATE TABLE ... LIKE is not supported")
 	}
-	t := &TableEntry{Name: n.Table.Name.O, DDL: stmt.Text, Options: stmt.Options, stmt: stmt}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
 	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
 	seen := map[string]bool{}
 	for _, c := range n.Cols {
@@ -216,7 +216,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	if err := b.finish(r.node); err != nil {
 		return nil, nil, err
 	}
-	t := &TableEntry{Name: n.Table.Name.O, DDL: stmt.Text, Options: stmt.Options, stmt: stmt}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
 	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
 	seen := map[string]bool{}
 	for _, c := range r.scope {

@@ -1,0 +1,342 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/streamsql/streamsql/connectors"
+)
+
+// Semantic is what 'sink.semantic' selects.
+type Semantic string
+
+// The sink semantics.
+const (
+	// ExactlyOnce writes through XA transactions committed on checkpoint
+	// completion (connectors/twophase).
+	ExactlyOnce Semantic = "exactly-once"
+	// Upsert writes by primary key, flushed by size, interval and at every
+	// barrier: at-least-once delivery made idempotent by the key.
+	Upsert Semantic = "upsert"
+	// AtLeastOnce appends rows with plain INSERTs (tables without a
+	// primary key); a retry after a failure may write a batch twice.
+	AtLeastOnce Semantic = "at-least-once"
+)
+
+// config is a table's parsed options. It holds the password: never
+// format it into an error or a log line (String redacts it).
+type config struct {
+	dsn         *gomysql.Config
+	table       string // as given in 'table-name'
+	schema      string // the database part of 'table-name', or "" for the DSN's
+	semantic    Semantic
+	maxRows     int
+	interval    time.Duration
+	maxRetries  int
+	parallelism int
+	scanPar     int
+	password    string // kept apart for redaction
+}
+
+// String never shows the password.
+func (c *config) String() string {
+	return fmt.Sprintf("mysql(%s@%s/%s table=%s)", c.dsn.User, c.dsn.Addr, c.dsn.DBName, c.table)
+}
+
+var options = []connectors.OptionDef{
+	{Key: "url", Required: true, Description: "the server: 'jdbc:mysql://host:port/db' (Flink's JDBC form) or a go-sql-driver DSN 'user:pass@tcp(host:port)/db'"},
+	{Key: "table-name", Required: true, Description: "the MySQL table, 'name' or 'db.name'; sink tables are created by the user"},
+	{Key: "username", Description: "the user; overrides a user in 'url'"},
+	{Key: "password", Description: "the password; overrides one in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
+	{Key: "sink.semantic", Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	{Key: "sink.buffer-flush.max-rows", Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
+	{Key: "sink.buffer-flush.interval", Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
+	{Key: "sink.max-retries", Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},
+	{Key: "sink.parallelism", Description: "the sink's parallelism"},
+	{Key: "scan.parallelism", Description: "the source's parallelism; above 1 only for a table with a single integer primary key, whose range is split"},
+}
+
+// jdbcParamsIgnored are JDBC URL parameters that Flink examples carry and
+// that have no meaning for the Go driver.
+var jdbcParamsIgnored = map[string]bool{
+	"useSSL": true, "useUnicode": true, "characterEncoding": true, "serverTimezone": true,
+	"allowPublicKeyRetrieval": true, "rewriteBatchedStatements": true, "autoReconnect": true,
+}
+
+// parseURL accepts 'jdbc:mysql://host[:port]/db[?params]' and the Go
+// driver's DSN 'user:pass@tcp(host:port)/db?params'. Its errors never
+// quote the URL, which may hold a password.
+func parseURL(s string) (*gomysql.Config, error) {
+	if rest, ok := strings.CutPrefix(s, "jdbc:"); ok {
+		u, err := url.Parse(rest)
+		if err != nil || u.Scheme != "mysql" || u.Host == "" {
+			return nil, errors.New("option 'url': expected 'jdbc:mysql://host:port/database'")
+		}
+		c := gomysql.NewConfig()
+		c.Net = "tcp"
+		c.Addr = u.Host
+		if _, _, err := net.SplitHostPort(u.Host); err != nil {
+			c.Addr = net.JoinHostPort(u.Host, "3306")
+		}
+		c.DBName = strings.TrimPrefix(u.Path, "/")
+		if u.User != nil {
+			c.User = u.User.Username()
+			c.Passwd, _ = u.User.Password()
+		}
+		for k, vs := range u.Query() {
+			switch {
+			case k == "user":
+				c.User = vs[0]
+			case k == "password":
+				c.Passwd = vs[0]
+			case jdbcParamsIgnored[k]:
+			default:
+				return nil, fmt.Errorf("option 'url': unsupported JDBC parameter '%s'", k)
+			}
+		}
+		if c.DBName == "" {
+			return nil, errors.New("option 'url': the database is missing ('jdbc:mysql://host:port/database')")
+		}
+		return c, nil
+	}
+	c, err := gomysql.ParseDSN(s)
+	if err != nil {
+		// The driver's messages describe the shape, not the content; still,
+		// never pass on anything that could hold the password.
+		return nil, errors.New("option 'url': not a valid DSN; expected 'jdbc:mysql://host:port/database' or 'user:pass@tcp(host:port)/database'")
+	}
+	if c.DBName == "" {
+		return nil, errors.New("option 'url': the database is missing")
+	}
+	return c, nil
+}
+
+// parseConfig validates a table's options.
+func parseConfig(t *connectors.Table) (*config, error) {
+	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
+		return nil, err
+	}
+	dsn, err := parseURL(t.Options["url"])
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := t.Options["username"]; ok {
+		dsn.User = u
+	}
+	if p, ok := t.Options["password"]; ok {
+		dsn.Passwd = p
+	}
+	// Values go into statements by client-side interpolation: one round
+	// trip per statement instead of prepare, execute and close.
+	dsn.InterpolateParams = true
+	dsn.ParseTime = true
+	dsn.Loc = time.UTC
+	if dsn.Timeout == 0 {
+		dsn.Timeout = 5 * time.Second
+	}
+	c := &config{dsn: dsn, password: dsn.Passwd}
+	c.table = t.Options["table-name"]
+	if db, name, ok := strings.Cut(c.table, "."); ok {
+		c.schema, c.table = db, name
+	}
+	if c.table == "" {
+		return nil, errors.New("option 'table-name' is empty")
+	}
+	switch s := t.Options["sink.semantic"]; s {
+	case "":
+		c.semantic = AtLeastOnce
+		if len(t.PrimaryKey) > 0 {
+			c.semantic = Upsert
+		}
+	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
+		c.semantic = Semantic(s)
+	default:
+		return nil, fmt.Errorf("option 'sink.semantic' must be exactly-once, upsert or at-least-once, got '%s'", s)
+	}
+	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
+		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the MySQL table's")
+	}
+	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
+		c.semantic = Upsert // with a key, at-least-once writes are upserts
+	}
+	if c.maxRows, err = posInt(t.Options, "sink.buffer-flush.max-rows", 500); err != nil {
+		return nil, err
+	}
+	if c.maxRetries, err = posInt(t.Options, "sink.max-retries", 10); err != nil {
+		return nil, err
+	}
+	if c.parallelism, err = posInt(t.Options, "sink.parallelism", 0); err != nil {
+		return nil, err
+	}
+	if c.scanPar, err = posInt(t.Options, "scan.parallelism", 0); err != nil {
+		return nil, err
+	}
+	c.interval = time.Second
+	if v, ok := t.Options["sink.buffer-flush.interval"]; ok {
+		if c.interval, err = parseDuration(v); err != nil {
+			return nil, fmt.Errorf("option 'sink.buffer-flush.interval': %v", err)
+		}
+	}
+	return c, nil
+}
+
+func posInt(opts map[string]string, key string, def int) (int, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, v)
+	}
+	return n, nil
+}
+
+// parseDuration reads Flink durations: "1 s", "500 ms", "2min", "0".
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(s[:i], 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid duration '%s'", s)
+	}
+	unit := strings.TrimSpace(s[i:])
+	var u time.Duration
+	switch unit {
+	case "ms", "milli", "millis", "millisecond", "milliseconds":
+		u = time.Millisecond
+	case "", "s", "sec", "secs", "second", "seconds":
+		u = time.Second
+	case "min", "minute", "minutes", "m":
+		u = time.Minute
+	case "h", "hour", "hours":
+		u = time.Hour
+	default:
+		return 0, fmt.Errorf("invalid duration unit in '%s'", s)
+	}
+	return time.Duration(n * float64(u)), nil
+}
+
+// redact removes the password from an error's text: a last line of
+// defence, since the driver's errors could some day quote a DSN.
+func (c *config) redact(err error) error {
+	if err == nil || c.password == "" || !strings.Contains(err.Error(), c.password) {
+		return err
+	}
+	return redacted{msg: strings.ReplaceAll(err.Error(), c.password, "******"), err: err}
+}
+
+// redacted keeps the wrapped error for errors.Is/As (the driver's
+// MySQLError numbers) but prints only the cleaned text.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+// openDB opens a pool whose every connection runs at READ COMMITTED: the
+// sink then takes only record locks on the primary keys it writes, so
+// sink subtasks, which write disjoint keys, never wait on each other's
+// prepared transactions (REPEATABLE READ would take gap locks).
+func (c *config) openDB() (*sql.DB, error) {
+	conn, err := gomysql.NewConnector(c.dsn)
+	if err != nil {
+		return nil, c.redact(err)
+	}
+	return sql.OpenDB(readCommitted{conn}), nil
+}
+
+type readCommitted struct{ driver.Connector }
+
+func (r readCommitted) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := r.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("mysql: driver connection cannot execute statements")
+	}
+	if _, err := ex.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", nil); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// isTransient reports whether err is a connection-level failure that a
+// retry on a fresh connection may cure.
+func isTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, // too many connections
+			1053, // server shutdown in progress
+			1205, // lock wait timeout
+			1213, // deadlock
+			2002, 2003, 2006, 2013:
+			return true
+		}
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "i/o timeout")
+}
+
+// errNumber is the MySQL error number of err, or 0.
+func errNumber(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// backoff returns the delay before attempt n (1-based) of a retry.
+func backoff(n int) time.Duration {
+	d := 100 * time.Millisecond << (n - 1)
+	if d > 5*time.Second || d <= 0 {
+		d = 5 * time.Second
+	}
+	return d
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

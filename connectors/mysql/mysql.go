@@ -1,0 +1,260 @@
+// Package mysql is the MySQL/MariaDB connector ('connector' = 'mysql'),
+// built on github.com/go-sql-driver/mysql.
+//
+// As a sink it has three semantics ('sink.semantic'):
+//
+//   - exactly-once: a two-phase-commit sink on XA transactions, run by
+//     connectors/twophase. A subtask buffers a checkpoint's changes in
+//     memory (compacted by primary key), and at the barrier writes them
+//     in one XA transaction: XA START, multi-row INSERT ... ON DUPLICATE
+//     KEY UPDATE / DELETE, XA END, XA PREPARE. When the checkpoint
+//     completes, XA COMMIT. Readers see the rows only then. See xa.go for
+//     transaction names, connections and recovery.
+//   - upsert (the default with a PRIMARY KEY): at-least-once, idempotent
+//     by key. Changes are buffered (compacted by key) and flushed by
+//     size, by interval and at every barrier, so a completed checkpoint
+//     means the rows are in MySQL. A replay after a failure rewrites the
+//     same keys with the same final values.
+//   - at-least-once (the default without a key): plain multi-row INSERTs
+//     of an append-only stream; a replay may insert a batch twice.
+//
+// The sink table is created by the user; when a job starts, the sink
+// checks that every column exists in MySQL with a compatible type and
+// that the primary keys are the same columns, and names the column that
+// differs.
+//
+// As a source it reads the table once (bounded), for dimension tables;
+// see source.go.
+//
+// Connections run at READ COMMITTED so that writes by primary key take
+// record locks only: sink subtasks write disjoint keys and never wait on
+// each other's prepared transactions.
+//
+// The password ('password', or one inside 'url') is never printed:
+// SHOW CREATE TABLE masks it (connectors.MaskSecrets), the connector's
+// errors are scrubbed of it, and config.String leaves it out.
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/twophase"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+)
+
+func init() { connectors.Register(connector{}) }
+
+type connector struct{}
+
+func (connector) Name() string                    { return "mysql" }
+func (connector) Options() []connectors.OptionDef { return options }
+
+// NewSink validates the options. It does not connect: the server may not
+// be up yet when the table is declared; the schema is checked when a job
+// starts.
+func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.TableSink, error) {
+	cfg, err := parseConfig(t)
+	if err != nil {
+		return nil, err
+	}
+	return &sink{cfg: cfg, t: t, shape: shapeOf(cfg, t)}, nil
+}
+
+func shapeOf(cfg *config, t *connectors.Table) *tableShape {
+	s := &tableShape{qualified: quoteIdent(cfg.table), pk: t.PrimaryKey, types: t.Types()}
+	if cfg.schema != "" {
+		s.qualified = quoteIdent(cfg.schema) + "." + s.qualified
+	}
+	for _, c := range t.Columns {
+		s.cols = append(s.cols, c.Name)
+	}
+	return s
+}
+
+// sink is the TableSink of all three semantics.
+type sink struct {
+	cfg   *config
+	t     *connectors.Table
+	shape *tableShape
+}
+
+var _ connectors.StatefulSink = (*sink)(nil)
+
+// Encoding is upsert by primary key, or append-only without one.
+func (s *sink) Encoding() dyntable.SinkEncoding {
+	if len(s.t.PrimaryKey) > 0 {
+		return dyntable.UpsertEncoding
+	}
+	return dyntable.AppendOnly
+}
+
+func (s *sink) Parallelism() int { return s.cfg.parallelism }
+
+// KeepsState is true for the exactly-once sink, whose pending XA
+// transactions live in checkpoints.
+func (s *sink) KeepsState() bool { return s.cfg.semantic == ExactlyOnce }
+
+// Create makes one subtask's operator. The schema is checked in the
+// operator's Open, on the job's start.
+func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
+	if s.cfg.semantic == ExactlyOnce {
+		return twophase.NewOperator(s.t.Name, newXAHandler(s.cfg, s.t, s.shape), twophase.DefaultOptions()), nil
+	}
+	return &upsertOp{cfg: s.cfg, t: s.t, shape: s.shape}, nil
+}
+
+// upsertOp is the at-least-once sink operator (semantics upsert and
+// at-least-once). A flusher goroutine flushes by interval; the operator's
+// own calls flush by size and on barriers. mu guards the buffer and the
+// connection pool use.
+type upsertOp struct {
+	cfg   *config
+	t     *connectors.Table
+	shape *tableShape
+
+	ctx  context.Context
+	log  *slog.Logger
+	pool *pool
+
+	mu      sync.Mutex
+	buf     *buffer
+	failed  error // a flush that failed for good: the job must stop
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+var (
+	_ dataflow.Operator    = (*upsertOp)(nil)
+	_ dataflow.Snapshotter = (*upsertOp)(nil)
+)
+
+func (o *upsertOp) Open(oc *dataflow.OpContext) error {
+	o.ctx = oc.Ctx
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	o.log = oc.Log
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	p, err := newPool(o.cfg)
+	if err != nil {
+		return err
+	}
+	o.pool = p
+	if err := o.check(); err != nil {
+		return err
+	}
+	o.buf = newBuffer(o.shape)
+	if o.cfg.interval > 0 {
+		o.stop, o.stopped = make(chan struct{}), make(chan struct{})
+		go o.flusher()
+	}
+	return nil
+}
+
+// check verifies the MySQL table, retrying while the server is
+// unreachable.
+func (o *upsertOp) check() error {
+	err := retryWrite(o.ctx, o.cfg.maxRetries, func() error {
+		ctx, cancel := context.WithTimeout(o.ctx, opTimeout)
+		defer cancel()
+		return checkSchema(ctx, o.pool.db, o.cfg, o.t)
+	})
+	if err != nil {
+		return fmt.Errorf("mysql sink '%s': %w", o.t.Name, o.cfg.redact(err))
+	}
+	return nil
+}
+
+func (o *upsertOp) flusher() {
+	defer close(o.stopped)
+	t := time.NewTicker(o.cfg.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-o.ctx.Done():
+			return
+		case <-t.C:
+			o.mu.Lock()
+			if o.failed == nil && o.buf.len() > 0 {
+				if err := o.flushLocked(); err != nil && !isTransient(err) {
+					o.failed = err
+				}
+			}
+			o.mu.Unlock()
+		}
+	}
+}
+
+// flushLocked writes the buffer, retrying transient failures; on success
+// the buffer is emptied. mu is held.
+func (o *upsertOp) flushLocked() error {
+	err := retryWrite(o.ctx, o.cfg.maxRetries, func() error {
+		ctx, cancel := context.WithTimeout(o.ctx, opTimeout)
+		defer cancel()
+		return o.buf.flush(ctx, o.pool.db, o.cfg.maxRows)
+	})
+	if err != nil {
+		return fmt.Errorf("mysql sink '%s': writing %d changes: %w", o.t.Name, o.buf.len(), o.cfg.redact(err))
+	}
+	o.buf.reset()
+	return nil
+}
+
+func (o *upsertOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed != nil {
+		return o.failed
+	}
+	if err := o.buf.add(c); err != nil {
+		return err
+	}
+	if o.buf.len() >= o.cfg.maxRows {
+		return o.flushLocked()
+	}
+	return nil
+}
+
+func (o *upsertOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
+
+// SnapshotState flushes on the barrier: a checkpoint completes only once
+// every change before it is in MySQL. A failure declines the checkpoint;
+// the changes stay buffered for the next try.
+func (o *upsertOp) SnapshotState(dataflow.Barrier) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed != nil {
+		return o.failed
+	}
+	return o.flushLocked()
+}
+
+func (o *upsertOp) Finish(dataflow.Collector) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.failed != nil {
+		return o.failed
+	}
+	return o.flushLocked()
+}
+
+func (o *upsertOp) Close() error {
+	if o.stop != nil {
+		close(o.stop)
+		<-o.stopped
+	}
+	if o.pool != nil {
+		return o.pool.close()
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+// quoteIdent quotes a MySQL identifier with backquotes.
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// tableShape is what the writers need of the table: its columns and its
+// primary key (column indexes, nil for none).
+type tableShape struct {
+	qualified string // `db`.`table` or `table`
+	cols      []string
+	types     []types.Type
+	pk        []int
+}
+
+// arg converts a value to what the driver interpolates into a statement.
+func arg(v types.Value, t types.Type) any {
+	if v.IsNull() {
+		return nil
+	}
+	switch v.Kind() {
+	case types.KindBool:
+		return v.Bool()
+	case types.KindInt:
+		return v.Int()
+	case types.KindFloat:
+		return v.Float()
+	case types.KindString:
+		return v.Str()
+	case types.KindDecimal:
+		return types.Format(v, t)
+	case types.KindDate:
+		return v.Time().Format("2006-01-02")
+	case types.KindTimestamp:
+		// MySQL keeps at most microseconds.
+		return v.Time().Format("2006-01-02 15:04:05.999999")
+	}
+	return types.Format(v, t)
+}
+
+// buffer collects one batch of changes. With a primary key it keeps only
+// the last change per key (upsert semantics make the earlier ones
+// irrelevant), so its size is bounded by the keys changed; without one
+// it is an append log.
+type buffer struct {
+	shape *tableShape
+	keyed map[string]int // encoded key -> index in changes
+	chs   []dyntable.Change
+	live  int // changes in chs that are not superseded
+}
+
+func newBuffer(s *tableShape) *buffer {
+	b := &buffer{shape: s}
+	if len(s.pk) > 0 {
+		b.keyed = map[string]int{}
+	}
+	return b
+}
+
+// add buffers c's changes. -U is dropped: the +U that follows replaces
+// the row by key.
+func (b *buffer) add(c *dyntable.Chunk) error {
+	for _, ch := range c.Changes {
+		if ch.Kind == dyntable.UpdateBefore {
+			continue
+		}
+		if b.keyed == nil {
+			if ch.Kind != dyntable.Insert {
+				return fmt.Errorf("mysql sink: %s reached a table without a primary key, which takes inserts only", ch.Kind)
+			}
+			b.chs = append(b.chs, ch)
+			b.live++
+			continue
+		}
+		k := string(types.EncodeKey(nil, ch.Row, b.shape.pk))
+		if i, ok := b.keyed[k]; ok {
+			b.chs[i] = ch // later change of the same key wins, in place
+			continue
+		}
+		b.keyed[k] = len(b.chs)
+		b.chs = append(b.chs, ch)
+		b.live++
+	}
+	return nil
+}
+
+func (b *buffer) len() int { return b.live }
+
+func (b *buffer) reset() {
+	b.chs = b.chs[:0]
+	b.live = 0
+	if b.keyed != nil {
+		clear(b.keyed)
+	}
+}
+
+// execer is a *sql.Conn, *sql.DB or *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// flush writes the buffered changes with multi-row statements of at
+// most maxRows rows: INSERT ... ON DUPLICATE KEY UPDATE for +I/+U and
+// DELETE ... WHERE (pk) IN (...) for -D with a key, plain INSERT
+// without. The buffer is kept; the caller resets it once the rows are
+// safe (committed or prepared), so that a failed flush can be retried.
+func (b *buffer) flush(ctx context.Context, db execer, maxRows int) error {
+	var ups, dels []types.Row
+	for _, ch := range b.chs {
+		if ch.Kind == dyntable.Delete {
+			dels = append(dels, ch.Row)
+		} else {
+			ups = append(ups, ch.Row)
+		}
+	}
+	for len(ups) > 0 {
+		n := min(len(ups), maxRows)
+		q, args := b.shape.insertSQL(ups[:n])
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+		ups = ups[n:]
+	}
+	for len(dels) > 0 {
+		n := min(len(dels), maxRows)
+		q, args := b.shape.deleteSQL(dels[:n])
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+		dels = dels[n:]
+	}
+	return nil
+}
+
+// insertSQL is one multi-row INSERT, upserting when the table has a key.
+func (s *tableShape) insertSQL(rows []types.Row) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO ")
+	sb.WriteString(s.qualified)
+	sb.WriteString(" (")
+	for i, c := range s.cols {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(quoteIdent(c))
+	}
+	sb.WriteString(") VALUES ")
+	tuple := "(" + strings.Repeat("?, ", len(s.cols)-1) + "?)"
+	args := make([]any, 0, len(rows)*len(s.cols))
+	for i, r := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(tuple)
+		for j, v := range r {
+			args = append(args, arg(v, s.types[j]))
+		}
+	}
+	if len(s.pk) > 0 {
+		sb.WriteString(" ON DUPLICATE KEY UPDATE ")
+		first := true
+		for j, c := range s.cols {
+			if isKey(s.pk, j) {
+				continue
+			}
+			if !first {
+				sb.WriteString(", ")
+			}
+			first = false
+			// VALUES(col) is understood by MySQL 5.7/8 and MariaDB alike.
+			sb.WriteString(quoteIdent(c) + " = VALUES(" + quoteIdent(c) + ")")
+		}
+		if first { // every column is in the key
+			k := quoteIdent(s.cols[s.pk[0]])
+			sb.WriteString(k + " = " + k)
+		}
+	}
+	return sb.String(), args
+}
+
+// deleteSQL deletes rows by primary key.
+func (s *tableShape) deleteSQL(rows []types.Row) (string, []any) {
+	var sb strings.Builder
+	sb.WriteString("DELETE FROM ")
+	sb.WriteString(s.qualified)
+	sb.WriteString(" WHERE (")
+	for i, k := range s.pk {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(quoteIdent(s.cols[k]))
+	}
+	sb.WriteString(") IN (")
+	tuple := "(" + strings.Repeat("?, ", len(s.pk)-1) + "?)"
+	args := make([]any, 0, len(rows)*len(s.pk))
+	for i, r := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(tuple)
+		for _, k := range s.pk {
+			args = append(args, arg(r[k], s.types[k]))
+		}
+	}
+	sb.WriteString(")")
+	return sb.String(), args
+}
+
+func isKey(pk []int, j int) bool {
+	for _, k := range pk {
+		if k == j {
+			return true
+		}
+	}
+	return false
+}
+
+// retryWrite runs fn up to attempts times while it fails transiently,
+// with exponential backoff.
+func retryWrite(ctx context.Context, attempts int, fn func() error) error {
+	var err error
+	for a := 1; ; a++ {
+		if err = fn(); err == nil || !isTransient(err) || a >= attempts {
+			return err
+		}
+		if serr := sleepCtx(ctx, backoff(a)); serr != nil {
+			return fmt.Errorf("%w (job stopping; last error: %v)", serr, err)
+		}
+	}
+}
+
+// opTimeout bounds one statement round, so that a connection that hangs
+// (a dead peer without a reset) turns into a retryable error.
+const opTimeout = 30 * time.Second

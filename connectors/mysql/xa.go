@@ -1,0 +1,468 @@
+package mysql
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/twophase"
+	"github.com/streamsql/streamsql/dyntable"
+)
+
+// The exactly-once sink's transactions are XA transactions named
+//
+//	formatID 0x5353514C ("SSQL")
+//	gtrid    "streamsql:<job>:<sink table>"   (hashed if over 64 bytes)
+//	bqual    "<subtask>.<parallelism>:<seq>.<attempt>"
+//
+// so that XA RECOVER can tell this job's and this sink's transactions
+// from any other application's, and each subtask's from its siblings'.
+// seq is the framework's transaction number; attempt counts retries of a
+// prepare that failed on a broken connection (the retry starts a fresh
+// transaction with the same rows under a new name).
+//
+// Life of a transaction:
+//
+//	BeginTransaction   in memory only: a buffer of changes, compacted by key
+//	PreCommit          dedicated connection: XA START, multi-row writes,
+//	                   XA END, XA PREPARE; the connection is kept aside
+//	Commit             XA COMMIT on that connection, which then goes back
+//	                   to the pool; after a failure, on a fresh one
+//	Abort              drops the buffer: nothing reached the server
+//
+// Writing only at the barrier keeps row locks short and, crucially,
+// never blocks the sink on its own prepared transaction: transaction n+1
+// updating a key prepared in n would wait for n's commit, which arrives
+// on the same goroutine. The notification of checkpoint n reaches the
+// sink before barrier n+1 (the coordinator runs one checkpoint at a
+// time), so by the time n+1 writes, n is committed. The price is memory:
+// one checkpoint interval's changes (distinct keys, for a keyed table).
+//
+// "Unknown XID" (1397) from XA COMMIT is ambiguous. MariaDB answers it
+// both for a transaction that is not prepared (already committed, or
+// rolled back) and for one prepared but still attached to another live
+// connection. XA RECOVER tells them apart: it lists the attached ones.
+// A handle exists only once XA PREPARE succeeded, so a handle whose xid
+// is not listed was committed — by an earlier attempt whose answer was
+// lost, or before a crash. A listed one is still attached to a
+// connection the server has not yet seen die: its connection is killed
+// (if it is ours) and the commit retried.
+const xaFormatID = 0x5353514C
+
+// xid names one XA transaction; it is also the handle stored in the
+// checkpoint (as JSON), with the server connection that prepared it.
+type xid struct {
+	Gtrid  string `json:"g"`
+	Bqual  string `json:"b"`
+	ConnID int64  `json:"c,omitempty"`
+	// Empty marks a transaction without changes (every change was a -U),
+	// which never reached the server.
+	Empty bool `json:"e,omitempty"`
+}
+
+// sql renders the xid for XA statements as hex literals, which need no
+// quoting.
+func (x xid) sql() string {
+	return fmt.Sprintf("X'%s',X'%s',%d", hex.EncodeToString([]byte(x.Gtrid)), hex.EncodeToString([]byte(x.Bqual)), xaFormatID)
+}
+
+func (x xid) String() string { return x.Gtrid + "/" + x.Bqual }
+
+// gtridFor is this job's and sink's global transaction id.
+func gtridFor(job, sink string) string {
+	g := "streamsql:" + job + ":" + sink
+	if len(g) <= 64 {
+		return g
+	}
+	h := fnv.New64a()
+	h.Write([]byte(g))
+	return g[:64-17] + "~" + fmt.Sprintf("%016x", h.Sum64())
+}
+
+// subtaskPrefix starts the bqual of every transaction of one subtask.
+func subtaskPrefix(subtask, parallelism int) string {
+	return strconv.Itoa(subtask) + "." + strconv.Itoa(parallelism) + ":"
+}
+
+// xaHandler is the twophase.Handler of one sink subtask.
+type xaHandler struct {
+	cfg   *config
+	t     *connectors.Table
+	shape *tableShape
+	pool  *pool
+	log   *slog.Logger
+	info  twophase.SubtaskInfo
+	gtrid string
+
+	cleaned bool // this subtask's leftover xids were rolled back
+	// held maps a prepared xid's bqual to the connection that prepared
+	// it, kept aside until the commit.
+	held map[string]*dedicated
+	// unsure are xids whose XA PREPARE failed on a broken connection: the
+	// server may or may not have prepared them.
+	unsure []xid
+}
+
+var _ twophase.Handler = (*xaHandler)(nil)
+
+func newXAHandler(cfg *config, t *connectors.Table, shape *tableShape) *xaHandler {
+	return &xaHandler{cfg: cfg, t: t, shape: shape, held: map[string]*dedicated{}, log: slog.Default()}
+}
+
+// xaTxn is an open transaction: the changes buffered since the barrier.
+type xaTxn struct {
+	seq int64
+	buf *buffer
+}
+
+func (h *xaHandler) Open(ctx context.Context, info twophase.SubtaskInfo) error {
+	h.info = info
+	h.gtrid = gtridFor(info.JobName, info.SinkName)
+	p, err := newPool(h.cfg)
+	if err != nil {
+		return err
+	}
+	h.pool = p
+	err = retryWrite(ctx, h.cfg.maxRetries, func() error {
+		c, cancel := context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+		return checkSchema(c, p.db, h.cfg, h.t)
+	})
+	return h.cfg.redact(err)
+}
+
+func (h *xaHandler) BeginTransaction(_ context.Context, seq int64) (twophase.Transaction, error) {
+	return &xaTxn{seq: seq, buf: newBuffer(h.shape)}, nil
+}
+
+func (h *xaHandler) Write(_ context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
+	return txn.(*xaTxn).buf.add(c)
+}
+
+// PreCommit writes and prepares the transaction, retrying on broken
+// connections under new names (the server rolls back an unprepared XA
+// transaction whose connection died).
+func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]byte, error) {
+	t := txn.(*xaTxn)
+	if t.buf.len() == 0 {
+		return json.Marshal(xid{Empty: true})
+	}
+	if !h.cleaned {
+		// Before this subtask's first transaction: roll back what an
+		// earlier run of this subtask left prepared and no checkpoint
+		// owns (the framework's recovery, which ran in Open, committed
+		// what the restored checkpoint owns).
+		err := retryWrite(ctx, h.cfg.maxRetries, func() error {
+			return h.rollbackOwn(ctx, h.info.Subtask, h.info.Parallelism, -1)
+		})
+		if err != nil {
+			return nil, h.cfg.redact(err)
+		}
+		h.cleaned = true
+	}
+	var last error
+	for attempt := 0; attempt < h.cfg.maxRetries; attempt++ {
+		if attempt > 0 {
+			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+				return nil, fmt.Errorf("%w (last error: %v)", err, h.cfg.redact(last))
+			}
+		}
+		// A prepare that failed ambiguously may have succeeded after all.
+		if x, ok, err := h.resolveUnsure(ctx); err != nil {
+			last = err
+			continue
+		} else if ok {
+			t.buf.reset()
+			return json.Marshal(x)
+		}
+		x := xid{Gtrid: h.gtrid, Bqual: subtaskPrefix(h.info.Subtask, h.info.Parallelism) +
+			strconv.FormatInt(t.seq, 10) + "." + strconv.Itoa(attempt)}
+		err := h.prepare(ctx, x, t.buf)
+		if err == nil {
+			t.buf.reset()
+			x.ConnID = h.held[x.Bqual].id
+			return json.Marshal(x)
+		}
+		last = err
+		if !isTransient(err) {
+			break
+		}
+		h.log.Warn("mysql sink: XA transaction failed before commit; retrying with a new transaction",
+			"sink", h.info.SinkName, "xid", x.String(), "attempt", attempt+1, "error", h.cfg.redact(err))
+	}
+	return nil, h.cfg.redact(last)
+}
+
+// prepare runs one XA transaction up to PREPARE on a dedicated
+// connection, which is kept in held on success.
+func (h *xaHandler) prepare(ctx context.Context, x xid, buf *buffer) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	d, err := h.pool.dedicated(ctx)
+	if err != nil {
+		return err
+	}
+	started := false
+	fail := func(err error) error {
+		if started && !isTransient(err) {
+			// A clean failure (bad data, say): end and roll back, so the
+			// connection can be reused.
+			_, e1 := d.conn.ExecContext(ctx, "XA END "+x.sql())
+			_, e2 := d.conn.ExecContext(ctx, "XA ROLLBACK "+x.sql())
+			if e1 == nil && e2 == nil {
+				d.release()
+				return err
+			}
+		}
+		d.discard() // the server rolls back an unprepared XA transaction of a dead connection
+		return err
+	}
+	if _, err := d.conn.ExecContext(ctx, "XA START "+x.sql()); err != nil {
+		return fail(err)
+	}
+	started = true
+	if err := buf.flush(ctx, d.conn, h.cfg.maxRows); err != nil {
+		return fail(err)
+	}
+	if _, err := d.conn.ExecContext(ctx, "XA END "+x.sql()); err != nil {
+		return fail(err)
+	}
+	if _, err := d.conn.ExecContext(ctx, "XA PREPARE "+x.sql()); err != nil {
+		if isTransient(err) {
+			h.unsure = append(h.unsure, x)
+			d.discard()
+			return err
+		}
+		return fail(err)
+	}
+	h.held[x.Bqual] = d
+	return nil
+}
+
+// resolveUnsure settles xids whose PREPARE failed on a broken
+// connection: one the server lists as prepared is adopted as this
+// transaction's; the others are rolled back (if they are there at all).
+func (h *xaHandler) resolveUnsure(ctx context.Context) (xid, bool, error) {
+	if len(h.unsure) == 0 {
+		return xid{}, false, nil
+	}
+	listed, err := h.recover(ctx)
+	if err != nil {
+		return xid{}, false, err
+	}
+	var adopted *xid
+	for _, x := range h.unsure {
+		if !listed[x.Bqual] {
+			continue
+		}
+		if adopted == nil {
+			adopted = &x
+			continue
+		}
+		// Two attempts prepared: keep the first, roll back the other.
+		if err := h.rollback(ctx, x); err != nil {
+			return xid{}, false, err
+		}
+	}
+	h.unsure = nil
+	if adopted == nil {
+		return xid{}, false, nil
+	}
+	h.log.Info("mysql sink: a prepare whose answer was lost had succeeded", "sink", h.info.SinkName, "xid", adopted.String())
+	return *adopted, true, nil
+}
+
+// recover lists the bquals of this job's and sink's prepared
+// transactions (XA RECOVER, filtered by format and gtrid).
+func (h *xaHandler) recover(ctx context.Context) (map[string]bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	rows, err := h.pool.db.QueryContext(ctx, "XA RECOVER")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var format, gl, bl int64
+		var data []byte
+		if err := rows.Scan(&format, &gl, &bl, &data); err != nil {
+			return nil, err
+		}
+		if format != xaFormatID || gl+bl > int64(len(data)) || gl < 0 || bl < 0 {
+			continue
+		}
+		if string(data[:gl]) == h.gtrid {
+			out[string(data[gl:gl+bl])] = true
+		}
+	}
+	return out, rows.Err()
+}
+
+// rollback rolls back a prepared xid; an unknown one is already gone.
+func (h *xaHandler) rollback(ctx context.Context, x xid) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, err := h.pool.db.ExecContext(ctx, "XA ROLLBACK "+x.sql())
+	if errNumber(err) == 1397 {
+		return nil
+	}
+	return err
+}
+
+// rollbackOwn rolls back every prepared transaction of former subtask
+// s/p, warning about those numbered below nextSeq (a restored checkpoint
+// should have owned them). nextSeq < 0 warns about none.
+func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64) error {
+	listed, err := h.recover(ctx)
+	if err != nil {
+		return err
+	}
+	prefix := subtaskPrefix(s, p)
+	for b := range listed {
+		rest, ok := strings.CutPrefix(b, prefix)
+		if !ok {
+			continue
+		}
+		if _, held := h.held[b]; held {
+			continue // this run's own, waiting for its checkpoint
+		}
+		seqStr, _, _ := strings.Cut(rest, ".")
+		if seq, err := strconv.ParseInt(seqStr, 10, 64); err == nil && seq < nextSeq {
+			h.log.Warn("mysql sink: rolling back a prepared transaction numbered before the restored checkpoint's",
+				"sink", h.info.SinkName, "bqual", b, "next_seq", nextSeq)
+		}
+		if err := h.rollback(ctx, xid{Gtrid: h.gtrid, Bqual: b}); err != nil {
+			return err
+		}
+		h.log.Info("mysql sink: rolled back a transaction opened after the checkpoint", "sink", h.info.SinkName, "bqual", b)
+	}
+	return nil
+}
+
+// Commit commits a prepared transaction; see the type comment for the
+// meaning of "Unknown XID".
+func (h *xaHandler) Commit(ctx context.Context, handle []byte) error {
+	var x xid
+	if err := json.Unmarshal(handle, &x); err != nil {
+		return twophase.Permanent(fmt.Errorf("mysql sink: corrupt transaction handle: %w", err))
+	}
+	if x.Empty {
+		return nil
+	}
+	if d, ok := h.held[x.Bqual]; ok {
+		c, cancel := context.WithTimeout(ctx, opTimeout)
+		_, err := d.conn.ExecContext(c, "XA COMMIT "+x.sql())
+		cancel()
+		if err == nil {
+			delete(h.held, x.Bqual)
+			d.release()
+			return nil
+		}
+		// Whatever went wrong, this connection is done with: closing it
+		// detaches the prepared transaction, which any connection can
+		// then commit.
+		delete(h.held, x.Bqual)
+		d.discard()
+		if rb := rolledBack(err); rb != nil {
+			return rb
+		}
+		if errNumber(err) != 1397 {
+			return h.cfg.redact(err)
+		}
+	}
+	return h.commitDetached(ctx, x)
+}
+
+// rolledBack turns the XA_RB* errors, which mean the server rolled the
+// transaction back, into a permanent error.
+func rolledBack(err error) error {
+	switch errNumber(err) {
+	case 1402, 1613, 1614:
+		return twophase.Permanent(fmt.Errorf("the server rolled back the prepared transaction, its rows are lost: %w", err))
+	}
+	return nil
+}
+
+// commitDetached commits x from any pooled connection.
+func (h *xaHandler) commitDetached(ctx context.Context, x xid) error {
+	c, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, err := h.pool.db.ExecContext(c, "XA COMMIT "+x.sql())
+	if err == nil {
+		return nil
+	}
+	if rb := rolledBack(err); rb != nil {
+		return rb
+	}
+	if errNumber(err) != 1397 {
+		return h.cfg.redact(err)
+	}
+	listed, lerr := h.recover(c)
+	if lerr != nil {
+		return h.cfg.redact(lerr)
+	}
+	if !listed[x.Bqual] {
+		// Not prepared anywhere: committed earlier (a handle exists only
+		// after a successful PREPARE).
+		h.log.Info("mysql sink: transaction was already committed", "sink", h.info.SinkName, "xid", x.String())
+		return nil
+	}
+	// Prepared, but attached to a connection the server still thinks
+	// alive (ours, cut off by the network, or a killed process's whose
+	// socket has not yet timed out). Kill it if it is ours, and retry.
+	h.killOwner(c, x)
+	return fmt.Errorf("mysql sink: prepared transaction %s is still attached to server connection %d; retrying", x, x.ConnID)
+}
+
+// killOwner kills the server connection that prepared x, if it still
+// exists and belongs to the sink's user.
+func (h *xaHandler) killOwner(ctx context.Context, x xid) {
+	if x.ConnID == 0 {
+		return
+	}
+	var user string
+	err := h.pool.db.QueryRowContext(ctx, "SELECT USER FROM information_schema.PROCESSLIST WHERE ID = ?", x.ConnID).Scan(&user)
+	if err != nil || user != h.cfg.dsn.User {
+		return
+	}
+	if _, err := h.pool.db.ExecContext(ctx, "KILL CONNECTION "+strconv.FormatInt(x.ConnID, 10)); err == nil {
+		h.log.Warn("mysql sink: killed the server connection holding a prepared transaction", "sink", h.info.SinkName, "xid", x.String(), "connection", x.ConnID)
+	}
+}
+
+// Abort drops the buffered changes: nothing was sent yet.
+func (h *xaHandler) Abort(_ context.Context, txn twophase.Transaction) error {
+	txn.(*xaTxn).buf.reset()
+	return nil
+}
+
+func (h *xaHandler) RecoverAndCommit(ctx context.Context, handle []byte) error {
+	return h.Commit(ctx, handle)
+}
+
+// RecoverAndAbort rolls back every prepared transaction of former
+// subtask r that the restored checkpoint did not own; other subtasks',
+// other sinks' and other applications' xids are left alone.
+func (h *xaHandler) RecoverAndAbort(ctx context.Context, r twophase.Recovered) error {
+	return h.cfg.redact(h.rollbackOwn(ctx, r.Subtask, r.Parallelism, r.NextSeq))
+}
+
+// Close releases the connections. Prepared transactions stay prepared on
+// the server (closing detaches them): they belong to checkpoints.
+func (h *xaHandler) Close() error {
+	for b, d := range h.held {
+		d.discard()
+		delete(h.held, b)
+	}
+	if h.pool == nil {
+		return nil
+	}
+	return h.pool.close()
+}
