@@ -1,0 +1,32 @@
+-- Query 17: Auction Statistics Report (not in the original suite)
+-- How many bids on an auction are made a day, and at what price?
+-- Aggregate FILTER clauses are written as CASE arguments.
+CREATE TABLE nexmark_q17 (
+  auction BIGINT,
+  `day` STRING,
+  total_bids BIGINT,
+  rank1_bids BIGINT,
+  rank2_bids BIGINT,
+  rank3_bids BIGINT,
+  min_price BIGINT,
+  max_price BIGINT,
+  avg_price BIGINT,
+  sum_price BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q17
+SELECT
+     auction,
+     DATE_FORMAT(dateTime, 'yyyy-MM-dd') as `day`,
+     count(*) AS total_bids,
+     count(CASE WHEN price < 10000 THEN 1 END) AS rank1_bids,
+     count(CASE WHEN price >= 10000 and price < 1000000 THEN 1 END) AS rank2_bids,
+     count(CASE WHEN price >= 1000000 THEN 1 END) AS rank3_bids,
+     min(price) AS min_price,
+     max(price) AS max_price,
+     avg(price) AS avg_price,
+     sum(price) AS sum_price
+FROM bid
+GROUP BY auction, DATE_FORMAT(dateTime, 'yyyy-MM-dd');

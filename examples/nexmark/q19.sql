@@ -1,0 +1,19 @@
+-- Query 19: Auction TOP-10 Price (not in the original suite)
+-- The 10 highest-priced bids of each auction: a Top-N.
+CREATE TABLE nexmark_q19 (
+    auction  BIGINT,
+    bidder  BIGINT,
+    price  BIGINT,
+    channel  STRING,
+    url  STRING,
+    dateTime  TIMESTAMP(3),
+    extra  STRING,
+    rank_number  BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q19
+SELECT * FROM
+(SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number FROM bid)
+WHERE rank_number <= 10;

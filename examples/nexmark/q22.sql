@@ -1,0 +1,20 @@
+-- Query 22: Get URL Directories (not in the original suite)
+-- The directory structure of the URL: SPLIT_INDEX.
+CREATE TABLE nexmark_q22 (
+      auction  BIGINT,
+      bidder  BIGINT,
+      price  BIGINT,
+      channel  STRING,
+      dir1  STRING,
+      dir2  STRING,
+      dir3  STRING
+) WITH (
+    'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q22
+SELECT
+    auction, bidder, price, channel,
+    SPLIT_INDEX(url, '/', 3) as dir1,
+    SPLIT_INDEX(url, '/', 4) as dir2,
+    SPLIT_INDEX(url, '/', 5) as dir3 FROM bid;
