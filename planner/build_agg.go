@@ -174,6 +174,11 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	}
 	agg := newAgg(preNode, keys, aggs, aggText, aggCols)
 	_ = retracts
+	// GROUP BY window_start, window_end: a window aggregation (build_window_agg.go).
+	aggNode, err := b.windowAggregate(agg)
+	if err != nil {
+		return rel{}, err
+	}
 	// Bind the select list and HAVING over the aggregate's output.
 	replace := func(n ast.ExprNode) (int, bool) {
 		if a, ok := n.(*ast.AggregateFuncExpr); ok {
@@ -193,7 +198,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 			return rel{}, err
 		}
 	}
-	out := rel{node: agg, scope: aggCols}
+	out := rel{node: aggNode, scope: aggCols}
 	if sel.Having != nil {
 		if err := b.checkGrouped(sel.Having.Expr, groupAST, in.scope); err != nil {
 			return rel{}, err

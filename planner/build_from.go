@@ -59,7 +59,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	}
 	if parser.IsPlaceholderTable(name) {
 		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
-			return rel{}, b.stmt.ErrorAt(tvf.Line, tvf.Col, "window table function %s is not supported yet", tvf.Func)
+			return b.buildWindowTVF(tvf, tn, alias) // build_window.go
 		}
 		return rel{}, b.errf(tn, "window table functions are not supported yet")
 	}

@@ -1,0 +1,356 @@
+package operators
+
+import (
+	"container/heap"
+	"fmt"
+	"time"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// WindowCol says what one grouping column of a window aggregation's
+// output holds.
+type WindowCol uint8
+
+// The grouping columns of a window aggregation.
+const (
+	WinKey   WindowCol = iota // a group key, WindowOutCol.Key indexes WindowAggSpec.Keys
+	WinStart                  // window_start
+	WinEnd                    // window_end
+	WinTime                   // window_time = window_end - 1 ms
+)
+
+// WindowOutCol is one grouping column of the output.
+type WindowOutCol struct {
+	Kind WindowCol
+	Key  int
+}
+
+// WindowAggSpec describes a window aggregation: GROUP BY window_start,
+// window_end[, keys] over a window table function.
+type WindowAggSpec struct {
+	Window  WindowSpec
+	TimeCol int   // the input's time attribute
+	Keys    []int // input columns of the group keys other than the window's
+	Aggs    []AggCall
+	// Out lays out the grouping columns of the output row, which then
+	// has one column per aggregate.
+	Out []WindowOutCol
+	// ProcTime makes the windows processing-time windows: a row belongs
+	// to the window of the operator's clock when it arrives, and windows
+	// fire by that clock (checked at each chunk and watermark) and, on a
+	// bounded input, all at the end.
+	ProcTime bool
+	Clock    func() time.Time // nil: time.Now
+}
+
+// WindowAgg is the window aggregation (Flink's WindowAggregate) for
+// TUMBLE, HOP and CUMULATE windows; SessionAgg does SESSION. Its input is
+// insert-only; its output is insert-only: one row per window and key,
+// emitted once, when the window fires.
+//
+// State (all keyed, so checkpoints cover it):
+//   - slices: group key -> slice end -> the slice's aggregate state (a
+//     GroupAgg group state; its out row holds the group key's values);
+//   - timers: the windows to fire, see windowTimers.
+//
+// A row is accumulated into the one slice its time falls in, unless the
+// last window that slice belongs to has already fired: then it is late,
+// dropped and counted (LateDropped, and the process-wide
+// streamsql_late_records_dropped_total). A row whose slice's earlier
+// windows fired but a later one has not is kept for the later ones, as
+// Flink does.
+type WindowAgg struct {
+	base
+	spec    WindowAggSpec
+	g       *GroupAgg // the aggregate planning, update, result and codec code
+	slices  state.MapState[groupState]
+	timers  *windowTimers
+	wm      int64
+	late    int64
+	key, mk []byte
+}
+
+var (
+	_ dataflow.Operator    = (*WindowAgg)(nil)
+	_ dataflow.Snapshotter = (*WindowAgg)(nil)
+)
+
+// NewWindowAgg returns a window aggregation; it fails on an aggregate it
+// cannot compute or a window it cannot slice.
+func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
+	if spec.Window.Kind == WindowSession {
+		return nil, fmt.Errorf("WindowAggregate: SESSION windows need SessionAgg")
+	}
+	if err := spec.Window.Validate(); err != nil {
+		return nil, err
+	}
+	if spec.Keys == nil {
+		spec.Keys = []int{} // nil would make EncodeKey take every column
+	}
+	g, err := NewGroupAgg(GroupAggSpec{GroupKeys: spec.Keys, Aggs: spec.Aggs})
+	if err != nil {
+		return nil, err
+	}
+	return &WindowAgg{spec: spec, g: g, wm: dataflow.MinWatermark}, nil
+}
+
+// LateDropped returns how many rows this subtask dropped as late.
+func (w *WindowAgg) LateDropped() int64 { return w.late }
+
+// Open implements dataflow.Operator.
+func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
+	var err error
+	if w.slices, err = state.NewMapState[groupState](ctx.State, "slices", groupCodec{w.g}); err != nil {
+		return err
+	}
+	if w.timers, err = openWindowTimers(ctx); err != nil {
+		return err
+	}
+	w.wm, err = w.timers.restoredWatermark()
+	return err
+}
+
+// SnapshotState implements dataflow.Snapshotter: the watermark goes into
+// the checkpoint with the slices and timers.
+func (w *WindowAgg) SnapshotState(dataflow.Barrier) error { return w.timers.saveWatermark(w.wm) }
+
+func (w *WindowAgg) now() int64 {
+	if w.spec.Clock != nil {
+		return w.spec.Clock().UnixNano()
+	}
+	return time.Now().UnixNano()
+}
+
+// ProcessChunk implements dataflow.Operator.
+func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
+	var now int64
+	if w.spec.ProcTime {
+		now = w.now()
+		if err := w.fire(now-WindowTimeOffset, out); err != nil { // windows with end <= now
+			return err
+		}
+	}
+	win := w.spec.Window
+	for i := range in.Changes {
+		ch := &in.Changes[i]
+		if ch.Kind != dyntable.Insert {
+			return fmt.Errorf("WindowAggregate: input must be insert-only, got %s", ch.Kind)
+		}
+		ts := now
+		if !w.spec.ProcTime {
+			v := ch.Row[w.spec.TimeCol]
+			if v.IsNull() {
+				continue // a row without event time belongs to no window
+			}
+			ts = v.Timestamp()
+		}
+		se := win.sliceEnd(ts)
+		if fired(win.lastWindowEnd(se), w.wm) {
+			w.late++
+			metrics.LateRecordsDropped.Inc()
+			continue
+		}
+		w.key = types.EncodeKey(w.key[:0], ch.Row, w.spec.Keys)
+		w.mk = timeKey(w.mk[:0], se)
+		gs, ok, err := w.slices.Get(w.key, w.mk)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			gs = w.g.newGroup()
+			gs.out = keyRow(ch.Row, w.spec.Keys)
+			// The earliest window of the slice that has not fired yet.
+			e := win.firstWindowEnd(se)
+			for fired(e, w.wm) {
+				e = win.nextWindowEnd(e)
+			}
+			if err := w.timers.register(e, w.key); err != nil {
+				return err
+			}
+		}
+		if _, err := w.g.add(&gs, ch.Row); err != nil {
+			return fmt.Errorf("WindowAggregate: %w", err)
+		}
+		if err := w.slices.Put(w.key, w.mk, gs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProcessWatermark implements dataflow.Operator: it fires the windows the
+// watermark passed.
+func (w *WindowAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	if w.spec.ProcTime {
+		if wm == dataflow.MaxWatermark {
+			return w.fire(wm, out)
+		}
+		return w.fire(w.now()-WindowTimeOffset, out)
+	}
+	w.wm = wm
+	return w.fire(wm, out)
+}
+
+// Finish implements dataflow.Operator: at the end of a bounded input
+// every window fires (event-time windows already did, at the final
+// watermark).
+func (w *WindowAgg) Finish(out dataflow.Collector) error {
+	return w.fire(dataflow.MaxWatermark, out)
+}
+
+// fire emits every window fired under wm, in window-end then key order.
+// Firing a HOP or CUMULATE window may lead to the key's next window,
+// which may be due too: it joins the queue of due windows, so that the
+// windows of a key fire in time order (a window's firing drops slices
+// that only earlier windows need). A due window can also be queued twice
+// (set by a row, and reached from the key's previous window); seen keeps
+// it from firing twice.
+func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
+	due, err := w.timers.due(wm)
+	if err != nil || len(due) == 0 {
+		return err
+	}
+	var em emitter
+	q := timerQueue(due)
+	heap.Init(&q)
+	seen := map[string]bool{}
+	for q.Len() > 0 {
+		t := heap.Pop(&q).(timer)
+		id := string(timeKey(nil, t.ts)) + string(t.key)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		next, ok, err := w.fireWindow(t.key, t.ts, &em)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+		case fired(next, wm):
+			heap.Push(&q, timer{ts: next, key: t.key})
+		default:
+			if err := w.timers.register(next, t.key); err != nil {
+				return err
+			}
+		}
+	}
+	em.flush(out)
+	return nil
+}
+
+// timerQueue orders timers by time, then key.
+type timerQueue []timer
+
+func (q timerQueue) Len() int { return len(q) }
+func (q timerQueue) Less(i, j int) bool {
+	if q[i].ts != q[j].ts {
+		return q[i].ts < q[j].ts
+	}
+	return string(q[i].key) < string(q[j].key)
+}
+func (q timerQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *timerQueue) Push(x any)   { *q = append(*q, x.(timer)) }
+func (q *timerQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return t
+}
+
+type sliceRef struct {
+	mk []byte
+	se int64
+}
+
+// fireWindow emits the window of key ending at e and drops the slices no
+// later window needs. It returns the end of the key's next window when
+// that window has data.
+func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok bool, err error) {
+	win := w.spec.Window
+	ws := win.windowStart(e)
+	// Slices at or before keepAfter belong to no window after this one.
+	keepAfter := e
+	switch win.Kind {
+	case WindowHop:
+		keepAfter = e + win.Slide - win.Size
+	case WindowCumulate:
+		if e != ws+win.Size {
+			keepAfter = dataflow.MinWatermark
+		}
+	}
+	acc := w.g.newGroup()
+	var keyVals types.Row
+	var drop []sliceRef
+	remaining := int64(dataflow.MaxWatermark)
+	var mergeErr error
+	err = w.slices.Range(key, func(mk []byte, gs groupState) bool {
+		se := decodeTimeKey(mk)
+		if se > ws && se <= e {
+			if err := w.g.mergeGroup(&acc, &gs); err != nil {
+				mergeErr = err
+				return false
+			}
+			keyVals = gs.out
+		}
+		if se <= keepAfter {
+			drop = append(drop, sliceRef{append([]byte(nil), mk...), se})
+		} else {
+			remaining = min(remaining, se)
+		}
+		return true
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	if mergeErr != nil {
+		return 0, false, fmt.Errorf("WindowAggregate: %w", mergeErr)
+	}
+	for _, s := range drop {
+		if err := w.slices.Delete(key, s.mk); err != nil {
+			return 0, false, err
+		}
+	}
+	// The next window of this key, if it has data: HOP's next window
+	// holds the remaining slices up to e + slide; CUMULATE's next step
+	// holds everything since ws.
+	next = win.nextWindowEnd(e)
+	ok = (win.Kind == WindowHop && remaining <= next) || (win.Kind == WindowCumulate && keepAfter != e && acc.rows > 0)
+	if acc.rows > 0 {
+		em.add(dyntable.Insert, w.outputRow(&acc, keyVals, ws, e))
+	}
+	return next, ok, nil
+}
+
+// outputRow builds the result row of one window.
+func (w *WindowAgg) outputRow(acc *groupState, keyVals types.Row, ws, we int64) types.Row {
+	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we)
+}
+
+// windowRow lays out a window result: the grouping columns as out says,
+// then the aggregates.
+func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.Row, ws, we int64) types.Row {
+	row := make(types.Row, len(out)+len(g.plan))
+	for i, c := range out {
+		switch c.Kind {
+		case WinKey:
+			row[i] = keyVals[c.Key]
+		case WinStart:
+			row[i] = types.NewTimestamp(ws)
+		case WinEnd:
+			row[i] = types.NewTimestamp(we)
+		case WinTime:
+			row[i] = types.NewTimestamp(we - WindowTimeOffset)
+		}
+	}
+	res := row[len(out):]
+	for i := range g.plan {
+		g.resultTo(&res[i], acc, i)
+	}
+	return row
+}

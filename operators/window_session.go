@@ -1,0 +1,208 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SessionAgg is the window aggregation over SESSION windows (with or
+// without PARTITION BY, which the planner turns into group keys). Its
+// spec is a WindowAggSpec whose Window.Size is the gap.
+//
+// A row at ts opens the window [ts, ts + gap). Windows of one key that
+// intersect — touching counts, as in Flink's TimeWindow.intersects, so
+// two rows exactly one gap apart share a session — merge into one
+// session covering both, and their aggregate states merge with
+// GroupAgg.mergeGroup. A session fires when the watermark passes its end
+// (window_time = end - 1 ms), emitting one insert-only row.
+//
+// A row is late when the session it would end up in (after merging) has
+// already fired by the current watermark; it is dropped and counted.
+//
+// State: sessions: group key -> session start -> (end, aggregate state);
+// timers at each session's end. Merging leaves the timers of the merged
+// sessions behind; a timer whose session no longer ends at that time is
+// ignored when it fires.
+type SessionAgg struct {
+	base
+	spec     WindowAggSpec
+	g        *GroupAgg
+	sessions state.MapState[sessionState]
+	timers   *windowTimers
+	wm       int64
+	late     int64
+	key, mk  []byte
+}
+
+var (
+	_ dataflow.Operator    = (*SessionAgg)(nil)
+	_ dataflow.Snapshotter = (*SessionAgg)(nil)
+)
+
+type sessionState struct {
+	end int64
+	gs  groupState
+}
+
+// NewSessionAgg returns a session window aggregation.
+func NewSessionAgg(spec WindowAggSpec) (*SessionAgg, error) {
+	if spec.Window.Kind != WindowSession || spec.Window.Size <= 0 {
+		return nil, fmt.Errorf("SessionWindowAggregate: needs a SESSION window with a positive gap")
+	}
+	if spec.ProcTime {
+		return nil, fmt.Errorf("SESSION windows over processing time are not supported")
+	}
+	if spec.Keys == nil {
+		spec.Keys = []int{} // nil would make EncodeKey take every column
+	}
+	g, err := NewGroupAgg(GroupAggSpec{GroupKeys: spec.Keys, Aggs: spec.Aggs})
+	if err != nil {
+		return nil, err
+	}
+	return &SessionAgg{spec: spec, g: g, wm: dataflow.MinWatermark}, nil
+}
+
+// LateDropped returns how many rows this subtask dropped as late.
+func (s *SessionAgg) LateDropped() int64 { return s.late }
+
+// Open implements dataflow.Operator.
+func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
+	var err error
+	if s.sessions, err = state.NewMapState[sessionState](ctx.State, "sessions", sessionCodec{groupCodec{s.g}}); err != nil {
+		return err
+	}
+	if s.timers, err = openWindowTimers(ctx); err != nil {
+		return err
+	}
+	s.wm, err = s.timers.restoredWatermark()
+	return err
+}
+
+// SnapshotState implements dataflow.Snapshotter.
+func (s *SessionAgg) SnapshotState(dataflow.Barrier) error { return s.timers.saveWatermark(s.wm) }
+
+type sessionRef struct {
+	mk         []byte
+	start, end int64
+	st         sessionState
+}
+
+// ProcessChunk implements dataflow.Operator.
+func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
+	gap := s.spec.Window.Size
+	for i := range in.Changes {
+		ch := &in.Changes[i]
+		if ch.Kind != dyntable.Insert {
+			return fmt.Errorf("SessionWindowAggregate: input must be insert-only, got %s", ch.Kind)
+		}
+		v := ch.Row[s.spec.TimeCol]
+		if v.IsNull() {
+			continue
+		}
+		ts := v.Timestamp()
+		start, end := ts, ts+gap
+		s.key = types.EncodeKey(s.key[:0], ch.Row, s.spec.Keys)
+		var merge []sessionRef
+		err := s.sessions.Range(s.key, func(mk []byte, st sessionState) bool {
+			st0 := decodeTimeKey(mk)
+			if st0 > end {
+				return false // sessions are ordered by start
+			}
+			if st.end >= start {
+				merge = append(merge, sessionRef{append([]byte(nil), mk...), st0, st.end, st})
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range merge {
+			start, end = min(start, m.start), max(end, m.end)
+		}
+		if fired(end, s.wm) {
+			s.late++
+			metrics.LateRecordsDropped.Inc()
+			continue
+		}
+		ns := sessionState{end: end, gs: s.g.newGroup()}
+		ns.gs.out = keyRow(ch.Row, s.spec.Keys)
+		for _, m := range merge {
+			if err := s.g.mergeGroup(&ns.gs, &m.st.gs); err != nil {
+				return fmt.Errorf("SessionWindowAggregate: %w", err)
+			}
+			if err := s.sessions.Delete(s.key, m.mk); err != nil {
+				return err
+			}
+		}
+		if _, err := s.g.add(&ns.gs, ch.Row); err != nil {
+			return fmt.Errorf("SessionWindowAggregate: %w", err)
+		}
+		s.mk = timeKey(s.mk[:0], start)
+		if err := s.sessions.Put(s.key, s.mk, ns); err != nil {
+			return err
+		}
+		if err := s.timers.register(end, s.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProcessWatermark implements dataflow.Operator.
+func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	s.wm = wm
+	var em emitter
+	due, err := s.timers.due(wm)
+	if err != nil {
+		return err
+	}
+	sort.Sort(timerQueue(due)) // window-end, then key order
+	for _, t := range due {
+		var hit *sessionRef
+		err := s.sessions.Range(t.key, func(mk []byte, st sessionState) bool {
+			if st.end == t.ts {
+				hit = &sessionRef{append([]byte(nil), mk...), decodeTimeKey(mk), st.end, st}
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if hit == nil {
+			continue // the session was merged into a longer one
+		}
+		if err := s.sessions.Delete(t.key, hit.mk); err != nil {
+			return err
+		}
+		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &hit.st.gs, hit.st.gs.out, hit.start, hit.end))
+	}
+	em.flush(out)
+	return nil
+}
+
+// sessionCodec serializes a session: its end, then the group state.
+type sessionCodec struct{ g groupCodec }
+
+func (c sessionCodec) Encode(dst []byte, s sessionState) []byte {
+	return c.g.Encode(binary.AppendVarint(dst, s.end), s.gs)
+}
+
+func (c sessionCodec) Decode(b []byte) (sessionState, error) {
+	end, n := binary.Varint(b)
+	if n <= 0 {
+		return sessionState{}, types.ErrCorrupt
+	}
+	gs, err := c.g.Decode(b[n:])
+	if err != nil {
+		return sessionState{}, err
+	}
+	return sessionState{end: end, gs: gs}, nil
+}

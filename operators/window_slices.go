@@ -1,0 +1,352 @@
+package operators
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Windows over event time (or processing time), Flink's window table
+// functions. All times are nanoseconds since the epoch, as TIMESTAMP
+// values are.
+//
+// A window [start, end) fires once its window_time, end - 1 ms (the
+// window's largest millisecond timestamp, Flink's maxTimestamp), is at or
+// below the watermark. The same test decides lateness: a row none of
+// whose windows is still open is late and dropped.
+//
+// Slicing (Flink's "slices", also called panes): TUMBLE, HOP and CUMULATE
+// windows are cut into disjoint slices of equal size — the window size
+// for TUMBLE, gcd(size, slide) for HOP, the step for CUMULATE. A row is
+// accumulated into exactly one slice; a firing window merges the slices
+// it covers. A HOP row is therefore never copied into each of the
+// size/slide windows it belongs to.
+
+// WindowKind names a window table function.
+type WindowKind uint8
+
+// The window kinds.
+const (
+	WindowTumble WindowKind = iota
+	WindowHop
+	WindowCumulate
+	WindowSession
+)
+
+func (k WindowKind) String() string {
+	return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION"}[k]
+}
+
+// WindowTimeOffset is window_end - window_time: window_time is the last
+// millisecond of the window.
+const WindowTimeOffset = int64(time.Millisecond)
+
+// WindowSpec is a window function with its sizes in nanoseconds.
+type WindowSpec struct {
+	Kind WindowKind
+	// Size is the window size of TUMBLE and HOP, the maximum size of
+	// CUMULATE, the gap of SESSION.
+	Size int64
+	// Slide is HOP's slide and CUMULATE's step; unused otherwise.
+	Slide int64
+}
+
+// Validate checks the sizes; the planner reports its error at the call.
+func (s WindowSpec) Validate() error {
+	if s.Size <= 0 || (s.Kind == WindowHop || s.Kind == WindowCumulate) && s.Slide <= 0 {
+		return fmt.Errorf("window sizes must be positive")
+	}
+	if s.Kind == WindowCumulate && s.Size%s.Slide != 0 {
+		return fmt.Errorf("CUMULATE: the max size (%v) must be a whole multiple of the step (%v)", time.Duration(s.Size), time.Duration(s.Slide))
+	}
+	return nil
+}
+
+// String renders the window for EXPLAIN.
+func (s WindowSpec) String() string {
+	switch s.Kind {
+	case WindowHop:
+		return fmt.Sprintf("HOP(slide=[%v], size=[%v])", time.Duration(s.Slide), time.Duration(s.Size))
+	case WindowCumulate:
+		return fmt.Sprintf("CUMULATE(step=[%v], max_size=[%v])", time.Duration(s.Slide), time.Duration(s.Size))
+	case WindowSession:
+		return fmt.Sprintf("SESSION(gap=[%v])", time.Duration(s.Size))
+	}
+	return fmt.Sprintf("TUMBLE(size=[%v])", time.Duration(s.Size))
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// sliceSize is the length of one slice.
+func (s WindowSpec) sliceSize() int64 {
+	switch s.Kind {
+	case WindowHop:
+		return gcd(s.Size, s.Slide)
+	case WindowCumulate:
+		return s.Slide
+	}
+	return s.Size
+}
+
+// sliceEnd returns the end of the slice holding timestamp ts.
+func (s WindowSpec) sliceEnd(ts int64) int64 {
+	p := s.sliceSize()
+	return floorDiv(ts, p)*p + p
+}
+
+// firstWindowEnd returns the end of the earliest window holding the
+// slice that ends at se.
+func (s WindowSpec) firstWindowEnd(se int64) int64 {
+	if s.Kind == WindowHop {
+		// HOP windows start at multiples of the slide: the first end at
+		// or after se is ceil((se - size) / slide) * slide + size.
+		return -floorDiv(-(se-s.Size), s.Slide)*s.Slide + s.Size
+	}
+	return se
+}
+
+// lastWindowEnd returns the end of the latest window holding the slice
+// that ends at se: once that window fired, a row of the slice is late.
+func (s WindowSpec) lastWindowEnd(se int64) int64 {
+	p := s.sliceSize()
+	switch s.Kind {
+	case WindowHop:
+		return floorDiv(se-p, s.Slide)*s.Slide + s.Size
+	case WindowCumulate:
+		return floorDiv(se-p, s.Size)*s.Size + s.Size
+	}
+	return se
+}
+
+// nextWindowEnd returns the end of the window after the one ending at e.
+func (s WindowSpec) nextWindowEnd(e int64) int64 {
+	switch s.Kind {
+	case WindowHop, WindowCumulate:
+		return e + s.Slide
+	}
+	return e + s.Size
+}
+
+// windowStart returns the start of the window that ends at e.
+func (s WindowSpec) windowStart(e int64) int64 {
+	if s.Kind == WindowCumulate {
+		return floorDiv(e-1, s.Size) * s.Size
+	}
+	return e - s.Size
+}
+
+// Windows appends to dst the [start, end) windows holding ts, earliest
+// end first: one for TUMBLE, size/slide for HOP, up to size/step for
+// CUMULATE. It is what the window table function without aggregation
+// assigns.
+func (s WindowSpec) Windows(dst [][2]int64, ts int64) [][2]int64 {
+	switch s.Kind {
+	case WindowHop:
+		// Windows start at multiples of the slide.
+		first := floorDiv(ts-s.Size, s.Slide)*s.Slide + s.Slide
+		for ws := first; ws <= ts; ws += s.Slide {
+			dst = append(dst, [2]int64{ws, ws + s.Size})
+		}
+	case WindowCumulate:
+		ws := floorDiv(ts, s.Size) * s.Size
+		for e := floorDiv(ts, s.Slide)*s.Slide + s.Slide; e <= ws+s.Size; e += s.Slide {
+			dst = append(dst, [2]int64{ws, e})
+		}
+	default:
+		ws := floorDiv(ts, s.Size) * s.Size
+		dst = append(dst, [2]int64{ws, ws + s.Size})
+	}
+	return dst
+}
+
+// fired reports whether the window ending at end has fired under
+// watermark wm.
+func fired(end, wm int64) bool { return end-WindowTimeOffset <= wm }
+
+// ---- timers ----
+
+// windowTimers is an event-time timer queue kept in keyed state, so that
+// checkpoints cover it and a rescaled restore re-splits it with the keys.
+//
+// A timer is (time, key). It is filed under an anchor key of the same key
+// group as its key: one small map per key group, ordered by time, so
+// finding the due timers is a range scan of each of the subtask's key
+// groups. The anchors are keys chosen (once per process) to hash into
+// each key group; they live only in the timers' own state.
+//
+// The subtask also keeps its current watermark under every anchor it
+// owns at checkpoint time, so that a restored operator judges lateness
+// exactly as the uninterrupted one did.
+//
+// Lifecycle: open in Operator.Open, then register/due/remove from the
+// operator's goroutine only.
+type windowTimers struct {
+	timers state.MapState[struct{}]
+	wms    state.ValueState[int64]
+	groups state.KeyGroupRange
+	// next is a lower bound of the earliest timer, so that a watermark
+	// below it costs nothing; MinInt64 when unknown (after a restore).
+	next int64
+	mk   []byte
+}
+
+var (
+	anchorOnce sync.Once
+	anchors    [state.MaxParallelism][]byte
+)
+
+// anchorKey returns the anchor of key group kg.
+func anchorKey(kg int) []byte {
+	anchorOnce.Do(func() {
+		found := 0
+		for i := uint64(0); found < state.MaxParallelism; i++ {
+			k := binary.AppendUvarint([]byte{0xff, 'w', 't'}, i)
+			if g := state.KeyGroup(k); anchors[g] == nil {
+				anchors[g] = k
+				found++
+			}
+		}
+	})
+	return anchors[kg]
+}
+
+func openWindowTimers(ctx *dataflow.OpContext) (*windowTimers, error) {
+	t := &windowTimers{next: dataflow.MinWatermark}
+	var err error
+	if t.timers, err = state.NewMapState[struct{}](ctx.State, "timers", emptyCodec{}); err != nil {
+		return nil, err
+	}
+	if t.wms, err = state.NewValueState[int64](ctx.State, "watermark", int64Codec{}); err != nil {
+		return nil, err
+	}
+	p := max(ctx.Parallelism, 1)
+	t.groups = state.RangeFor(ctx.Subtask, p)
+	return t, nil
+}
+
+// restoredWatermark returns the lowest watermark the restored subtasks
+// owning this subtask's key groups had reached, or MinWatermark.
+func (t *windowTimers) restoredWatermark() (int64, error) {
+	wm, any := int64(dataflow.MaxWatermark), false
+	for kg := t.groups.Start; kg < t.groups.End; kg++ {
+		v, ok, err := t.wms.Get(anchorKey(kg))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			wm, any = min(wm, v), true
+		}
+	}
+	if !any {
+		return dataflow.MinWatermark, nil
+	}
+	return wm, nil
+}
+
+// saveWatermark files wm under every anchor of the subtask, for the next
+// checkpoint.
+func (t *windowTimers) saveWatermark(wm int64) error {
+	for kg := t.groups.Start; kg < t.groups.End; kg++ {
+		if err := t.wms.Put(anchorKey(kg), wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// timeKey encodes a time so that byte order is numeric order.
+func timeKey(dst []byte, ts int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(ts)^(1<<63))
+}
+
+func decodeTimeKey(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
+
+// register sets a timer for (ts, key); setting it twice is one timer.
+func (t *windowTimers) register(ts int64, key []byte) error {
+	t.mk = append(timeKey(t.mk[:0], ts), key...)
+	if ts < t.next {
+		t.next = ts
+	}
+	return t.timers.Put(anchorKey(state.KeyGroup(key)), t.mk, struct{}{})
+}
+
+// timer is a due timer.
+type timer struct {
+	ts  int64
+	key []byte
+}
+
+// due removes and returns the timers whose window has fired under wm
+// (fired(ts, wm)), in no particular order, and updates next.
+func (t *windowTimers) due(wm int64) ([]timer, error) {
+	if t.next != dataflow.MinWatermark && !fired(t.next, wm) {
+		return nil, nil
+	}
+	var out []timer
+	next := int64(dataflow.MaxWatermark)
+	for kg := t.groups.Start; kg < t.groups.End; kg++ {
+		a := anchorKey(kg)
+		start := len(out)
+		err := t.timers.Range(a, func(mk []byte, _ struct{}) bool {
+			ts := decodeTimeKey(mk)
+			if !fired(ts, wm) {
+				next = min(next, ts)
+				return false
+			}
+			out = append(out, timer{ts: ts, key: append([]byte(nil), mk[8:]...)})
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, tm := range out[start:] {
+			t.mk = append(timeKey(t.mk[:0], tm.ts), tm.key...)
+			if err := t.timers.Delete(a, t.mk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	t.next = next
+	return out, nil
+}
+
+// emptyCodec serializes struct{}.
+type emptyCodec struct{}
+
+func (emptyCodec) Encode(dst []byte, _ struct{}) []byte { return dst }
+func (emptyCodec) Decode(b []byte) (struct{}, error) {
+	if len(b) != 0 {
+		return struct{}{}, types.ErrCorrupt
+	}
+	return struct{}{}, nil
+}
+
+// int64Codec serializes an int64 as a varint.
+type int64Codec struct{}
+
+func (int64Codec) Encode(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
+func (int64Codec) Decode(b []byte) (int64, error) {
+	v, n := binary.Varint(b)
+	if n <= 0 || n != len(b) {
+		return 0, types.ErrCorrupt
+	}
+	return v, nil
+}

@@ -1,0 +1,258 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Window table functions in FROM (TUMBLE, HOP, CUMULATE, SESSION) and the
+// window aggregation over them.
+//
+// A window TVF becomes a WindowTVFNode: its input's columns followed by
+// window_start, window_end and window_time. Alone (a plain SELECT or a
+// window Top-N over it) it runs as WindowTableFunction, which emits each
+// row once per window. Under GROUP BY window_start, window_end[, keys] it
+// is fused into the aggregation (see windowAggregate): the rows then
+// reach the WindowAggregate once each, which slices them itself, and the
+// TVF only hands the time attribute on in the three window columns'
+// places:
+//
+//	WindowAggregate(groupBy=[auction], window=[HOP(...)], ...)
+//	+- Exchange(distribution=[hash[auction]])
+//	   +- Calc(select=[auction, window_start, window_end, price])
+//	      +- WindowTableFunction(window=[HOP(time_col=[ts], ...)], fusedInto=[WindowAggregate])
+//	         +- WatermarkAssigner(...)
+
+// WindowTVFNode is a window table function over its input.
+type WindowTVFNode struct {
+	nodeBase
+	Window   operators.WindowSpec
+	TimeCol  int // input column of the time attribute
+	ProcTime bool
+	// PartitionBy are the input columns of SESSION's PARTITION BY.
+	PartitionBy []int
+	// Fused is set when a window aggregation consumes the node: it then
+	// passes each row once, with the time attribute in the window
+	// columns, and the aggregation assigns the windows.
+	Fused bool
+	// line and col locate the call in the user's text, for errors.
+	line, col int
+}
+
+func (n *WindowTVFNode) Explain() string {
+	in := n.inputs[0].Columns()
+	s := fmt.Sprintf("WindowTableFunction(window=[%s(time_col=[%s]%s)]", n.Window.Kind, in[n.TimeCol].Name, windowArgs(n.Window))
+	if n.ProcTime {
+		s += ", proctime=[true]"
+	}
+	if n.Fused {
+		s += ", fusedInto=[WindowAggregate]"
+	}
+	return s + ")"
+}
+
+// windowArgs renders a window's sizes as EXPLAIN shows them.
+func windowArgs(w operators.WindowSpec) string {
+	d := func(ns int64) string { return fmtDuration(ns) }
+	switch w.Kind {
+	case operators.WindowHop:
+		return ", slide=[" + d(w.Slide) + "], size=[" + d(w.Size) + "]"
+	case operators.WindowCumulate:
+		return ", step=[" + d(w.Slide) + "], max_size=[" + d(w.Size) + "]"
+	case operators.WindowSession:
+		return ", gap=[" + d(w.Size) + "]"
+	}
+	return ", size=[" + d(w.Size) + "]"
+}
+
+// fmtDuration renders nanoseconds in the largest whole unit, Flink style
+// ("10 s", "1 min", "1500 ms").
+func fmtDuration(ns int64) string {
+	units := []struct {
+		n    int64
+		name string
+	}{{86400e9, "d"}, {3600e9, "h"}, {60e9, "min"}, {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}}
+	for _, u := range units {
+		if ns%u.n == 0 {
+			return fmt.Sprintf("%d %s", ns/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("%d ns", ns)
+}
+
+// windowColumnType is the type of window_start, window_end, window_time.
+var windowColumnType = types.Type{ID: types.Timestamp, Precision: 3, NotNull: true}
+
+var windowColumnNames = [3]string{"window_start", "window_end", "window_time"}
+
+// buildWindowTVF builds FROM TUMBLE(TABLE t, DESCRIPTOR(ts), ...) and kin,
+// which the parser replaced by the placeholder table tn.
+func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias string) (rel, error) {
+	errAt := func(format string, args ...any) error { return b.stmt.ErrorAt(tvf.Line, tvf.Col, format, args...) }
+	src := &ast.TableName{Name: ast.NewCIStr(tvf.Table)}
+	src.SetOriginTextPosition(tn.OriginTextPosition())
+	if _, isCTE := b.ctes[norm(tvf.Table)]; !isCTE {
+		_, isView := b.p.Cat.View(tvf.Table)
+		_, isTable := b.p.Cat.Table(tvf.Table)
+		if !isView && !isTable {
+			return rel{}, errAt("Table '%s' doesn't exist", tvf.Table)
+		}
+	}
+	in, err := b.buildTableName(src, "")
+	if err != nil {
+		return rel{}, err
+	}
+	if !in.node.Mode().IsInsertOnly() {
+		return rel{}, errAt("%s needs an insert-only input; '%s' produces updates", tvf.Func, tvf.Table)
+	}
+	spec, err := windowSpecOf(tvf)
+	if err != nil {
+		return rel{}, errAt("%v", err)
+	}
+	tc := -1
+	for i, c := range in.scope {
+		if strings.EqualFold(c.Name, tvf.TimeCol) {
+			tc = i
+		}
+	}
+	if tc < 0 {
+		return rel{}, errAt("%s: unknown time column '%s' in DESCRIPTOR", tvf.Func, tvf.TimeCol)
+	}
+	if in.scope[tc].Type.ID != types.Timestamp {
+		return rel{}, errAt("%s: time column '%s' must be a TIMESTAMP, not %s", tvf.Func, tvf.TimeCol, in.scope[tc].Type)
+	}
+	attr := timeAttrOf(in.node, tc)
+	if attr == attrNone {
+		return rel{}, errAt("%s: column '%s' is not a time attribute: declare WATERMARK FOR %s on the table, or use a PROCTIME() column", tvf.Func, tvf.TimeCol, tvf.TimeCol)
+	}
+	if attr == attrProctime && spec.Kind == operators.WindowSession {
+		return rel{}, errAt("SESSION windows over processing time are not supported")
+	}
+	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, line: tvf.Line, col: tvf.Col}
+	for _, p := range tvf.PartitionBy {
+		idx := -1
+		for i, c := range in.scope {
+			if strings.EqualFold(c.Name, p) {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return rel{}, errAt("SESSION: unknown PARTITION BY column '%s'", p)
+		}
+		n.PartitionBy = append(n.PartitionBy, idx)
+	}
+	q := alias
+	if q == "" {
+		q = tvf.Table
+	}
+	scope := requalify(in.scope, q)
+	for _, name := range windowColumnNames {
+		scope = append(scope, expr.Column{Name: name, Table: q, Type: windowColumnType})
+	}
+	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}, mode: dyntable.InsertOnly}
+	return rel{node: n, scope: scope}, nil
+}
+
+// windowSpecOf converts the parsed call's sizes.
+func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
+	iv := tvf.Intervals
+	var s operators.WindowSpec
+	switch tvf.Func {
+	case "TUMBLE":
+		s = operators.WindowSpec{Kind: operators.WindowTumble, Size: int64(iv[0])}
+	case "HOP":
+		s = operators.WindowSpec{Kind: operators.WindowHop, Slide: int64(iv[0]), Size: int64(iv[1])}
+	case "CUMULATE":
+		s = operators.WindowSpec{Kind: operators.WindowCumulate, Slide: int64(iv[0]), Size: int64(iv[1])}
+	case "SESSION":
+		s = operators.WindowSpec{Kind: operators.WindowSession, Size: int64(iv[0])}
+	default:
+		return s, fmt.Errorf("unknown window function %s", tvf.Func)
+	}
+	return s, s.Validate()
+}
+
+// timeAttr is what kind of time attribute a column is.
+type timeAttr uint8
+
+const (
+	attrNone timeAttr = iota
+	attrRowtime
+	attrProctime
+)
+
+// timeAttrOf traces column col of n to where it was made: a rowtime
+// attribute is the column a WATERMARK is declared on (and the window_time
+// of an event-time window); a processing-time attribute is a PROCTIME()
+// column. Projections that pass the column through keep it an attribute.
+func timeAttrOf(n Node, col int) timeAttr {
+	switch x := n.(type) {
+	case *WatermarkNode:
+		if col == x.Rowtime {
+			return attrRowtime
+		}
+	case *CalcNode:
+		p := x.Proj[col]
+		if idx, ok := expr.ColumnIndex(p); ok {
+			return timeAttrOf(x.inputs[0], idx)
+		}
+		if strings.EqualFold(p.String(), "PROCTIME()") {
+			return attrProctime
+		}
+	case *NormalizeNode:
+		return timeAttrOf(x.inputs[0], col)
+	case *WindowTVFNode:
+		nIn := len(x.inputs[0].Columns())
+		if col < nIn {
+			return timeAttrOf(x.inputs[0], col)
+		}
+		if col == nIn+2 && !x.ProcTime {
+			return attrRowtime
+		}
+	case *WindowAggNode:
+		if col < len(x.Out) && x.Out[col].Kind == operators.WinTime && !x.ProcTime {
+			return attrRowtime
+		}
+	case *UnionNode:
+		a := timeAttrOf(x.inputs[0], col)
+		for _, in := range x.inputs[1:] {
+			if timeAttrOf(in, col) != a {
+				return attrNone
+			}
+		}
+		return a
+	}
+	return attrNone
+}
+
+// windowColOf traces column col of n through projections to a window
+// column: the window node and which column it is.
+func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {
+	switch x := n.(type) {
+	case *CalcNode:
+		if idx, ok := expr.ColumnIndex(x.Proj[col]); ok {
+			return windowColOf(x.inputs[0], idx)
+		}
+	case *WindowTVFNode:
+		nIn := len(x.inputs[0].Columns())
+		if col >= nIn {
+			return x, operators.WinStart + operators.WindowCol(col-nIn), true
+		}
+	case *WindowAggNode:
+		if col < len(x.Out) && x.Out[col].Kind != operators.WinKey {
+			return x, x.Out[col].Kind, true
+		}
+	case *RankNode:
+		if col < len(x.inputs[0].Columns()) {
+			return windowColOf(x.inputs[0], col)
+		}
+	}
+	return nil, 0, false
+}
