@@ -158,6 +158,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteFloorTo,
 		c.rewriteIntervals,
 		c.rewriteFullJoins,
+		c.rewriteTemporalJoins, // temporal.go
 	} {
 		if err := pass(); err != nil {
 			return err

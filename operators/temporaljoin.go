@@ -1,0 +1,340 @@
+package operators
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// TemporalJoinSpec describes an event-time temporal join of an
+// append-only left input with a versioned table on the right:
+//
+//	o [LEFT] JOIN r FOR SYSTEM_TIME AS OF o.ts ON o.k = r.k
+type TemporalJoinSpec struct {
+	// Join holds the join type (InnerJoin or LeftJoin), the keys, which
+	// on the right cover the versioned table's primary key, the widths
+	// and the residual condition.
+	Join JoinSpec
+	// LeftTime is the left rowtime column the version is looked up at;
+	// RightTime is the right rowtime column that says from when a version
+	// is valid.
+	LeftTime, RightTime int
+}
+
+// NewTemporalJoin returns the event-time temporal join operator (Flink's
+// TemporalRowTimeJoinOperator). Input 0 is the left (probe) side, input 1
+// the versioned table's changelog; an output row is the left columns
+// followed by the right columns.
+//
+// Semantics. A right +I or +U row at time rt is the version of its key
+// valid from rt on (until the next version); a -D row at time rt ends the
+// key's validity from rt; -U rows are ignored (the +U that follows
+// carries the new version). A left row at time lt waits until the
+// watermark reaches lt, then joins with the version of its key valid at
+// lt — the right row with the largest time <= lt — if there is one, it is
+// not a deletion and the residual condition holds. Otherwise an inner
+// join drops the row and a LEFT join emits it padded with NULLs. Each
+// left row yields exactly one output row or none, as +I: the output is
+// insert-only. A left row with a NULL key or time never matches (a LEFT
+// join pads it at once).
+//
+// State is cleaned by the watermark: once the watermark reaches a
+// version's successor, no left row still to come (time > watermark) can
+// see the older version, so it is dropped; a deletion that is the newest
+// version at or below the watermark is dropped too. A late left row (time
+// <= watermark) is joined at the next watermark with the versions still
+// kept, as in Flink.
+//
+// Output order: rows of one watermark in ascending left time, then key,
+// then arrival order.
+//
+// State, per join key: the pending left rows (MapState by time, rows in
+// arrival order) and the right versions (MapState by time); timers in
+// eventTimers at each left row's time and each version's time.
+func NewTemporalJoin(spec TemporalJoinSpec) dataflow.Operator {
+	return &temporalJoinOp{spec: spec}
+}
+
+// tjVersion is one version of a versioned table's row.
+type tjVersion struct {
+	Row     types.Row
+	Deleted bool
+}
+
+// tjVersionCodec serializes a version as a deleted byte and the row.
+type tjVersionCodec struct{}
+
+func (tjVersionCodec) Encode(dst []byte, v tjVersion) []byte {
+	d := byte(0)
+	if v.Deleted {
+		d = 1
+	}
+	return types.EncodeRow(append(dst, d), v.Row)
+}
+
+func (tjVersionCodec) Decode(b []byte) (tjVersion, error) {
+	if len(b) == 0 || b[0] > 1 {
+		return tjVersion{}, fmt.Errorf("temporal join state: corrupt version")
+	}
+	r, err := types.DecodeRow(b[1:])
+	if err != nil {
+		return tjVersion{}, fmt.Errorf("temporal join state: %w", err)
+	}
+	return tjVersion{Row: r, Deleted: b[0] == 1}, nil
+}
+
+type temporalJoinOp struct {
+	spec     TemporalJoinSpec
+	name     string
+	left     state.MapState[ijRows]
+	versions state.MapState[tjVersion]
+	timers   *eventTimers
+	shape    joinOp
+	outer    bool
+}
+
+func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
+	s := j.spec
+	j.name = "TemporalJoin(" + s.Join.Type.String() + ")"
+	if s.Join.Type != InnerJoin && s.Join.Type != LeftJoin {
+		return fmt.Errorf("%s: a temporal join is INNER or LEFT", j.name)
+	}
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) || len(s.Join.LeftKeys) == 0 {
+		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
+	}
+	j.shape.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
+	for side, cols := range [2][]int{append([]int{s.LeftTime}, s.Join.LeftKeys...), append([]int{s.RightTime}, s.Join.RightKeys...)} {
+		for _, c := range cols {
+			if c < 0 || c >= j.shape.width[side] {
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), c, j.shape.width[side])
+			}
+		}
+	}
+	j.outer = s.Join.Type == LeftJoin
+	var err error
+	if j.left, err = state.NewMapState[ijRows](ctx.State, "temporaljoin.left", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.versions, err = state.NewMapState[tjVersion](ctx.State, "temporaljoin.versions", tjVersionCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.timers, err = newEventTimers(ctx, "temporaljoin.timers"); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+// rowTime returns the time of row's column col, or ok false for NULL.
+func (j *temporalJoinOp) rowTime(row types.Row, col int) (int64, bool, error) {
+	v := row[col]
+	if v.IsNull() {
+		return 0, false, nil
+	}
+	if v.Kind() != types.KindTimestamp {
+		return 0, false, fmt.Errorf("%s: time column holds %v, not a TIMESTAMP", j.name, v.Kind())
+	}
+	return v.Timestamp(), true, nil
+}
+
+func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
+	var em emitter
+	for _, ch := range c.Changes {
+		var err error
+		switch input {
+		case 0:
+			err = j.processLeft(ch, &em)
+		case 1:
+			err = j.processRight(ch)
+		default:
+			err = fmt.Errorf("%s: unknown input %d", j.name, input)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	em.flush(out)
+	return nil
+}
+
+func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
+	row := ch.Row
+	if !ch.Kind.IsAccumulate() {
+		return fmt.Errorf("%s: %s row on the left; an event-time temporal join takes an append-only left input", j.name, ch.Kind)
+	}
+	if len(row) != j.shape.width[0] {
+		return fmt.Errorf("%s: left row has %d columns, want %d", j.name, len(row), j.shape.width[0])
+	}
+	ts, ok, err := j.rowTime(row, j.spec.LeftTime)
+	if err != nil {
+		return err
+	}
+	key, hasNull := joinEncodeKey(nil, row, j.spec.Join.LeftKeys)
+	if !ok || hasNull {
+		if j.outer {
+			em.add(dyntable.Insert, j.shape.pad(0, row))
+		}
+		return nil
+	}
+	mk := appendSortableTime(nil, ts)
+	cur, _, err := j.left.Get(key, mk)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+	if err := j.left.Put(key, mk, nv); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return j.timers.register(ts, 0, key)
+}
+
+func (j *temporalJoinOp) processRight(ch dyntable.Change) error {
+	if ch.Kind == dyntable.UpdateBefore {
+		return nil // the following +U is the new version
+	}
+	row := ch.Row
+	if len(row) != j.shape.width[1] {
+		return fmt.Errorf("%s: right row has %d columns, want %d", j.name, len(row), j.shape.width[1])
+	}
+	ts, ok, err := j.rowTime(row, j.spec.RightTime)
+	if err != nil {
+		return err
+	}
+	key, hasNull := joinEncodeKey(nil, row, j.spec.Join.RightKeys)
+	if !ok || hasNull {
+		return nil // can never be looked up
+	}
+	mk := appendSortableTime(nil, ts)
+	if err := j.versions.Put(key, mk, tjVersion{Row: row, Deleted: ch.Kind == dyntable.Delete}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return j.timers.register(ts, 0, key)
+}
+
+// tjOut is an output row with its sort position.
+type tjOut struct {
+	ts  int64
+	key string
+	seq int
+	row types.Row
+}
+
+// ProcessWatermark joins the left rows the watermark reached and drops
+// the versions no later left row can see.
+func (j *temporalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	fired, err := j.timers.due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	seen := map[string]bool{}
+	var outs []tjOut
+	for _, t := range fired {
+		if seen[string(t.key)] {
+			continue
+		}
+		seen[string(t.key)] = true
+		if outs, err = j.fire(t.key, wm, outs); err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(outs, func(a, b int) bool {
+		if outs[a].ts != outs[b].ts {
+			return outs[a].ts < outs[b].ts
+		}
+		if outs[a].key != outs[b].key {
+			return outs[a].key < outs[b].key
+		}
+		return outs[a].seq < outs[b].seq
+	})
+	var em emitter
+	for _, o := range outs {
+		em.add(dyntable.Insert, o.row)
+	}
+	em.flush(out)
+	return nil
+}
+
+type tjTimed struct {
+	mk []byte
+	ts int64
+	v  tjVersion
+}
+
+// fire handles key under watermark wm.
+func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, error) {
+	var vers []tjTimed
+	err := j.versions.Range(key, func(mk []byte, v tjVersion) bool {
+		vers = append(vers, tjTimed{mk: append([]byte(nil), mk...), ts: sortableTime(mk), v: v})
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", j.name, err)
+	}
+	// The left rows the watermark reached, in time order.
+	var done [][]byte
+	var rangeErr error
+	err = j.left.Range(key, func(mk []byte, v ijRows) bool {
+		lt := sortableTime(mk)
+		if lt > wm {
+			return false
+		}
+		done = append(done, append([]byte(nil), mk...))
+		// The version valid at lt: the last one with time <= lt.
+		i := sort.Search(len(vers), func(i int) bool { return vers[i].ts > lt }) - 1
+		for _, row := range v.Rows {
+			var joined types.Row
+			if i >= 0 && !vers[i].v.Deleted {
+				joined = j.shape.concat(0, row, vers[i].v.Row)
+				if c := j.spec.Join.Condition; c != nil {
+					ok, err := c(joined)
+					if err != nil {
+						rangeErr = fmt.Errorf("%s: join condition: %w", j.name, err)
+						return false
+					}
+					if !ok {
+						joined = nil
+					}
+				}
+			}
+			if joined == nil && j.outer {
+				joined = j.shape.pad(0, row)
+			}
+			if joined != nil {
+				outs = append(outs, tjOut{ts: lt, key: string(key), seq: len(outs), row: joined})
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = rangeErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", j.name, err)
+	}
+	for _, mk := range done {
+		if err := j.left.Delete(key, mk); err != nil {
+			return nil, fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	// Versions: keep the newest at or below wm (later left rows may see
+	// it) unless it is a deletion, and everything after it.
+	p := sort.Search(len(vers), func(i int) bool { return vers[i].ts > wm }) - 1
+	for i := 0; i <= p; i++ {
+		if i == p && !vers[i].v.Deleted {
+			break
+		}
+		if err := j.versions.Delete(key, vers[i].mk); err != nil {
+			return nil, fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	return outs, nil
+}
+
+func (j *temporalJoinOp) Finish(dataflow.Collector) error { return nil }
+func (j *temporalJoinOp) Close() error                    { return nil }
