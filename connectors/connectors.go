@@ -17,6 +17,7 @@
 package connectors
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -122,6 +123,11 @@ type TableSink interface {
 	// the table's columns, in order.
 	Create(subtask, parallelism int) (dataflow.Operator, error)
 }
+
+// ErrWriteOnly is wrapped by a NewScan error for a table that its
+// connector can write but not read (a sink-only format): declaring such
+// a table succeeds, and reading it fails with the error.
+var ErrWriteOnly = errors.New("the table can only be written")
 
 // StatefulSink is an optional interface of TableSinks whose operators
 // keep state in checkpoints, as every two-phase-commit sink does (see

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -187,7 +188,9 @@ func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *
 	_, isSrc := conn.(connectors.SourceConnector)
 	_, isSink := conn.(connectors.SinkConnector)
 	if isSrc {
-		if _, err := t.Scan(p.Env); err != nil {
+		// A table in a write-only form (a sink-only format) is fine as long
+		// as it is only written; reading it reports the kept error.
+		if _, err := t.Scan(p.Env); err != nil && !(isSink && errors.Is(err, connectors.ErrWriteOnly)) {
 			return optionError(stmt, "", err)
 		}
 	}

@@ -91,7 +91,7 @@ func (connector) Name() string { return "filesystem" }
 func (connector) Options() []connectors.OptionDef {
 	return []connectors.OptionDef{
 		{Key: "path", Required: true, Description: "a file or a directory to read (a local path or a file:// URI)"},
-		{Key: "format", Required: true, Description: "'json' (JSON lines) or 'csv'"},
+		{Key: "format", Required: true, Description: "'json' (JSON lines) or 'csv'; a sink may also write 'debezium-json', a changelog of Debezium events"},
 		{Key: "scan.parallelism", Description: "the source's parallelism; files are assigned to subtasks round-robin"},
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
 		{Key: "json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
@@ -144,6 +144,8 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		s.format = formatJSON
 	case "csv":
 		s.format = formatCSV
+	case "debezium-json":
+		return nil, fmt.Errorf("format 'debezium-json' is written by the filesystem sink but not read by its source: %w", connectors.ErrWriteOnly)
 	default:
 		return nil, fmt.Errorf("option 'format' must be 'json' or 'csv', got '%s'", fmtName)
 	}

@@ -1,6 +1,8 @@
 package filesystem
 
-// The filesystem sink writes JSON lines or CSV part files exactly once,
+// The filesystem sink writes JSON lines or CSV part files (or, with
+// 'format' = 'debezium-json', the changelog of an updating query as
+// Debezium events, one per line) exactly once,
 // as Flink's FileSink does, on the two-phase-commit framework
 // (connectors/twophase):
 //
@@ -58,23 +60,25 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("option 'path': the filesystem sink writes part files into a directory, and '%s' is a file", o["path"])
-	}
-	s := &fileSink{t: t, dir: dir}
+	s := &fileSink{t: t, dir: dir, encoding: dyntable.AppendOnly}
 	switch f := o["format"]; f {
 	case "json":
 		s.ext = ".json"
-		s.enc = func() format.Encoder { return format.NewJSONEncoder(t.Columns) }
+		s.enc = func() changeEncoder { return insertsOnly{format.NewJSONEncoder(t.Columns)} }
 	case "csv":
 		co, err := format.ParseCSVOptions(o)
 		if err != nil {
 			return nil, err
 		}
 		s.ext = ".csv"
-		s.enc = func() format.Encoder { return format.NewCSVEncoder(t.Columns, co) }
+		s.enc = func() changeEncoder { return insertsOnly{format.NewCSVEncoder(t.Columns, co)} }
+	case "debezium-json":
+		// A changelog as Debezium events: any query can write it.
+		s.ext = ".json"
+		s.encoding = dyntable.RetractEncoding
+		s.enc = func() changeEncoder { return format.NewDebeziumJSONEncoder(t.Columns) }
 	default:
-		return nil, fmt.Errorf("option 'format' must be 'json' or 'csv', got '%s'", f)
+		return nil, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json' (sink only), got '%s'", f)
 	}
 	if v, ok := o["sink.parallelism"]; ok {
 		if s.p, err = strconv.Atoi(v); err != nil || s.p < 1 {
@@ -85,14 +89,27 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 }
 
 type fileSink struct {
-	t   *connectors.Table
-	dir string
-	ext string
-	enc func() format.Encoder
-	p   int
+	t        *connectors.Table
+	dir      string
+	ext      string
+	enc      func() changeEncoder
+	encoding dyntable.SinkEncoding
+	p        int
 }
 
-func (s *fileSink) Encoding() dyntable.SinkEncoding { return dyntable.AppendOnly }
+// changeEncoder writes one change as one line (without the line break).
+type changeEncoder interface {
+	AppendChange(dst []byte, ch dyntable.Change) []byte
+}
+
+// insertsOnly writes the rows of an append-only stream.
+type insertsOnly struct{ format.Encoder }
+
+func (e insertsOnly) AppendChange(dst []byte, ch dyntable.Change) []byte {
+	return e.Append(dst, ch.Row)
+}
+
+func (s *fileSink) Encoding() dyntable.SinkEncoding { return s.encoding }
 func (s *fileSink) Parallelism() int                { return s.p }
 func (s *fileSink) KeepsState() bool                { return true }
 
@@ -103,7 +120,7 @@ func (s *fileSink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 // fileHandler is one subtask's twophase.Handler.
 type fileHandler struct {
 	s      *fileSink
-	enc    format.Encoder
+	enc    changeEncoder
 	prefix string // "part-<table>-<job hash>-<p>-<subtask>-"
 	job    string // "part-<table>-<job hash>-"
 	buf    []byte
@@ -123,6 +140,11 @@ type fileHandle struct {
 }
 
 func (h *fileHandler) Open(_ context.Context, info twophase.SubtaskInfo) error {
+	// (Checked here, not when the table is declared: a table that names
+	// a file is a fine source.)
+	if fi, err := os.Stat(h.s.dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("option 'path': the filesystem sink writes part files into a directory, and '%s' is a file", h.s.dir)
+	}
 	if err := os.MkdirAll(h.s.dir, 0o755); err != nil {
 		return fmt.Errorf("creating the sink directory: %w", err)
 	}
@@ -164,12 +186,12 @@ func (h *fileHandler) BeginTransaction(_ context.Context, seq int64) (twophase.T
 func (h *fileHandler) Write(_ context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
 	t := txn.(*fileTxn)
 	for _, ch := range c.Changes {
-		if ch.Kind != dyntable.Insert {
+		if ch.Kind != dyntable.Insert && h.s.encoding == dyntable.AppendOnly {
 			// The planner only connects insert-only queries to an
 			// append-only sink; anything else is a broken invariant.
 			return fmt.Errorf("filesystem sink received a %s change; it is append-only", ch.Kind)
 		}
-		h.buf = h.enc.Append(h.buf[:0], ch.Row)
+		h.buf = h.enc.AppendChange(h.buf[:0], ch)
 		h.buf = append(h.buf, '\n')
 		if _, err := t.w.Write(h.buf); err != nil {
 			return fmt.Errorf("writing %s: %w", t.tmp, err)
