@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"sort"
 	"time"
@@ -21,15 +22,40 @@ const (
 	isoReadCommitted   int8 = 1
 )
 
-// Fetch sizes. A fetch asks for up to fetchMaxBytes over all the
-// partitions of one leader and up to partitionMaxBytes per partition:
-// large enough that a backlog is read in a few round trips, small enough
-// that two responses in flight (one decoding, one prefetched) stay within
-// tens of megabytes per subtask.
-const (
-	fetchMaxBytes     = 16 << 20
-	partitionMaxBytes = 4 << 20
+// Fetch sizes (variables for tests). A fetch asks for up to
+// partitionMaxBytes per partition, less when the subtask reads many
+// partitions of one leader, so that one response holds at most about
+// fetchMaxBytes: large enough that a backlog is read in a few round trips,
+// small enough that two responses in flight (one decoding, one
+// prefetched) stay within tens of megabytes per subtask.
+//
+// The request's own MaxBytes is set well above the sum of the partition
+// limits (see fetchSizes), so that the partition limits are what cut a
+// response. kfake (the local broker) leaves the aborted-transaction list
+// of a partition out of a response that it cuts at the request's
+// MaxBytes: its fetch handler breaks out of the partition loop before
+// looking the list up. Records of aborted transactions would then look
+// committed. With Apache Kafka the list is always complete.
+var (
+	fetchMaxBytes     int32 = 16 << 20
+	partitionMaxBytes int32 = 4 << 20
 )
+
+// batchSlack is the most a partition's share of a response may exceed
+// its limit by: kfake counts the batch it refuses against the request's
+// MaxBytes; Kafka's default max.message.bytes is about 1 MB.
+const batchSlack = 2 << 20
+
+// fetchSizes returns the per-partition and per-request MaxBytes of a fetch
+// of n partitions.
+func fetchSizes(n int) (part, total int32) {
+	part = partitionMaxBytes
+	if n > 0 && int64(n)*int64(part) > int64(fetchMaxBytes) {
+		part = max(fetchMaxBytes/int32(n), min(partitionMaxBytes, 64<<10))
+	}
+	t := int64(n)*(int64(part)+batchSlack) + batchSlack
+	return part, int32(min(t, math.MaxInt32))
+}
 
 // fetchMaxWait is how long the broker may hold a fetch when it has no
 // data. It also bounds how late a checkpoint barrier is injected into an
@@ -215,11 +241,12 @@ func (e *fatalFetchError) Unwrap() error { return e.err }
 // fetch sends one Fetch request for the splits idx and advances their
 // fetch offsets past what it returned.
 func (f *fetcher) fetch(ctx context.Context, idx []int) ([]partitionData, error) {
+	pmax, total := fetchSizes(len(idx))
 	req := &fetchapi.Request{
 		ReplicaID:      -1,
 		MaxWaitTime:    int32(fetchMaxWait / time.Millisecond),
 		MinBytes:       1,
-		MaxBytes:       fetchMaxBytes,
+		MaxBytes:       total,
 		IsolationLevel: f.isolation,
 		SessionID:      -1,
 		SessionEpoch:   -1,
@@ -238,7 +265,7 @@ func (f *fetcher) fetch(ctx context.Context, idx []int) ([]partitionData, error)
 			CurrentLeaderEpoch: -1,
 			FetchOffset:        f.next[i],
 			LogStartOffset:     -1,
-			PartitionMaxBytes:  partitionMaxBytes,
+			PartitionMaxBytes:  pmax,
 		})
 	}
 	// The broker may hold the request for MaxWaitTime; allow for that.
@@ -325,7 +352,6 @@ func (f *fetcher) readPartition(i int, from int64, rp *fetchapi.ResponsePartitio
 		batches = []protocol.RecordReader{rp.RecordSet.Records}
 	}
 	aborted := rp.AbortedTransactions
-	sort.Slice(aborted, func(a, b int) bool { return aborted[a].FirstOffset < aborted[b].FirstOffset })
 	var aborting map[int64]bool
 	// activate marks the producers whose aborted transaction starts at or
 	// before offset last.
