@@ -92,6 +92,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "test":
 			return runTests(args[1:], stdout, stderr)
+		case "bench":
+			return runBench(args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, versionString())
 			return 0

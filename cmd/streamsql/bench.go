@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/streamsql/streamsql/engine"
+	nexmarkq "github.com/streamsql/streamsql/examples/nexmark"
+	"github.com/streamsql/streamsql/parser"
+)
+
+const benchUsage = `Usage: streamsql bench nexmark --query qN [--events N] [--parallelism P]
+
+Runs a Nexmark query of examples/nexmark (built into the binary) over N
+generated events and prints events/s, CPU seconds, events per CPU second,
+peak RSS and the rows the sink received. --query all (or a comma list)
+runs each query in a process of its own, so that each peak RSS is the
+query's, and prints a Markdown table.
+
+Flags:
+`
+
+// benchResult is one query's measurement; --json prints it for the
+// parent process of --query all.
+type benchResult struct {
+	Query      string  `json:"query"`
+	Events     int64   `json:"events"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	PeakRSSMB  float64 `json:"peak_rss_mb"`
+	OutputRows int64   `json:"output_rows"`
+	Error      string  `json:"error,omitempty"`
+}
+
+func (r benchResult) eventsPerSec() float64    { return float64(r.Events) / r.Seconds }
+func (r benchResult) eventsPerCPUSec() float64 { return float64(r.Events) / r.CPUSeconds }
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "nexmark" {
+		fmt.Fprint(stderr, benchUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("streamsql bench nexmark", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	query := fs.String("query", "", "the query: q0 ... q22, a comma list, or all")
+	events := fs.Int64("events", 10_000_000, "events to generate, of all kinds")
+	par := fs.Int("parallelism", 1, "parallelism.default of the job")
+	asJSON := fs.Bool("json", false, "print one JSON object per query")
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if *query == "" || *events <= 0 || *par < 1 || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	qs := strings.Split(*query, ",")
+	if *query == "all" {
+		qs = nexmarkq.Queries()
+	}
+	for _, q := range qs {
+		if _, err := nexmarkq.Query(q); err != nil {
+			fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
+			return 2
+		}
+	}
+	if len(qs) == 1 {
+		r := benchQuery(qs[0], *events, *par)
+		if *asJSON {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(stdout, string(b))
+		} else {
+			printBench(stdout, r)
+		}
+		if r.Error != "" {
+			return 1
+		}
+		return 0
+	}
+	// Several queries: one child process each, so that peak RSS and the
+	// heap a query leaves behind do not leak into the next.
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Nexmark, %d events per query, parallelism %d, GOMAXPROCS %d, %s\n\n",
+		*events, *par, runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintln(stdout, "| query | events/s | CPU s | events per CPU s | peak RSS MB | output rows |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
+	failed := false
+	for _, q := range qs {
+		cmd := exec.Command(self, "bench", "nexmark", "--json", "--query", q,
+			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par))
+		cmd.Stderr = stderr
+		out, _ := cmd.Output()
+		var r benchResult
+		if err := json.Unmarshal(lastLine(out), &r); err != nil {
+			r = benchResult{Query: q, Error: fmt.Sprintf("no result (%v)", err)}
+		}
+		if r.Error != "" {
+			failed = true
+			fmt.Fprintf(stdout, "| %s | failed: %s | | | | |\n", q, r.Error)
+			continue
+		}
+		fmt.Fprintf(stdout, "| %s | %s | %.1f | %s | %.0f | %d |\n", q, thousands(r.eventsPerSec()),
+			r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.OutputRows)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func lastLine(b []byte) []byte {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return []byte(s)
+}
+
+func printBench(w io.Writer, r benchResult) {
+	if r.Error != "" {
+		fmt.Fprintf(w, "%s: failed: %s\n", r.Query, r.Error)
+		return
+	}
+	fmt.Fprintf(w, "%s: %d events in %.2f s: %s events/s; CPU %.2f s (%s events per CPU second); peak RSS %.0f MB; %d output rows\n",
+		r.Query, r.Events, r.Seconds, thousands(r.eventsPerSec()), r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.OutputRows)
+}
+
+func thousands(f float64) string {
+	s := strconv.FormatInt(int64(f+0.5), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// benchQuery runs one query in this process and measures it from the
+// INSERT's submission to the job's end.
+func benchQuery(q string, events int64, par int) benchResult {
+	r := benchResult{Query: q, Events: events}
+	fail := func(err error) benchResult { r.Error = err.Error(); return r }
+	text, err := nexmarkq.Query(q)
+	if err != nil {
+		return fail(err)
+	}
+	ddl := nexmarkq.DDL()
+	const eventsOpt = "'events.num' = '10000000'"
+	if !strings.Contains(ddl, eventsOpt) {
+		return fail(fmt.Errorf("ddl.sql no longer sets %s", eventsOpt))
+	}
+	ddl = strings.ReplaceAll(ddl, eventsOpt, fmt.Sprintf("'events.num' = '%d'", events))
+	// q10 writes files: into a temporary directory, removed afterwards.
+	if strings.Contains(text, "'path' = 'nexmark-q10'") {
+		dir, err := os.MkdirTemp("", "nexmark-q10-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+		text = strings.ReplaceAll(text, "'path' = 'nexmark-q10'", "'path' = '"+dir+"'")
+	}
+	s := engine.NewSession(io.Discard)
+	if err := s.Conf.Set("parallelism.default", strconv.Itoa(par)); err != nil {
+		return fail(err)
+	}
+	stmts, err := parser.Parse(ddl + "\n" + text)
+	if err != nil {
+		return fail(err)
+	}
+	var job *engine.Job
+	var start time.Time
+	var cpu0 float64
+	for _, st := range stmts {
+		if job == nil {
+			start, cpu0 = time.Now(), cpuSeconds()
+		}
+		res, err := s.Execute(context.Background(), st)
+		if err != nil {
+			return fail(err)
+		}
+		if res.Job != nil {
+			if job != nil {
+				return fail(fmt.Errorf("%s starts more than one job", q))
+			}
+			job = res.Job
+		}
+	}
+	if job == nil {
+		return fail(fmt.Errorf("%s starts no job", q))
+	}
+	if err := job.Wait(); err != nil {
+		return fail(err)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	r.CPUSeconds = cpuSeconds() - cpu0
+	_, r.OutputRows = job.Records()
+	r.PeakRSSMB = peakRSSMB()
+	return r
+}
+
+// cpuSeconds is the user and system CPU time of this process so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), in MB.
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+				kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+				if err == nil {
+					return kb / 1024
+				}
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		return float64(ru.Maxrss) / 1024 // kB on Linux
+	}
+	return 0
+}
