@@ -64,7 +64,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		return rel{}, b.errf(tn, "window table functions are not supported yet")
 	}
 	if tn.AsOf != nil {
-		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are not supported yet")
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are only supported as the right side of a join")
 	}
 	q := alias
 	if q == "" {
@@ -168,7 +168,9 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	if err != nil {
 		return rel{}, err
 	}
+	asOf, reattach := detachAsOf(j.Right) // a temporal join (build_timejoin.go)
 	r, err := b.buildFrom(j.Right)
+	reattach()
 	if err != nil {
 		return rel{}, err
 	}
@@ -201,9 +203,11 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	nr := len(r.scope)
 	// Time bounds between rowtime attributes make an interval join
 	// (build_timejoin.go); they are not residual conditions then.
-	tb, err := b.intervalJoinBounds(j.On.Expr, l, r)
-	if err != nil {
-		return rel{}, err
+	var tb *intervalBounds
+	if asOf == nil {
+		if tb, err = b.intervalJoinBounds(j.On.Expr, l, r); err != nil {
+			return rel{}, err
+		}
 	}
 	// Key expressions of each side; plain columns stay columns, anything
 	// else (k % 10, a cast to a common type) becomes an extra column that
@@ -233,7 +237,9 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		case s == sideLeft && (jt == operators.InnerJoin || jt == operators.RightJoin):
 			// The left side does not need to be preserved: filter it early.
 			lFilter = andExpr(lFilter, e)
-		case s == sideRight && (jt == operators.InnerJoin || jt == operators.LeftJoin):
+		case s == sideRight && (jt == operators.InnerJoin || jt == operators.LeftJoin) && asOf == nil:
+			// (A filter below a versioned table would change which
+			// version is valid when: it stays a join condition.)
 			rFilter = andExpr(rFilter, expr.RemapColumns(e, shiftMap(nl, nr)))
 		default:
 			residual = andExpr(residual, e)
@@ -269,6 +275,11 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
 	if tb != nil {
 		jn = newIntervalJoin(jn.(*JoinNode), tb)
+	}
+	if asOf != nil {
+		if jn, err = b.newTemporalJoin(jn.(*JoinNode), asOf, l); err != nil {
+			return rel{}, err
+		}
 	}
 	if nle == 0 && nre == 0 {
 		return rel{node: jn, scope: scope}, nil

@@ -358,3 +358,110 @@ type partitionedNode interface {
 type translatedNode interface {
 	translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error)
 }
+
+// ---- temporal joins ----
+
+// detachAsOf takes a temporal join's FOR SYSTEM_TIME AS OF (TiDB's AS OF
+// TIMESTAMP) off the right side's table name, so the table builds as a
+// plain one; reattach puts it back, since view and CTE ASTs are built
+// again on every use.
+func detachAsOf(right ast.ResultSetNode) (asOf *ast.AsOfClause, reattach func()) {
+	ts, ok := right.(*ast.TableSource)
+	if !ok {
+		return nil, func() {}
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok || tn.AsOf == nil {
+		return nil, func() {}
+	}
+	asOf, tn.AsOf = tn.AsOf, nil
+	return asOf, func() { tn.AsOf = asOf }
+}
+
+// newTemporalJoin turns the planned join jn of l with a versioned table
+// into an event-time temporal join: the right side must have a primary
+// key (upsert key) covered by the join keys and one rowtime attribute;
+// the AS OF time must be a rowtime attribute of the left side.
+func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*TemporalJoinNode, error) {
+	if jn.Type != operators.InnerJoin && jn.Type != operators.LeftJoin {
+		return nil, b.errf(asOf.TsExpr, "a temporal join (FOR SYSTEM_TIME AS OF) is an INNER or LEFT join")
+	}
+	te, err := expr.Bind(asOf.TsExpr, &expr.Scope{Columns: l.scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return nil, err
+	}
+	lt, ok := expr.ColumnIndex(te)
+	if !ok || !isRowtime(l.node, lt) {
+		return nil, b.errf(asOf.TsExpr, "FOR SYSTEM_TIME AS OF needs a rowtime attribute of the left side (a column with a WATERMARK); %s is not one (processing-time temporal joins are not supported yet)", te)
+	}
+	ln, rn := jn.inputs[0], jn.inputs[1]
+	if !ln.Mode().IsInsertOnly() {
+		return nil, b.errf(asOf.TsExpr, "an event-time temporal join needs an append-only left input; it is updating (%s)", ln.Mode())
+	}
+	pk := rn.UpsertKey()
+	var rts []int
+	for i, rt := range rowtimeColumns(rn) {
+		if rt {
+			rts = append(rts, i)
+		}
+	}
+	if pk == nil || len(rts) != 1 {
+		return nil, b.errf(asOf.TsExpr, "the right side of a temporal join must be a versioned table: a PRIMARY KEY (or a deduplicating view) and a WATERMARK")
+	}
+	for _, k := range pk {
+		found := false
+		for _, rk := range jn.RightKeys {
+			found = found || rk == k
+		}
+		if !found {
+			return nil, b.errf(asOf.TsExpr, "a temporal join's ON condition must equate the versioned table's whole primary key (%s)", colNames(rn.Columns(), pk))
+		}
+	}
+	n := &TemporalJoinNode{JoinNode: *jn, LeftTime: lt, RightTime: rts[0]}
+	n.mode = dyntable.InsertOnly
+	return n, nil
+}
+
+// TemporalJoinNode is an event-time temporal join with a versioned table:
+// each left row joins the version valid at its time; insert-only.
+type TemporalJoinNode struct {
+	JoinNode
+	LeftTime, RightTime int
+}
+
+func (n *TemporalJoinNode) Explain() string {
+	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
+	var eq []string
+	for i := range n.LeftKeys {
+		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	}
+	s := fmt.Sprintf("TemporalJoin(joinType=[%s], where=[%s], leftTime=[%s], rightTime=[%s]",
+		joinNames[n.Type], strings.Join(eq, " AND "), l[n.LeftTime].Name, r[n.RightTime].Name)
+	if n.Cond != nil {
+		s += ", condition=[" + n.Cond.String() + "]"
+	}
+	return s + ")"
+}
+
+// rowtimeColumns: the left side's attributes stay rowtime (each row is
+// emitted when the watermark reaches its time, before that watermark);
+// the right side's become plain timestamps.
+func (n *TemporalJoinNode) rowtimeColumns() []bool {
+	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.inputs[1].Columns()))...)
+}
+
+func (n *TemporalJoinNode) exchange(i int) string {
+	return exchangeFor(&n.JoinNode, i)
+}
+
+func (n *TemporalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
+	le, p := t.keyed(ins[0], n.LeftKeys)
+	re, _ := t.keyed(ins[1], n.RightKeys)
+	spec := operators.TemporalJoinSpec{
+		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
+		LeftTime: n.LeftTime, RightTime: n.RightTime,
+	}
+	return &dataflow.Node{Name: "TemporalJoin", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewTemporalJoin(spec), nil }}, nil
+}
