@@ -53,8 +53,8 @@ func TestDebeziumJSON(t *testing.T) {
 		`{"before": {"id": 1, "name": "a"}, "after": {"id": 1, "name": "A"}, "op": "u"}`,
 		`{"before": {"id": 2, "name": "b"}, "after": null, "op": "d"}`,
 		`{"before": {"id": 1, "name": "a"}, "after": {"id": "x"}, "op": "u"}`, // bad after: nothing
-		`{"before": null, "after": {"id": 3}, "op": "u"}`,                   // update without before
-		`{"after": {"id": 3}, "op": "t"}`,                                    // unknown op
+		`{"before": null, "after": {"id": 3}, "op": "u"}`,                     // update without before
+		`{"after": {"id": 3}, "op": "t"}`,                                     // unknown op
 	)
 	want := []string{"+I[1, a]", "+I[2, b]", "-U[1, a]", "+U[1, A]", "-D[2, b]"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {

@@ -91,7 +91,7 @@ func srcWriteBills(t *testing.T, addr, topic string, bills ...[3]int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w := &kafkago.Writer{Addr: kafkago.TCP(addr), Topic: topic, RequiredAcks: kafkago.RequireAll,
-		Balancer: kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return m.Partition }),
+		Balancer:  kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return m.Partition }),
 		BatchSize: 5000, BatchTimeout: time.Millisecond}
 	defer w.Close()
 	ms := make([]kafkago.Message, len(bills))
