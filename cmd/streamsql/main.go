@@ -113,7 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	showVersion := fs.Bool("version", false, "print the version")
 	var sets setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
-	vars := varFlags{}
+	vars := repl.Vars{}
 	fs.Var(vars, "var", "replace ${name} in scripts by value, `name=value`; may be repeated")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
@@ -162,7 +162,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	runFile := func(name, sql string, o repl.ScriptOptions) int {
-		sql = substitute(sql, vars, stderr, name)
+		sql = repl.Substitute(sql, vars, stderr, name)
 		o.Name, o.ContinueOnError, o.Out, o.Err = name, *cont, stdout, stderr
 		err := repl.RunScript(ctx, s, sql, o)
 		switch {

@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 	"strings"
 )
 
-// varFlags collects --var name=value.
-type varFlags map[string]string
+// Vars are script variables: --var name=value on the command line.
+type Vars map[string]string
 
-func (v varFlags) String() string { return "" }
+// String implements flag.Value.
+func (v Vars) String() string { return "" }
 
-func (v varFlags) Set(kv string) error {
+// Set implements flag.Value: it takes name=value.
+func (v Vars) Set(kv string) error {
 	k, val, ok := strings.Cut(kv, "=")
 	k = strings.TrimSpace(k)
 	if !ok || !varName.MatchString(k) {
@@ -27,12 +29,12 @@ var (
 	varRef  = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_.]*)\}`)
 )
 
-// substitute replaces ${name} in a script by the value given with
+// Substitute replaces ${name} in a script by the value given with
 // --var name=value, so that one script serves several environments
 // (broker addresses, database URLs, directories). A ${name} without a
 // --var is left as written, with a warning, since it may be meant
 // literally inside a string.
-func substitute(script string, vars varFlags, warn io.Writer, file string) string {
+func Substitute(script string, vars Vars, warn io.Writer, file string) string {
 	warned := map[string]bool{}
 	return varRef.ReplaceAllStringFunc(script, func(ref string) string {
 		name := varRef.FindStringSubmatch(ref)[1]

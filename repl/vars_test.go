@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"bytes"
@@ -7,14 +7,14 @@ import (
 )
 
 func TestSubstitute(t *testing.T) {
-	vars := varFlags{}
+	vars := Vars{}
 	for _, kv := range []string{"bootstrap=127.0.0.1:9092", "dir.ckpt=/tmp/x y"} {
 		if err := vars.Set(kv); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var warn bytes.Buffer
-	got := substitute("a='${bootstrap}', b='${dir.ckpt}', c='${missing}', d='${missing}', e='$bootstrap'", vars, &warn, "job.sql")
+	got := Substitute("a='${bootstrap}', b='${dir.ckpt}', c='${missing}', d='${missing}', e='$bootstrap'", vars, &warn, "job.sql")
 	want := "a='127.0.0.1:9092', b='/tmp/x y', c='${missing}', d='${missing}', e='$bootstrap'"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
