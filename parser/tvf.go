@@ -35,6 +35,11 @@ var tvfDurationUnits = map[string]time.Duration{
 	"WEEK":        7 * 24 * time.Hour,
 }
 
+// SessionGroupWindow is the name the group window SESSION(ts, gap) (in
+// GROUP BY, the older form of session windows) is given, because TiDB
+// does not accept SESSION as a function name.
+const SessionGroupWindow = "__session"
+
 func (c *stmtCtx) rewriteWindowTVFs() *posError {
 	for i := range c.toks {
 		fn := c.upper(i)
@@ -45,6 +50,11 @@ func (c *stmtCtx) rewriteWindowTVFs() *posError {
 		// Only a call whose first argument is a table is a window TVF;
 		// TUMBLE(ts, INTERVAL ...) in GROUP BY is an ordinary function.
 		if !c.isKw(i+2, "TABLE") && !(c.isKw(i+2, "DATA") && c.isPunct(i+3, "=>")) {
+			if fn == "SESSION" {
+				// SESSION is a keyword to TiDB: the group window
+				// SESSION(ts, gap) becomes __session(ts, gap).
+				c.replace(i, i, SessionGroupWindow)
+			}
 			continue
 		}
 		open, close := i+1, c.match[i+1]

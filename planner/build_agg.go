@@ -72,6 +72,11 @@ func findWindowFunc(fields []field) *ast.WindowFuncExpr {
 //	+- GroupAggregate(group keys ++ aggregates)
 //	   +- Calc(group key expressions ++ aggregate arguments)
 func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []field) (rel, error) {
+	// GROUP BY TUMBLE(ts, ...) and kin (build_window_legacy.go).
+	in, err := b.legacyGroupWindow(in, sel, fields)
+	if err != nil {
+		return rel{}, err
+	}
 	inScope := &expr.Scope{Columns: in.scope}
 	var groupAST []ast.ExprNode
 	var pre []expr.Expr

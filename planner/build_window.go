@@ -42,8 +42,8 @@ type WindowTVFNode struct {
 	// passes each row once, with the time attribute in the window
 	// columns, and the aggregation assigns the windows.
 	Fused bool
-	// line and col locate the call in the user's text, for errors.
-	line, col int
+	// errAt makes an error positioned at the call in the user's text.
+	errAt func(format string, args ...any) error
 }
 
 func (n *WindowTVFNode) Explain() string {
@@ -135,7 +135,7 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	if attr == attrProctime && spec.Kind == operators.WindowSession {
 		return rel{}, errAt("SESSION windows over processing time are not supported")
 	}
-	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, line: tvf.Line, col: tvf.Col}
+	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: errAt}
 	for _, p := range tvf.PartitionBy {
 		idx := -1
 		for i, c := range in.scope {

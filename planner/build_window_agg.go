@@ -86,13 +86,13 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 	}
 	if tvf == nil {
 		if t := findWindowTVF(pre); t != nil && t.Window.Kind == operators.WindowSession {
-			return nil, b.stmt.ErrorAt(t.line, t.col, "SESSION windows must be aggregated with GROUP BY window_start, window_end")
+			return nil, t.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 		}
 		return agg, nil
 	}
 	if !start || !end {
 		if tvf.Window.Kind == operators.WindowSession {
-			return nil, b.stmt.ErrorAt(tvf.line, tvf.col, "SESSION windows must be aggregated with GROUP BY window_start, window_end")
+			return nil, tvf.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 		}
 		// GROUP BY window_start alone is an ordinary, updating aggregation
 		// over the assigned windows.
@@ -100,11 +100,11 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 	}
 	wcols, err := windowColsUpTo(pre, tvf)
 	if err != nil {
-		return nil, b.stmt.ErrorAt(tvf.line, tvf.col, "%v", err)
+		return nil, tvf.errAt("%v", err)
 	}
 	for _, a := range agg.Aggs {
 		if a.Kind != operators.AggCountStar && wcols[a.Arg] {
-			return nil, b.stmt.ErrorAt(tvf.line, tvf.col, "in a window aggregation the window columns can only be GROUP BY keys, not aggregate arguments")
+			return nil, tvf.errAt("in a window aggregation the window columns can only be GROUP BY keys, not aggregate arguments")
 		}
 	}
 	if tvf.Window.Kind == operators.WindowSession {
@@ -117,7 +117,7 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 			}
 			if !found {
 				name := tvf.inputs[0].Columns()[p].Name
-				return nil, b.stmt.ErrorAt(tvf.line, tvf.col, "SESSION ... PARTITION BY %s: the window aggregation must GROUP BY %s too", name, name)
+				return nil, tvf.errAt("SESSION ... PARTITION BY %s: the window aggregation must GROUP BY %s too", name, name)
 			}
 		}
 	}
