@@ -15,7 +15,7 @@ import (
 // tjDiscard drops output and accepts the held-back watermarks.
 type tjDiscard struct{ rows int }
 
-func (d *tjDiscard) Emit(c *dyntable.Chunk)     { d.rows += c.Len() }
+func (d *tjDiscard) Emit(c *dyntable.Chunk)    { d.rows += c.Len() }
 func (d *tjDiscard) EmitWatermark(int64) error { return nil }
 
 // BenchmarkIntervalJoinOperator drives the interval join operator alone:
