@@ -549,6 +549,7 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 	if rk.Limit != 1 {
 		rk.key = nil
 	}
+	b.windowRankFolded(in.node, rk) // build_window_rank.go
 	return true, nil
 }
 

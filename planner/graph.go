@@ -151,6 +151,13 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		d = &dataflow.Node{Name: "Join", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}
 	case *RankNode:
+		if wd, ok, err := t.windowRank(n, ins); ok { // build_window_rank.go
+			if err != nil {
+				return nil, err
+			}
+			d = wd
+			break
+		}
 		e, p := t.keyed(ins[0], n.PartitionKeys)
 		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
 			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),

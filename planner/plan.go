@@ -198,6 +198,9 @@ type RankNode struct {
 }
 
 func (n *RankNode) Explain() string {
+	if s := windowRankExplain(n); s != "" { // build_window_rank.go
+		return s
+	}
 	in := n.inputs[0].Columns()
 	var ord []string
 	for _, k := range n.OrderBy {
