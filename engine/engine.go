@@ -413,6 +413,21 @@ func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Gra
 			}
 		}
 	}
+	// Hook for the exactly-once Kafka sinks (connectors/kafka): a sink
+	// whose transactions must outlive a checkpoint interval (Kafka's
+	// transaction timeout) validates it here, at job start, before any
+	// row is written. An optional ability, found by type assertion.
+	if plan.Root != nil && plan.Root.Table != nil {
+		if sk, err := plan.Root.Table.Sink(s.env); err == nil {
+			if c, ok := sk.(interface {
+				CheckCheckpointInterval(interval time.Duration, bounded bool) error
+			}); ok {
+				if err := c.CheckCheckpointInterval(s.Conf.Duration("execution.checkpointing.interval"), bounded); err != nil {
+					return nil, fmt.Errorf("table '%s': %w", plan.Root.Table.Name, err)
+				}
+			}
+		}
+	}
 	opts, coord, err := s.checkpointOptions(name, plan, g)
 	if err != nil {
 		return nil, err
