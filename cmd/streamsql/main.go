@@ -94,6 +94,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return runTests(args[1:], stdout, stderr)
 		case "bench":
 			return runBench(args[1:], stdout, stderr)
+		case "kafka":
+			return runKafka(args[1:], stdout, stderr)
 		case "version":
 			fmt.Fprintln(stdout, versionString())
 			return 0
