@@ -273,13 +273,9 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	cols = append(cols, rn.Columns()[nr:]...)
 	var jn Node = &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: mode},
 		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
-	if tb != nil {
-		jn = newIntervalJoin(jn.(*JoinNode), tb)
-	}
-	if asOf != nil {
-		if jn, err = b.newTemporalJoin(jn.(*JoinNode), asOf, l); err != nil {
-			return rel{}, err
-		}
+	// Interval, temporal and window joins: build_timejoin.go.
+	if jn, err = b.timeJoin(jn.(*JoinNode), tb, asOf, l); err != nil {
+		return rel{}, err
 	}
 	if nle == 0 && nre == 0 {
 		return rel{node: jn, scope: scope}, nil

@@ -58,6 +58,12 @@ func rowtimeColumns(n Node) []bool {
 				out[i] = out[i] && rt
 			}
 		}
+	case *WindowTVFNode, *WindowAggNode:
+		// The window nodes' own tracer (build_window.go) knows their
+		// window_time.
+		for i := range out {
+			out[i] = timeAttrOf(n, i) == attrRowtime
+		}
 	}
 	return out
 }
@@ -464,4 +470,110 @@ func (n *TemporalJoinNode) translate(t *translator, ins []*dataflow.Node) (*data
 	}
 	return &dataflow.Node{Name: "TemporalJoin", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
 		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewTemporalJoin(spec), nil }}, nil
+}
+
+// ---- the dispatch from buildJoin ----
+
+// timeJoin turns the planned regular join jn into a join over time when
+// it is one: an interval join when tb holds time bounds, a temporal join
+// when the right side had FOR SYSTEM_TIME AS OF, a window join when both
+// sides are windowed and the keys equate their window_start and
+// window_end; otherwise it returns jn.
+func (b *builder) timeJoin(jn *JoinNode, tb *intervalBounds, asOf *ast.AsOfClause, l rel) (Node, error) {
+	switch {
+	case tb != nil:
+		return newIntervalJoin(jn, tb), nil
+	case asOf != nil:
+		return b.newTemporalJoin(jn, asOf, l)
+	}
+	if wj := newWindowJoin(jn); wj != nil {
+		return wj, nil
+	}
+	return jn, nil
+}
+
+// ---- window joins ----
+
+// WindowJoinNode joins two windowed inputs window by window: its keys
+// equate window_start and window_end of the two sides. Insert-only.
+type WindowJoinNode struct {
+	JoinNode
+	LeftEnd, RightEnd int // window_end columns
+}
+
+// newWindowJoin returns jn as a window join when both inputs are
+// insert-only event-time windowed relations and the keys pair their
+// window_start and their window_end, else nil.
+func newWindowJoin(jn *JoinNode) *WindowJoinNode {
+	ln, rn := jn.inputs[0], jn.inputs[1]
+	if !ln.Mode().IsInsertOnly() || !rn.Mode().IsInsertOnly() {
+		return nil
+	}
+	start, end := -1, -1
+	for i := range jn.LeftKeys {
+		lw, lc, lok := windowColOf(ln, jn.LeftKeys[i])
+		rw, rc, rok := windowColOf(rn, jn.RightKeys[i])
+		if !lok || !rok || lc != rc || procTimeWindow(lw) || procTimeWindow(rw) {
+			continue
+		}
+		switch lc {
+		case operators.WinStart:
+			start = i
+		case operators.WinEnd:
+			end = i
+		}
+	}
+	if start < 0 || end < 0 {
+		return nil
+	}
+	n := &WindowJoinNode{JoinNode: *jn, LeftEnd: jn.LeftKeys[end], RightEnd: jn.RightKeys[end]}
+	n.mode = dyntable.InsertOnly
+	return n
+}
+
+// procTimeWindow reports whether a window node windows processing time.
+func procTimeWindow(n Node) bool {
+	switch x := n.(type) {
+	case *WindowTVFNode:
+		return x.ProcTime
+	case *WindowAggNode:
+		return x.ProcTime
+	}
+	return true // unknown: not a window join
+}
+
+func (n *WindowJoinNode) Explain() string {
+	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
+	var eq []string
+	for i := range n.LeftKeys {
+		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	}
+	s := fmt.Sprintf("WindowJoin(joinType=[%s], where=[%s], leftWindowEnd=[%s], rightWindowEnd=[%s]",
+		joinNames[n.Type], strings.Join(eq, " AND "), l[n.LeftEnd].Name, r[n.RightEnd].Name)
+	if n.Cond != nil {
+		s += ", condition=[" + n.Cond.String() + "]"
+	}
+	return s + ")"
+}
+
+// rowtimeColumns: a window's rows are emitted when the watermark reaches
+// window_time, before that watermark, so both sides' attributes stay.
+func (n *WindowJoinNode) rowtimeColumns() []bool {
+	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
+}
+
+func (n *WindowJoinNode) exchange(i int) string {
+	return exchangeFor(&n.JoinNode, i)
+}
+
+func (n *WindowJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
+	le, p := t.keyed(ins[0], n.LeftKeys)
+	re, _ := t.keyed(ins[1], n.RightKeys)
+	spec := operators.WindowJoinSpec{
+		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
+		LeftEnd: n.LeftEnd, RightEnd: n.RightEnd,
+	}
+	return &dataflow.Node{Name: "WindowJoin", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWindowJoin(spec), nil }}, nil
 }

@@ -1,0 +1,199 @@
+package operators
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// WindowJoinSpec describes a window join: two windowed inputs (window
+// table functions or window aggregations) joined on equal window_start,
+// equal window_end and further keys.
+type WindowJoinSpec struct {
+	// Join holds the join type, the keys — which include the window_start
+	// and window_end pairs — the widths and the residual condition.
+	Join JoinSpec
+	// LeftEnd and RightEnd are the window_end columns of each input.
+	LeftEnd, RightEnd int
+}
+
+// NewWindowJoin returns the window join operator (Flink's
+// WindowJoinOperator). Input 0 is the left side, input 1 the right; an
+// output row is the left columns followed by the right columns.
+//
+// Semantics. Rows are buffered per join key — which holds the window —
+// until the window fires: when the watermark reaches window_end - 1 ms,
+// the window's largest timestamp, as for window aggregation. Then the
+// window's rows of both sides with the key are joined: every pair that
+// satisfies the residual condition is emitted as +I, and for an outer
+// side every row without a match is emitted padded with NULLs; the
+// window's state is dropped. The output is insert-only, and so must the
+// inputs be. A row whose window has already fired (window_end - 1 ms <=
+// watermark) is late and dropped, as is a row with a NULL key.
+//
+// Output order: windows in (window_end, key) order; within a window, the
+// left rows in arrival order, each with its matches in right arrival
+// order, then the padded right rows.
+//
+// State: per side a ValueState keyed by the join key holding the rows in
+// arrival order; timers in eventTimers at window_end - 1 ms.
+func NewWindowJoin(spec WindowJoinSpec) dataflow.Operator {
+	return &windowJoinOp{spec: spec}
+}
+
+type windowJoinOp struct {
+	spec   WindowJoinSpec
+	name   string
+	sides  [2]state.ValueState[ijRows]
+	timers *eventTimers
+	shape  joinOp
+	keys   [2][]int
+	end    [2]int
+	outer  [2]bool
+	wm     int64
+}
+
+func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
+	s := j.spec
+	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
+	if s.Join.Type > FullJoin {
+		return fmt.Errorf("%s: unknown join type", j.name)
+	}
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) {
+		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
+	}
+	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
+	j.end = [2]int{s.LeftEnd, s.RightEnd}
+	j.shape.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
+	j.outer = [2]bool{s.Join.Type == LeftJoin || s.Join.Type == FullJoin, s.Join.Type == RightJoin || s.Join.Type == FullJoin}
+	for side := range 2 {
+		for _, c := range append([]int{j.end[side]}, j.keys[side]...) {
+			if c < 0 || c >= j.shape.width[side] {
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), c, j.shape.width[side])
+			}
+		}
+	}
+	j.wm = dataflow.MinWatermark
+	var err error
+	if j.sides[0], err = state.NewValueState[ijRows](ctx.State, "windowjoin.left", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.sides[1], err = state.NewValueState[ijRows](ctx.State, "windowjoin.right", ijRowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.timers, err = newEventTimers(ctx, "windowjoin.timers"); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
+}
+
+func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Collector) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("%s: unknown input %d", j.name, input)
+	}
+	for _, ch := range c.Changes {
+		if !ch.Kind.IsAccumulate() {
+			return fmt.Errorf("%s: %s row; a window join takes append-only inputs", j.name, ch.Kind)
+		}
+		row := ch.Row
+		if len(row) != j.shape.width[input] {
+			return fmt.Errorf("%s: %s row has %d columns, want %d", j.name, joinSideName(input), len(row), j.shape.width[input])
+		}
+		ev := row[j.end[input]]
+		if ev.IsNull() {
+			continue
+		}
+		if ev.Kind() != types.KindTimestamp {
+			return fmt.Errorf("%s: window_end holds %v, not a TIMESTAMP", j.name, ev.Kind())
+		}
+		fireAt := addSat(ev.Timestamp(), -WindowTimeOffset)
+		if fireAt <= j.wm {
+			continue // late: the window has fired
+		}
+		key, hasNull := joinEncodeKey(nil, row, j.keys[input])
+		if hasNull {
+			continue // never matches; Flink drops it too
+		}
+		cur, _, err := j.sides[input].Get(key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+		if err := j.sides[input].Put(key, nv); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		if err := j.timers.register(fireAt, 0, key); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	return nil
+}
+
+// ProcessWatermark joins and drops the windows that fire.
+func (j *windowJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	j.wm = wm
+	fired, err := j.timers.due(wm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	var em emitter
+	for _, t := range fired {
+		if err := j.fire(t.key, &em); err != nil {
+			return err
+		}
+	}
+	em.flush(out)
+	return nil
+}
+
+func (j *windowJoinOp) fire(key []byte, em *emitter) error {
+	var rows [2][]types.Row
+	for side := range 2 {
+		v, _, err := j.sides[side].Get(key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		rows[side] = v.Rows
+		if err := j.sides[side].Delete(key); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	rightMatched := make([]bool, len(rows[1]))
+	for _, l := range rows[0] {
+		matched := false
+		for ri, r := range rows[1] {
+			joined := j.shape.concat(0, l, r)
+			if c := j.spec.Join.Condition; c != nil {
+				ok, err := c(joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			matched, rightMatched[ri] = true, true
+			em.add(dyntable.Insert, joined)
+		}
+		if !matched && j.outer[0] {
+			em.add(dyntable.Insert, j.shape.pad(0, l))
+		}
+	}
+	if j.outer[1] {
+		for ri, r := range rows[1] {
+			if !rightMatched[ri] {
+				em.add(dyntable.Insert, j.shape.pad(1, r))
+			}
+		}
+	}
+	return nil
+}
+
+func (j *windowJoinOp) Finish(dataflow.Collector) error { return nil }
+func (j *windowJoinOp) Close() error                    { return nil }
