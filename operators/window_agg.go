@@ -192,8 +192,8 @@ func (w *WindowAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		}
 		return w.fire(w.now()-WindowTimeOffset, out)
 	}
-	w.wm = wm
-	return w.fire(wm, out)
+	w.wm = max(w.wm, wm) // after a restore the restored watermark may be ahead
+	return w.fire(w.wm, out)
 }
 
 // Finish implements dataflow.Operator: at the end of a bounded input

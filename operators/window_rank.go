@@ -139,8 +139,8 @@ func (r *WindowRank) ProcessChunk(_ int, in *dyntable.Chunk, _ dataflow.Collecto
 // ProcessWatermark implements dataflow.Operator: it emits the windows
 // the watermark passed.
 func (r *WindowRank) ProcessWatermark(wm int64, out dataflow.Collector) error {
-	r.wm = wm
-	due, err := r.timers.due(wm)
+	r.wm = max(r.wm, wm) // after a restore the restored watermark may be ahead
+	due, err := r.timers.due(r.wm)
 	if err != nil {
 		return err
 	}

@@ -157,9 +157,9 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 
 // ProcessWatermark implements dataflow.Operator.
 func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
-	s.wm = wm
+	s.wm = max(s.wm, wm) // after a restore the restored watermark may be ahead
 	var em emitter
-	due, err := s.timers.due(wm)
+	due, err := s.timers.due(s.wm)
 	if err != nil {
 		return err
 	}

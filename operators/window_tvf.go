@@ -55,7 +55,7 @@ func (w *WindowTableFunction) LateDropped() int64 { return w.late }
 
 // ProcessWatermark implements dataflow.Operator.
 func (w *WindowTableFunction) ProcessWatermark(wm int64, _ dataflow.Collector) error {
-	w.wm = wm
+	w.wm = max(w.wm, wm) // after a restore the restored watermark may be ahead
 	return nil
 }
 
