@@ -57,6 +57,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	events := fs.Int64("events", 10_000_000, "events to generate, of all kinds")
 	par := fs.Int("parallelism", 1, "parallelism.default of the job")
 	asJSON := fs.Bool("json", false, "print one JSON object per query")
+	var sets setFlags
+	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -76,7 +78,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(qs) == 1 {
-		r := benchQuery(qs[0], *events, *par)
+		r := benchQuery(qs[0], *events, *par, sets)
 		if *asJSON {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
@@ -95,14 +97,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Nexmark, %d events per query, parallelism %d, GOMAXPROCS %d, %s\n\n",
-		*events, *par, runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(stdout, "Nexmark, %d events per query, parallelism %d, GOMAXPROCS %d, options %v, %s\n\n",
+		*events, *par, runtime.GOMAXPROCS(0), []string(sets), time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintln(stdout, "| query | events/s | CPU s | events per CPU s | peak RSS MB | output rows |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	failed := false
 	for _, q := range qs {
-		cmd := exec.Command(self, "bench", "nexmark", "--json", "--query", q,
-			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par))
+		args := []string{"bench", "nexmark", "--json", "--query", q,
+			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par)}
+		for _, kv := range sets {
+			args = append(args, "--set", kv)
+		}
+		cmd := exec.Command(self, args...)
 		cmd.Stderr = stderr
 		out, _ := cmd.Output()
 		var r benchResult
@@ -154,7 +160,7 @@ func thousands(f float64) string {
 
 // benchQuery runs one query in this process and measures it from the
 // INSERT's submission to the job's end.
-func benchQuery(q string, events int64, par int) benchResult {
+func benchQuery(q string, events int64, par int, sets []string) benchResult {
 	r := benchResult{Query: q, Events: events}
 	fail := func(err error) benchResult { r.Error = err.Error(); return r }
 	text, err := nexmarkq.Query(q)
@@ -179,6 +185,15 @@ func benchQuery(q string, events int64, par int) benchResult {
 	s := engine.NewSession(io.Discard)
 	if err := s.Conf.Set("parallelism.default", strconv.Itoa(par)); err != nil {
 		return fail(err)
+	}
+	for _, kv := range sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fail(fmt.Errorf("--set wants key=value, got %q", kv))
+		}
+		if err := s.Conf.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return fail(err)
+		}
 	}
 	stmts, err := parser.Parse(ddl + "\n" + text)
 	if err != nil {
