@@ -1,0 +1,38 @@
+package bench
+
+import (
+	"fmt"
+
+	"strings"
+	"testing"
+
+	nexmarkq "github.com/streamsql/streamsql/examples/nexmark"
+)
+
+// BenchmarkNexmark runs each Nexmark query of examples/nexmark over b.N
+// generated events (one op is one event, of any kind) at parallelism 1:
+//
+//	go test -run=NONE -bench=Nexmark/q5 -benchtime=1000000x ./bench
+//
+// `streamsql bench nexmark` measures the same with CPU time and peak RSS;
+// BENCHMARKS.md records its figures.
+func BenchmarkNexmark(b *testing.B) {
+	for _, q := range nexmarkq.Queries() {
+		b.Run(q, func(b *testing.B) {
+			text, err := nexmarkq.Query(q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ddl := strings.ReplaceAll(nexmarkq.DDL(), "'events.num' = '10000000'",
+				fmt.Sprintf("'events.num' = '%d'", max(b.N, 50)))
+			if strings.Contains(text, "'path' = 'nexmark-q10'") {
+				dir := b.TempDir()
+				text = strings.ReplaceAll(text, "'path' = 'nexmark-q10'", "'path' = '"+dir+"'")
+			}
+			b.ResetTimer()
+			runScript(b, ddl+"\n"+text)
+			b.StopTimer()
+			b.ReportMetric(float64(max(b.N, 50))/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
