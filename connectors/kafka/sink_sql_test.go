@@ -62,46 +62,37 @@ func runSQL(t *testing.T, sql string) (*engine.Job, error) {
 	return job, nil
 }
 
-// readKs reads topic out and returns how often each k occurs. With
-// first it returns after the first records, else at the end of the log.
-func readKs(t *testing.T, addr string, committed bool, first ...bool) (map[int64]int, int) {
+// readRecords reads topic with franz-go. With first it returns after
+// the first records, else at the end of the log.
+func readRecords(t *testing.T, addr, topic string, committed, first bool) []*kgo.Record {
 	t.Helper()
 	level := kgo.ReadUncommitted()
 	if committed {
 		level = kgo.ReadCommitted()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("out"),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(level),
 		kgo.FetchMaxWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	count := map[int64]int{}
-	total, empty := 0, 0
-	for empty < 3 {
+	var out []*kgo.Record
+	for empty := 0; empty < 3; {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		fs := cl.PollFetches(ctx)
 		cancel()
 		n := 0
 		fs.EachRecord(func(r *kgo.Record) {
 			n++
-			var v struct {
-				K   int64  `json:"k"`
-				Tag string `json:"tag"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil || v.Tag != "x" {
-				t.Fatalf("record %q: %v", r.Value, err)
-			}
-			count[v.K]++
+			out = append(out, r)
 		})
 		for _, e := range fs.Errors() {
 			if !errors.Is(e.Err, context.DeadlineExceeded) {
 				t.Fatal(e.Err)
 			}
 		}
-		total += n
-		if n > 0 && len(first) > 0 && first[0] {
+		if n > 0 && first {
 			break
 		}
 		if n == 0 {
@@ -110,7 +101,26 @@ func readKs(t *testing.T, addr string, committed bool, first ...bool) (map[int64
 			empty = 0
 		}
 	}
-	return count, total
+	return out
+}
+
+// readKs reads topic out and returns how often each k occurs, and the
+// number of records.
+func readKs(t *testing.T, addr string, committed bool, first ...bool) (map[int64]int, int) {
+	t.Helper()
+	rs := readRecords(t, addr, "out", committed, len(first) > 0 && first[0])
+	count := map[int64]int{}
+	for _, r := range rs {
+		var v struct {
+			K   int64  `json:"k"`
+			Tag string `json:"tag"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.Tag != "x" {
+			t.Fatalf("record %q: %v", r.Value, err)
+		}
+		count[v.K]++
+	}
+	return count, len(rs)
 }
 
 // checkExactlyOnce fails unless count holds 1..rows, each once.
@@ -220,4 +230,99 @@ func TestTransactionTimeoutCheckedAtJobStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "'properties.transaction.timeout.ms' (150 ms) must be at least twice 'execution.checkpointing.interval' (100ms)") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// TestAtLeastOnceAndNoneSQL: the Writer-based guarantees deliver every
+// row of a bounded job (each once, since nothing fails here).
+func TestAtLeastOnceAndNoneSQL(t *testing.T) {
+	for _, g := range []string{"at-least-once", "none"} {
+		t.Run(g, func(t *testing.T) {
+			b, err := broker.Start(broker.Config{Topics: []string{"out"}, Partitions: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			const rows = 5000
+			sql := strings.Replace(fmt.Sprintf(eoJob, t.TempDir(), 0, rows, b.Addr(), 60000),
+				"'sink.delivery-guarantee' = 'exactly-once'", "'sink.delivery-guarantee' = '"+g+"'", 1)
+			j, err := runSQL(t, sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			count, _ := readKs(t, b.Addr(), false)
+			checkExactlyOnce(t, count, rows)
+		})
+	}
+}
+
+// TestUpsertKafkaSQL: a grouped aggregate (updates) written exactly once
+// to upsert-kafka, keyed by the primary key. Folding the committed
+// records per key (the last value wins, as an upsert reader does) gives
+// the totals computed here directly from the input.
+func TestUpsertKafkaSQL(t *testing.T) {
+	b, err := broker.Start(broker.Config{Topics: []string{"agg"}, Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const rows = 20000
+	j, err := runSQL(t, fmt.Sprintf(`
+SET 'pipeline.name' = 'kafka-upsert';
+SET 'execution.checkpointing.interval' = '100 ms';
+SET 'state.checkpoints.dir' = '%s';
+SET 'parallelism.default' = '2';
+CREATE TABLE seq (k BIGINT) WITH ('connector' = 'datagen', 'scan.parallelism' = '1', 'rows-per-second' = '20000',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '%d');
+CREATE TABLE agg (g BIGINT, n BIGINT, s BIGINT, PRIMARY KEY (g) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',
+  'topic' = 'agg', 'properties.bootstrap.servers' = '%s', 'key.format' = 'json', 'value.format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'up-test',
+  'properties.transaction.timeout.ms' = '60000');
+INSERT INTO agg SELECT k %% 7, COUNT(*), SUM(k) FROM seq GROUP BY k %% 7;
+`, t.TempDir(), rows, b.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	type total struct{ N, S int64 }
+	ref := map[int64]total{}
+	for k := int64(1); k <= rows; k++ {
+		r := ref[k%7]
+		r.N++
+		r.S += k
+		ref[k%7] = r
+	}
+	view := map[int64]total{}
+	updates := 0
+	for _, r := range readRecords(t, b.Addr(), "agg", true, false) {
+		var key struct{ G int64 }
+		if err := json.Unmarshal(r.Key, &key); err != nil {
+			t.Fatalf("key %q: %v", r.Key, err)
+		}
+		if r.Value == nil {
+			delete(view, key.G)
+			continue
+		}
+		var v struct {
+			G, N, S int64
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.G != key.G {
+			t.Fatalf("value %q for key %q: %v", r.Value, r.Key, err)
+		}
+		view[key.G] = total{v.N, v.S}
+		updates++
+	}
+	if len(view) != len(ref) {
+		t.Fatalf("%d keys, want %d: %v", len(view), len(ref), view)
+	}
+	for g, want := range ref {
+		if view[g] != want {
+			t.Fatalf("key %d: %+v, want %+v", g, view[g], want)
+		}
+	}
+	t.Logf("%d upserts folded into %d keys", updates, len(view))
 }
