@@ -21,6 +21,22 @@ type CheckpointedSource interface {
 	RestorePosition(pos []byte) error
 }
 
+// SourceCheckpointListener is an optional interface of CheckpointedSources
+// that act once a checkpoint has completed, as a Kafka source commits the
+// offsets stored in it to its consumer group, for monitoring. (Hook added
+// for the Kafka source; operators use CheckpointListener.)
+//
+// PositionSaved is called on the source's goroutine right after
+// SnapshotPosition returned pos for checkpoint checkpointID.
+// NotifyCheckpointComplete is called from the checkpoint coordinator's
+// goroutine, concurrently with Run and possibly after Close: it must
+// synchronise with Run itself and return quickly. Its error is logged;
+// it never fails the job.
+type SourceCheckpointListener interface {
+	PositionSaved(checkpointID int64, pos []byte)
+	NotifyCheckpointComplete(checkpointID int64) error
+}
+
 // Checkpointer is the runtime's view of the checkpoint coordinator. Its
 // methods are called concurrently from source and task goroutines.
 type Checkpointer interface {
@@ -71,6 +87,14 @@ func (j *Job) NotifyCheckpointComplete(id int64) error {
 			return nil // the job finished; nobody is left to notify
 		}
 	}
+	// Sources that listen are told directly (SourceCheckpointListener).
+	for _, so := range j.sources {
+		if l, ok := so.src.(SourceCheckpointListener); ok {
+			if err := l.NotifyCheckpointComplete(id); err != nil && j.opts.Log != nil {
+				j.opts.Log.Warn("source: checkpoint complete", "node", so.node.Name, "subtask", so.subtask, "checkpoint", id, "err", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -109,6 +133,9 @@ func (so *sourceOutput) injectBarrier(b Barrier) error {
 	} else {
 		cp.Decline(b, so.node, so.subtask, fmt.Errorf("source %s cannot save its position in a checkpoint", so.node.Name))
 		return nil
+	}
+	if l, ok := so.src.(SourceCheckpointListener); ok {
+		l.PositionSaved(b.CheckpointID, pos)
 	}
 	cp.SourceBarrier(b, so.node, so.subtask, pos)
 	for _, o := range so.outs {

@@ -275,6 +275,21 @@ func (s *projectingSource) RestorePosition(pos []byte) error {
 	return cs.RestorePosition(pos)
 }
 
+// PositionSaved and NotifyCheckpointComplete pass checkpoint events to a
+// wrapped dataflow.SourceCheckpointListener (the Kafka source).
+func (s *projectingSource) PositionSaved(id int64, pos []byte) {
+	if l, ok := s.Source.(dataflow.SourceCheckpointListener); ok {
+		l.PositionSaved(id, pos)
+	}
+}
+
+func (s *projectingSource) NotifyCheckpointComplete(id int64) error {
+	if l, ok := s.Source.(dataflow.SourceCheckpointListener); ok {
+		return l.NotifyCheckpointComplete(id)
+	}
+	return nil
+}
+
 func (s *projectingSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	return s.Source.Run(ctx, &projectingOutput{SourceOutput: out, fields: s.fields})
 }

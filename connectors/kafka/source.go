@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -94,9 +95,28 @@ type Source struct {
 
 	skipped  atomic.Int64
 	firstErr error // the first skipped record's error
+
+	// Offsets committed to the consumer group on checkpoint completion,
+	// for monitoring (see commitLoop). Guarded by mu.
+	saved    []savedPosition // positions of checkpoints not yet complete
+	toCommit []int64         // the latest completed checkpoint's offsets
+	kick     chan struct{}   // wakes commitLoop
 }
 
-var _ dataflow.CheckpointedSource = (*Source)(nil)
+// savedPosition is the position stored in checkpoint id.
+type savedPosition struct {
+	id      int64
+	offsets []int64
+}
+
+// maxSavedPositions bounds the positions of checkpoints that never
+// complete (declined, expired) kept while waiting.
+const maxSavedPositions = 16
+
+var (
+	_ dataflow.CheckpointedSource       = (*Source)(nil)
+	_ dataflow.SourceCheckpointListener = (*Source)(nil)
+)
 
 // Open finds the subtask's partitions and, for a bounded source, where
 // each ends. The source does not read before Run.
@@ -126,6 +146,7 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 	}
 	s.start = make([]int64, len(s.splits))
 	s.pos = make([]int64, len(s.splits))
+	s.kick = make(chan struct{}, 1)
 	for i := range s.start {
 		s.start[i], s.pos[i] = -1, -1
 	}
@@ -280,6 +301,91 @@ func (s *Source) RestorePosition(b []byte) error {
 	copy(s.start, start)
 	s.skipped.Store(p.Skipped)
 	return nil
+}
+
+// PositionSaved implements dataflow.SourceCheckpointListener: it keeps the
+// offsets checkpoint id stores, to commit them when it completes.
+func (s *Source) PositionSaved(id int64, _ []byte) {
+	if s.sc.cfg.group == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.saved) == maxSavedPositions {
+		s.saved = s.saved[1:]
+	}
+	s.saved = append(s.saved, savedPosition{id: id, offsets: append([]int64(nil), s.pos...)})
+}
+
+// NotifyCheckpointComplete implements dataflow.SourceCheckpointListener:
+// the offsets stored in checkpoint id are handed to commitLoop, which
+// commits them to 'properties.group.id' (Flink's KafkaSource does the
+// same, for monitoring: a restore reads the checkpoint, not the group).
+// It runs on the coordinator's goroutine and never blocks.
+func (s *Source) NotifyCheckpointComplete(id int64) error {
+	if s.sc.cfg.group == "" {
+		return nil
+	}
+	s.mu.Lock()
+	for len(s.saved) > 0 && s.saved[0].id <= id {
+		if s.saved[0].id == id {
+			s.toCommit = s.saved[0].offsets
+		}
+		s.saved = s.saved[1:]
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// commitLoop commits completed checkpoints' offsets until ctx ends. A
+// failed commit is logged and left to the next checkpoint.
+func (s *Source) commitLoop(ctx context.Context) {
+	var last []int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.kick:
+		}
+		s.mu.Lock()
+		offs := s.toCommit
+		s.mu.Unlock()
+		if offs == nil || slices.Equal(offs, last) {
+			continue
+		}
+		req := &kafkago.OffsetCommitRequest{GroupID: s.sc.cfg.group, GenerationID: -1, Topics: map[string][]kafkago.OffsetCommit{}}
+		for i, sp := range s.splits {
+			if offs[i] >= 0 {
+				req.Topics[sp.topic] = append(req.Topics[sp.topic], kafkago.OffsetCommit{Partition: int(sp.partition), Offset: offs[i]})
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res, err := s.client.OffsetCommit(cctx, req)
+		cancel()
+		if err == nil {
+		check:
+			for _, ps := range res.Topics {
+				for _, p := range ps {
+					if p.Error != nil {
+						err = p.Error
+						break check
+					}
+				}
+			}
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("kafka source: committing offsets to the consumer group failed (monitoring only; the checkpoint holds the position)",
+					"group", s.sc.cfg.group, "error", err)
+			}
+			continue
+		}
+		last = offs
+	}
 }
 
 // resolve returns, per split, the offset spec names.
@@ -478,6 +584,9 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		next: append([]int64(nil), next...), log: s.log, free: make(chan []byte, 4)}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if s.sc.cfg.group != "" {
+		go s.commitLoop(fctx)
+	}
 	results := make(chan fetchResult, 1)
 	ferr := make(chan error, 1)
 	go func() { ferr <- f.run(fctx, results) }()

@@ -200,6 +200,9 @@ SET 'state.checkpoints.dir' = '%s';
 	// offsets; wait for two more to complete to be sure one did.
 	st, _ := j1.CheckpointStats()
 	srcWaitUntil(t, func() bool { s, _ := j1.CheckpointStats(); return s.Completed >= st.Completed+2 })
+	// Completed checkpoints' offsets are committed to the group (for
+	// monitoring): each partition's end, n/8 records each.
+	srcWaitUntil(t, func() bool { return srcGroupOffsets(t, b.Addr(), "billing", "bills", 4) == fmt.Sprint([]int64{n / 8, n / 8, n / 8, n / 8}) })
 	j1.Cancel()
 	_ = j1.Wait()
 
@@ -235,4 +238,23 @@ func srcWaitUntil(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// srcGroupOffsets reads a group's committed offsets of topic's partitions.
+func srcGroupOffsets(t *testing.T, addr, group, topic string, partitions int) string {
+	t.Helper()
+	c := &kafkago.Client{Addr: kafkago.TCP(addr)}
+	ps := make([]int, partitions)
+	for i := range ps {
+		ps[i] = i
+	}
+	res, err := c.OffsetFetch(context.Background(), &kafkago.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: ps}})
+	if err != nil {
+		return err.Error()
+	}
+	offs := make([]int64, partitions)
+	for _, p := range res.Topics[topic] {
+		offs[p.Partition] = p.CommittedOffset
+	}
+	return fmt.Sprint(offs)
 }
