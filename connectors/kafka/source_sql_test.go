@@ -202,7 +202,9 @@ SET 'state.checkpoints.dir' = '%s';
 	srcWaitUntil(t, func() bool { s, _ := j1.CheckpointStats(); return s.Completed >= st.Completed+2 })
 	// Completed checkpoints' offsets are committed to the group (for
 	// monitoring): each partition's end, n/8 records each.
-	srcWaitUntil(t, func() bool { return srcGroupOffsets(t, b.Addr(), "billing", "bills", 4) == fmt.Sprint([]int64{n / 8, n / 8, n / 8, n / 8}) })
+	srcWaitUntil(t, func() bool {
+		return srcGroupOffsets(t, b.Addr(), "billing", "bills", 4) == fmt.Sprint([]int64{n / 8, n / 8, n / 8, n / 8})
+	})
 	j1.Cancel()
 	_ = j1.Wait()
 
