@@ -20,15 +20,17 @@ import (
 // window Top-N over it) it runs as WindowTableFunction, which emits each
 // row once per window. Under GROUP BY window_start, window_end[, keys] it
 // is fused into the aggregation (see windowAggregate): the rows then
-// reach the WindowAggregate once each, which slices them itself, and the
-// TVF only hands the time attribute on in the three window columns'
-// places:
+// reach the WindowAggregate once each, which slices them itself. The
+// aggregation's input projection then reads the time attribute in the
+// window columns' places, and the function leaves the plan:
 //
-//	WindowAggregate(groupBy=[auction], window=[HOP(...)], ...)
+//	WindowAggregate(groupBy=[auction], window=[HOP(time_col=[ts], ...)], ...)
 //	+- Exchange(distribution=[hash[auction]])
-//	   +- Calc(select=[auction, window_start, window_end, price])
-//	      +- WindowTableFunction(window=[HOP(time_col=[ts], ...)], fusedInto=[WindowAggregate])
-//	         +- WatermarkAssigner(...)
+//	   +- Calc(select=[auction, ts AS window_start, ts AS window_end, price])
+//	      +- WatermarkAssigner(...)
+//
+// (When no projection sits between them, the fused function stays, as a
+// Calc appending the time attribute three times.)
 
 // WindowTVFNode is a window table function over its input.
 type WindowTVFNode struct {

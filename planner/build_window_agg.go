@@ -122,6 +122,19 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 		}
 	}
 	tvf.Fused = true
+	if c, ok := pre.(*CalcNode); ok && c.inputs[0] == Node(tvf) {
+		// The usual shape: the aggregation's input projection sits right
+		// on the window function. Let it read the time attribute itself,
+		// and drop the window function from the plan.
+		in := tvf.inputs[0].Columns()
+		nIn := len(in)
+		for i, p := range c.Proj {
+			if idx, ok := expr.ColumnIndex(p); ok && idx >= nIn {
+				c.Proj[i] = expr.NewColumnRef(tvf.TimeCol, in[tvf.TimeCol].Name, in[tvf.TimeCol].Type)
+			}
+		}
+		c.inputs[0] = tvf.inputs[0]
+	}
 	n := &WindowAggNode{nodeBase: nodeBase{cols: agg.cols, inputs: []Node{pre}, mode: dyntable.InsertOnly},
 		Window: tvf.Window, TimeCol: timeKey, TimeName: tvf.inputs[0].Columns()[tvf.TimeCol].Name,
 		ProcTime: tvf.ProcTime, Keys: keys, Out: out, Aggs: agg.Aggs, AggText: agg.AggText}
