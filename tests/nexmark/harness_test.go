@@ -51,10 +51,13 @@ func testConfig(t *testing.T) nexmark.Config {
 }
 
 // events generates the input every query reads.
-func events(t *testing.T) []nexmark.Event {
+func events(t *testing.T) []nexmark.Event { return eventsN(t, numEvents) }
+
+// eventsN generates the first n events of the test configuration.
+func eventsN(t *testing.T, n int) []nexmark.Event {
 	g := nexmark.NewGenerator(testConfig(t))
 	var a nexmark.Arena
-	evs := make([]nexmark.Event, numEvents)
+	evs := make([]nexmark.Event, n)
 	for i := range evs {
 		g.Event(int64(i), &evs[i], &a)
 	}
