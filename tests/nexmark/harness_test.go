@@ -97,10 +97,17 @@ func substitute(t *testing.T, ddl, query string) string {
 
 // runQuery runs examples/nexmark/<q>.sql and returns the sink table's
 // final rows, each rendered as its values joined by '|'.
-func runQuery(t *testing.T, q string) []string {
+func runQuery(t *testing.T, q string) []string { return runQueryPar(t, q, 1) }
+
+// runQueryPar is runQuery at parallelism.default = par: the sources then
+// split the event numbers among par subtasks.
+func runQueryPar(t *testing.T, q string, par int) []string {
 	t.Helper()
 	sql := substitute(t, readExample(t, "ddl.sql"), readExample(t, q+".sql"))
 	s := engine.NewSession(io.Discard)
+	if err := s.Conf.Set("parallelism.default", strconv.Itoa(par)); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	exec := func(sql string) []*engine.Result {

@@ -50,3 +50,20 @@ func TestQ19(t *testing.T) { check(t, "q19", func(in input) []string { return ex
 func TestQ20(t *testing.T) { check(t, "q20", expectQ20) }
 func TestQ21(t *testing.T) { check(t, "q21", expectQ21) }
 func TestQ22(t *testing.T) { check(t, "q22", expectQ22) }
+
+// TestParallel runs a few queries with two subtasks per operator: two
+// source subtasks interleave the event numbers, and keyed exchanges,
+// window and join state and the watermark minimum all take part.
+func TestParallel(t *testing.T) {
+	in := testInput(t)
+	for _, c := range []struct {
+		q      string
+		expect func(input) []string
+	}{
+		{"q3", expectQ3}, {"q5", expectQ5}, {"q8", expectQ8}, {"q11", expectQ11}, {"q17", expectQ17},
+		{"q9", func(in input) []string { return expectQ9(t, in) }},
+		{"q19", func(in input) []string { return expectQ19(t, in) }},
+	} {
+		t.Run(c.q, func(t *testing.T) { compare(t, c.q, runQueryPar(t, c.q, 2), c.expect(in)) })
+	}
+}
