@@ -1,0 +1,238 @@
+// Command billing runs the billing example end to end on one machine
+// with nothing but Go:
+//
+//	go run ./examples/billing
+//
+// It starts a local Kafka-protocol broker (in process), writes generated
+// bill events to its "bills" topic (4 partitions, ~5% resends, some late,
+// a few malformed), and runs the job of tables.sql with to_mysql.sql when
+// a MySQL server answers (STREAMSQL_TEST_MYSQL_DSN, default
+// root@tcp(127.0.0.1:3306)/test) or to_files.sql otherwise. While it runs
+// it prints progress; at the end it prints the totals and checks them
+// against the reference computed straight from the generated events.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	_ "github.com/streamsql/streamsql/connectors/all"
+	"github.com/streamsql/streamsql/connectors/kafka/broker"
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/examples/billing/bills"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/repl"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	n := flag.Int("bills", 200_000, "distinct bills to generate")
+	rate := flag.Int("rate", 50_000, "bill events per second written to Kafka (0: as fast as possible)")
+	dsn := flag.String("mysql", envOr("STREAMSQL_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL DSN; the file sink is used when it does not answer")
+	files := flag.Bool("files", false, "write to the exactly-once filesystem sink even if MySQL answers")
+	flag.Parse()
+	here := sourceDir()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	work, err := os.MkdirTemp("", "streamsql-billing-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(work)
+
+	b, err := broker.Start(broker.Config{Topics: []string{"bills", "user_totals"}, Partitions: 4})
+	if err != nil {
+		return fail(err)
+	}
+	defer b.Close()
+	fmt.Printf("local Kafka broker on %s, topics bills and user_totals (4 partitions each)\n", b.Addr())
+
+	cfg := bills.DefaultConfig()
+	cfg.Bills = *n
+	recs := bills.Generate(cfg)
+	ref := bills.Reference(recs)
+	dups, bad := 0, 0
+	for _, r := range recs {
+		if r.Duplicate {
+			dups++
+		}
+		if r.Bill == nil {
+			bad++
+		}
+	}
+	fmt.Printf("generated %d events: %d bills, %d resends, %d malformed, %d users\n", len(recs), cfg.Bills, dups, bad, len(ref))
+
+	vars := repl.Vars{"bootstrap": b.Addr(), "checkpoints": filepath.Join(work, "checkpoints"), "out": filepath.Join(work, "out"), "mysql_url": *dsn}
+	var db *sql.DB
+	jobFile := "to_files.sql"
+	if !*files {
+		if db, err = openMySQL(*dsn); err == nil {
+			jobFile = "to_mysql.sql"
+			defer db.Close()
+		} else {
+			fmt.Printf("MySQL at %s does not answer (%v); writing to the exactly-once filesystem sink instead\n", *dsn, err)
+		}
+	}
+	fmt.Printf("job: tables.sql + %s, checkpoints every second\n", jobFile)
+
+	s := engine.NewSession(io.Discard)
+	for _, f := range []string{"tables.sql", jobFile} {
+		text, err := os.ReadFile(filepath.Join(here, f))
+		if err != nil {
+			return fail(err)
+		}
+		stmts, err := parser.Parse(repl.Substitute(string(text), vars, os.Stderr, f))
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", f, err))
+		}
+		for _, st := range stmts {
+			if _, err := s.Execute(ctx, st); err != nil {
+				return fail(fmt.Errorf("%s: %w", f, err))
+			}
+		}
+	}
+
+	var produced atomic.Int64
+	prodErr := make(chan error, 1)
+	go func() {
+		prodErr <- bills.Produce(ctx, b.Addr(), "bills", recs, *rate, func(k int) { produced.Store(int64(k)) })
+	}()
+
+	read := func() (map[int64]bills.Total, error) {
+		if db != nil {
+			return bills.MySQLTotals(db, "user_totals")
+		}
+		return bills.FileTotals(filepath.Join(work, "out"))
+	}
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var got map[int64]bills.Total
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			fmt.Println("interrupted")
+			return 130
+		case err := <-prodErr:
+			if err != nil {
+				return fail(err)
+			}
+			prodErr = nil
+		case <-tick.C:
+		}
+		for _, j := range s.Jobs() {
+			if err := j.Err(); err != nil {
+				return fail(fmt.Errorf("job %s: %w", j.Name, err))
+			}
+		}
+		got, err = read()
+		if err != nil {
+			return fail(err)
+		}
+		var n int64
+		for _, t := range got {
+			n += t.Bills
+		}
+		ckpt := "none yet"
+		for _, j := range s.Jobs() {
+			if st, ok := j.CheckpointStats(); ok && st.Completed > 0 {
+				ckpt = fmt.Sprintf("%d completed", st.Completed)
+			}
+		}
+		fmt.Printf("%5.0fs  produced %7d/%d  committed bills in the totals %7d/%d  checkpoints %s\n",
+			time.Since(start).Seconds(), produced.Load(), len(recs), n, cfg.Bills, ckpt)
+		lost, dup, mis := bills.Diff(ref, got)
+		done = prodErr == nil && lost == 0 && dup == 0 && mis == 0
+		if time.Since(start) > 10*time.Minute {
+			fmt.Println("giving up after 10 minutes")
+			break
+		}
+	}
+	for _, j := range s.Jobs() {
+		j.Cancel()
+		_ = j.Wait()
+	}
+	printTotals(got)
+	lost, dup, mis := bills.Diff(ref, got)
+	fmt.Printf("against the reference computed from the input: lost=%d duplicated=%d mismatched=%d\n", lost, dup, mis)
+	if lost+dup+mis > 0 {
+		return 1
+	}
+	return 0
+}
+
+func printTotals(got map[int64]bills.Total) {
+	users := make([]int64, 0, len(got))
+	var cents, n int64
+	for u, t := range got {
+		users = append(users, u)
+		cents += t.Cents
+		n += t.Bills
+	}
+	sort.Slice(users, func(i, j int) bool { return got[users[i]].Cents > got[users[j]].Cents })
+	fmt.Printf("final totals: %d users, %d bills, %d.%02d in all; the top five:\n", len(got), n, cents/100, cents%100)
+	for _, u := range users[:min(5, len(users))] {
+		t := got[u]
+		fmt.Printf("  user %4d  %6d bills  %12d.%02d\n", u, t.Bills, t.Cents/100, t.Cents%100)
+	}
+}
+
+// openMySQL connects and (re)creates the sink table, empty.
+func openMySQL(dsn string) (*sql.DB, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	for _, q := range []string{"DROP TABLE IF EXISTS user_totals", "CREATE TABLE user_totals (user_id BIGINT PRIMARY KEY, total_cents BIGINT NOT NULL, bills BIGINT NOT NULL)"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// sourceDir finds the example's SQL files: next to this program when run
+// from the repository root or from its own directory.
+func sourceDir() string {
+	for _, d := range []string{"examples/billing", "."} {
+		if _, err := os.Stat(filepath.Join(d, "tables.sql")); err == nil {
+			return d
+		}
+	}
+	return "examples/billing"
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func fail(err error) int {
+	fmt.Fprintf(os.Stderr, "billing: %v\n", err)
+	return 1
+}
