@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"unsafe"
 )
@@ -342,9 +343,10 @@ func nextBase0AuctionID(n int64, r *rng) int64 {
 	return minA + r.int64n(maxA-minA+1+auctionIDLead)
 }
 
-// nextPrice is log-uniform between 100 and 100,000,000 cents.
+// nextPrice is log-uniform between 100 and 100,000,000 cents:
+// round(10^(6u) * 100), with 10^x computed as e^(x ln 10).
 func nextPrice(r *rng) int64 {
-	return int64(math.Round(math.Pow(10, r.float64()*6) * 100))
+	return int64(math.Round(math.Exp(r.float64()*6*math.Ln10) * 100))
 }
 
 func baseURL(r *rng) string {
@@ -402,25 +404,11 @@ func (r *rng) next() uint64 {
 func (r *rng) intn(n int) int { return int(r.int64n(int64(n))) }
 
 func (r *rng) int64n(n int64) int64 {
-	hi, _ := mul64(r.next(), uint64(n))
+	hi, _ := bits.Mul64(r.next(), uint64(n))
 	return int64(hi)
 }
 
 func (r *rng) float64() float64 { return float64(r.next()>>11) * (1.0 / (1 << 53)) }
-
-func mul64(x, y uint64) (hi, lo uint64) {
-	const mask32 = 1<<32 - 1
-	x0, x1 := x&mask32, x>>32
-	y0, y1 := y&mask32, y>>32
-	w0 := x0 * y0
-	t := x1*y0 + w0>>32
-	w1 := t & mask32
-	w2 := t >> 32
-	w1 += x0 * y1
-	hi = x1*y1 + w2 + w1>>32
-	lo = x * y
-	return
-}
 
 // ---------------------------------------------------------------------------
 // Strings
@@ -512,13 +500,19 @@ func (a *Arena) extra(r *rng, current, desired int) string {
 		size += r.intn(2 * delta)
 	}
 	a.begin(size)
-	// Twelve letters per 64-bit draw (26^12 < 2^57).
-	for size > 0 {
-		x := r.next() >> 7
-		for k := 0; k < 12 && size > 0; k++ {
-			a.byte(byte('a' + x%26))
-			x /= 26
-			size--
+	start := len(a.buf)
+	a.buf = a.buf[:start+size]
+	b := a.buf[start:]
+	// Each letter takes the integer part of 26 times a 64-bit fraction,
+	// which keeps the rest as the next fraction; a draw gives ten letters
+	// (26^10 < 2^47, so each is still close to uniform).
+	for i := 0; i < len(b); {
+		x := r.next()
+		for k := 0; k < 10 && i < len(b); k++ {
+			hi, lo := bits.Mul64(x, 26)
+			b[i] = byte('a' + hi)
+			x = lo
+			i++
 		}
 	}
 	return a.end()

@@ -283,8 +283,14 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 		stride: int64(parallelism), end: end, rps: s.tps / float64(parallelism)}, nil
 }
 
-// chunkEvents is how many event numbers a source covers per chunk.
-const chunkEvents = 1024
+// chunkRows is how many rows a source emits per chunk when it runs as
+// fast as it can; a chunk covers at most maxChunkSpan event numbers, so
+// that the watermark of a table of rare events (persons are 1 in 50)
+// still advances steadily.
+const (
+	chunkRows    = 1024
+	maxChunkSpan = 64 * chunkRows
+)
 
 // source generates event numbers first, first+stride, ... below end.
 type source struct {
@@ -331,13 +337,12 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := int64(chunkEvents)
-		if g.rps > 0 && g.rps < 10*chunkEvents {
-			// Slow rates emit about ten chunks a second.
-			n = max(1, int64(g.rps/10))
-		}
+		span := int64(maxChunkSpan) // event numbers this chunk may cover
 		if g.rps > 0 {
-			if ahead := time.Duration(float64(covered+n)/g.rps*float64(time.Second)) - time.Since(start); ahead > 0 {
+			// A rate-limited source covers a fixed number of event
+			// numbers per chunk: about ten chunks a second at slow rates.
+			span = min(chunkRows, max(1, int64(g.rps/10)))
+			if ahead := time.Duration(float64(covered+span)/g.rps*float64(time.Second)) - time.Since(start); ahead > 0 {
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
@@ -345,17 +350,25 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 				}
 			}
 		}
-		vals := make([]types.Value, int(n)*width)
-		changes := make([]dyntable.Change, 0, n)
-		for i := int64(0); i < n && !g.done(); i++ {
-			num := g.next
-			g.next += g.stride
+		// Count this chunk's rows first, so that the values are one
+		// allocation of exactly the size needed.
+		rows, last := 0, g.next
+		for k := int64(0); k < span && rows < chunkRows && (g.end < 0 || last < g.end); k++ {
+			if g.s.kinds[KindOf(last)] {
+				rows++
+			}
+			last += g.stride
+		}
+		vals := make([]types.Value, rows*width)
+		changes := make([]dyntable.Change, 0, rows)
+		for ; g.next < last; g.next += g.stride {
 			covered++
-			if !g.s.kinds[KindOf(num)] {
+			if !g.s.kinds[KindOf(g.next)] {
 				continue
 			}
-			g.gen.Event(num, &ev, &arena)
-			row := types.Row(vals[len(changes)*width : (len(changes)+1)*width : (len(changes)+1)*width])
+			g.gen.Event(g.next, &ev, &arena)
+			i := len(changes)
+			row := types.Row(vals[i*width : (i+1)*width : (i+1)*width])
 			for j := range g.s.fields {
 				f := &g.s.fields[j]
 				if f.kind < 0 || f.kind == ev.Kind {

@@ -1,0 +1,331 @@
+package nexmark
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+func genAll(g *Generator, n int64) []Event {
+	var a Arena
+	out := make([]Event, n)
+	for i := range out {
+		g.Event(int64(i), &out[i], &a)
+	}
+	return out
+}
+
+// TestGeneratorShape checks the reference's proportions, id sequences,
+// value domains and hot-key ratios on 100,000 events.
+func TestGeneratorShape(t *testing.T) {
+	g := NewGenerator(Config{Seed: 7, BaseTime: 1_700_000_000_000, Rate: 10000})
+	const n = 100_000
+	evs := genAll(g, n)
+	var counts [3]int
+	var nextPerson, nextAuction int64 = FirstPersonID, FirstAuctionID
+	hotAuction, hotBidder, hotSeller, hotChannel, bids, auctions := 0, 0, 0, 0, 0, 0
+	var minPrice, maxPrice int64 = math.MaxInt64, 0
+	var extraLen int
+	states := map[string]bool{}
+	for i, e := range evs {
+		counts[e.Kind]++
+		// Event time: base + i * 100us, truncated to ms.
+		var ts int64
+		switch e.Kind {
+		case KindPerson:
+			p := e.Person
+			ts = p.DateTime
+			if p.ID != nextPerson {
+				t.Fatalf("event %d: person id %d, want %d", i, p.ID, nextPerson)
+			}
+			nextPerson++
+			states[p.State] = true
+			if !strings.Contains(p.EmailAddress, "@") || !strings.HasSuffix(p.EmailAddress, ".com") || len(p.CreditCard) != 19 {
+				t.Fatalf("event %d: malformed person %+v", i, p)
+			}
+			if sz := 8 + len(p.Name) + len(p.EmailAddress) + len(p.CreditCard) + len(p.City) + len(p.State) + len(p.Extra); sz < 150 || sz > 250 {
+				t.Fatalf("event %d: person of %d bytes, want about 200", i, sz)
+			}
+		case KindAuction:
+			a := e.Auction
+			ts = a.DateTime
+			auctions++
+			if a.ID != nextAuction {
+				t.Fatalf("event %d: auction id %d, want %d", i, a.ID, nextAuction)
+			}
+			nextAuction++
+			if a.Category < 10 || a.Category > 14 || a.Expires <= a.DateTime || a.Reserve < a.InitialBid {
+				t.Fatalf("event %d: malformed auction %+v", i, a)
+			}
+			// A seller is an existing person or one of the next 10.
+			if a.Seller < FirstPersonID || a.Seller >= nextPerson+personIDLead {
+				t.Fatalf("event %d: seller %d outside [1000, %d)", i, a.Seller, nextPerson+personIDLead)
+			}
+			if (a.Seller-FirstPersonID)%100 == 0 {
+				hotSeller++
+			}
+		case KindBid:
+			b := e.Bid
+			ts = b.DateTime
+			bids++
+			if b.Auction < FirstAuctionID || b.Auction >= nextAuction+auctionIDLead {
+				t.Fatalf("event %d: bid on auction %d outside [1000, %d)", i, b.Auction, nextAuction+auctionIDLead)
+			}
+			if (b.Auction-FirstAuctionID)%100 == 0 {
+				hotAuction++
+			}
+			if (b.Bidder-FirstPersonID)%100 == 1 {
+				hotBidder++
+			}
+			for _, c := range HotChannels {
+				if b.Channel == c {
+					hotChannel++
+				}
+			}
+			minPrice, maxPrice = min(minPrice, b.Price), max(maxPrice, b.Price)
+			extraLen += len(b.Extra)
+			if !strings.HasPrefix(b.URL, "https://www.nexmark.com/") {
+				t.Fatalf("event %d: url %q", i, b.URL)
+			}
+		}
+		if want := g.Config().BaseTime + int64(i)/10; ts != want {
+			t.Fatalf("event %d: time %d, want %d", i, ts, want)
+		}
+	}
+	// 1:3:46 exactly, since 100,000 is a multiple of 50.
+	if counts != [3]int{2000, 6000, 92000} {
+		t.Fatalf("kinds %v, want [2000 6000 92000]", counts)
+	}
+	// Hot auctions are picked with probability 1/2, plus the uniform
+	// picks that land on a hot id; hot bidders and sellers 3/4.
+	ratio := func(name string, got, of int, lo, hi float64) {
+		t.Helper()
+		if r := float64(got) / float64(of); r < lo || r > hi {
+			t.Errorf("%s: %.3f, want in [%.2f, %.2f]", name, r, lo, hi)
+		}
+	}
+	ratio("hot auctions", hotAuction, bids, 0.48, 0.53)
+	ratio("hot bidders", hotBidder, bids, 0.73, 0.78)
+	ratio("hot sellers", hotSeller, auctions, 0.72, 0.78)
+	ratio("hot channels", hotChannel, bids, 0.48, 0.52)
+	if len(states) != 6 {
+		t.Errorf("states %v, want the reference's 6", states)
+	}
+	// Prices are 10^U(0,6) * 100 cents.
+	if minPrice < 100 || maxPrice > 100_000_000 || minPrice > 200 || maxPrice < 50_000_000 {
+		t.Errorf("prices in [%d, %d], want about [100, 100000000]", minPrice, maxPrice)
+	}
+	// Bids are 100 bytes on average: 32 of fields, 68 of extra (±20%).
+	if avg := float64(extraLen) / float64(bids); avg < 66 || avg > 70 {
+		t.Errorf("average bid extra %.1f bytes, want about 68", avg)
+	}
+}
+
+// TestGeneratorDeterministic checks that an event depends only on the
+// seed and its number.
+func TestGeneratorDeterministic(t *testing.T) {
+	cfg := Config{Seed: 42, BaseTime: 0, Rate: 1000}
+	a := genAll(NewGenerator(cfg), 2000)
+	b := genAll(NewGenerator(cfg), 2000)
+	var arena Arena
+	g := NewGenerator(cfg)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("event %d differs between two generators", i)
+		}
+	}
+	// Out of order, each event is still the same.
+	for i := len(a) - 1; i >= 0; i -= 7 {
+		var e Event
+		g.Event(int64(i), &e, &arena)
+		if e != a[i] {
+			t.Fatalf("event %d generated alone differs", i)
+		}
+	}
+	c := genAll(NewGenerator(Config{Seed: 43, Rate: 1000}), 2000)
+	same := 0
+	for i := range a {
+		if a[i].Kind == KindBid && a[i].Bid.Price == c[i].Bid.Price {
+			same++
+		}
+	}
+	if same > 100 {
+		t.Fatalf("seeds 42 and 43 agree on %d bid prices", same)
+	}
+}
+
+// collect is a SourceOutput that keeps rows and can stop the source.
+type collect struct {
+	rows   []string
+	raw    []types.Row
+	src    *source
+	stopAt int // stop after this many chunks (0: never)
+	chunks int
+	pos    []byte
+	cancel context.CancelFunc
+}
+
+func (c *collect) Emit(ch *dyntable.Chunk) error {
+	for _, x := range ch.Changes {
+		c.rows = append(c.rows, fmt.Sprint(x.Row))
+		c.raw = append(c.raw, x.Row)
+	}
+	c.chunks++
+	if c.stopAt > 0 && c.chunks == c.stopAt {
+		p, err := c.src.SnapshotPosition()
+		if err != nil {
+			return err
+		}
+		c.pos = p
+		c.cancel()
+		return context.Canceled
+	}
+	return nil
+}
+func (c *collect) EmitWatermark(int64) error { return nil }
+
+func newTestScan(t *testing.T, opts map[string]string, cols ...connectors.Column) *scan {
+	t.Helper()
+	opts["connector"] = "nexmark"
+	sc, err := connector{}.NewScan(&connectors.Table{Name: "t", Columns: cols, Options: opts}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc.(*scan)
+}
+
+func run(t *testing.T, s *scan, subtask, par int, stopAt int, restore []byte) *collect {
+	t.Helper()
+	src, err := s.Create(subtask, par)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := &collect{src: src.(*source), stopAt: stopAt, cancel: cancel}
+	if restore != nil {
+		if err := src.(*source).RestorePosition(restore); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := src.Run(ctx, c); err != nil && stopAt == 0 {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var bidCols = []connectors.Column{
+	{Name: "price", Type: types.TypeBigInt}, {Name: "AUCTION", Type: types.TypeBigInt},
+	{Name: "dateTime", Type: types.TimestampType(3)}, {Name: "url", Type: types.TypeString},
+}
+
+// TestSourceSplitsAndRestores checks that two subtasks together, and a
+// source stopped and restored from its position, produce exactly the rows
+// of one uninterrupted source.
+func TestSourceSplitsAndRestores(t *testing.T) {
+	opts := map[string]string{"table": "bid", "events.num": "10000", "seed": "3"}
+	s := newTestScan(t, opts, bidCols...)
+	whole := run(t, s, 0, 1, 0, nil).rows
+	if len(whole) != 9200 {
+		t.Fatalf("%d bids from 10,000 events, want 9,200", len(whole))
+	}
+	count := map[string]int{}
+	for _, r := range whole {
+		count[r]++
+	}
+	for sub := range 2 {
+		for _, r := range run(t, s, sub, 2, 0, nil).rows {
+			count[r]--
+		}
+	}
+	for r, c := range count {
+		if c != 0 {
+			t.Fatalf("row %s: %+d between one source and two subtasks", r, c)
+		}
+	}
+	stopped := run(t, s, 0, 1, 3, nil)
+	rest := run(t, s, 0, 1, 0, stopped.pos)
+	got := append(stopped.rows, rest.rows...)
+	if len(got) != len(whole) {
+		t.Fatalf("restored run has %d rows, want %d", len(got), len(whole))
+	}
+	for i := range got {
+		if got[i] != whole[i] {
+			t.Fatalf("row %d after restore: %s, want %s", i, got[i], whole[i])
+		}
+	}
+}
+
+// TestAllTable checks the flattened combined table: every event, with
+// NULL in the fields of the other kinds.
+func TestAllTable(t *testing.T) {
+	s := newTestScan(t, map[string]string{"events.num": "50"},
+		connectors.Column{Name: "event_type", Type: types.TypeInt},
+		connectors.Column{Name: "person_id", Type: types.TypeBigInt},
+		connectors.Column{Name: "auction_seller", Type: types.TypeBigInt},
+		connectors.Column{Name: "bid_bidder", Type: types.TypeBigInt})
+	rows := run(t, s, 0, 1, 0, nil).raw
+	if len(rows) != 50 {
+		t.Fatalf("%d rows, want 50", len(rows))
+	}
+	// Event 0 is person 1000, events 1-3 auctions, 4-49 bids: each row
+	// has its kind's field set and the other two NULL.
+	for i, r := range rows {
+		kind := KindOf(int64(i))
+		if r[0].Int() != int64(kind) {
+			t.Fatalf("row %d: event_type %d, want %d", i, r[0].Int(), kind)
+		}
+		for k := range 3 {
+			if r[1+k].IsNull() != (k != kind) {
+				t.Fatalf("row %d (kind %d): field %d null=%v", i, kind, 1+k, r[1+k].IsNull())
+			}
+		}
+	}
+	if r := rows[0]; r[1].Int() != FirstPersonID {
+		t.Fatalf("first person id %d, want 1000", r[1].Int())
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts map[string]string
+		cols []connectors.Column
+		want string
+	}{
+		{map[string]string{"table": "bids"}, nil, "option 'table'"},
+		{map[string]string{"table": "bid"}, []connectors.Column{{Name: "seller", Type: types.TypeBigInt}}, "has no field 'seller'"},
+		{map[string]string{"table": "bid"}, []connectors.Column{{Name: "price", Type: types.TypeString}}, "must be BIGINT"},
+		{map[string]string{"events.num": "-1"}, nil, "'events.num'"},
+		{map[string]string{"first-event.time": "yesterday"}, nil, "'first-event.time'"},
+		{map[string]string{"rate": "5"}, nil, "unsupported option"},
+	} {
+		tc.opts["connector"] = "nexmark"
+		_, err := connector{}.NewScan(&connectors.Table{Name: "t", Columns: tc.cols, Options: tc.opts}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("options %v: error %v, want one containing %q", tc.opts, err, tc.want)
+		}
+	}
+}
+
+var _ dataflow.SourceOutput = (*collect)(nil)
+
+// BenchmarkGenerateBids measures the generator alone: bids per second.
+func BenchmarkGenerateBids(b *testing.B) {
+	g := NewGenerator(Config{Rate: 1e7})
+	var a Arena
+	var e Event
+	for i := 0; i < b.N; i++ {
+		n := int64(i)
+		if KindOf(n) != KindBid {
+			continue
+		}
+		g.Event(n, &e, &a)
+	}
+}
