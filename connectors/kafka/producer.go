@@ -377,7 +377,8 @@ func (p *txnProducer) encode(part int) ([]byte, error) {
 	binary.BigEndian.PutUint16(raw[offEpoch:], uint16(p.handle.Epoch))
 	binary.BigEndian.PutUint32(raw[offBaseSeq:], uint32(p.seq[part]))
 	binary.BigEndian.PutUint32(raw[offCRC:], crc32.Checksum(raw[offAttributes:], castagnoli))
-	p.seq[part] += int32(len(b.records))
+	// Sequences wrap to 0 after MaxInt32, as Kafka's producer does.
+	p.seq[part] = int32((int64(p.seq[part]) + int64(len(b.records))) % (1 << 31))
 	return raw, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -204,6 +206,11 @@ func TestExactlyOnceSQLRestart(t *testing.T) {
 	j1.Cancel()
 	_ = j1.Wait()
 	before, _ := readKs(t, b.Addr(), true)
+	maxBefore := int64(0)
+	for k := range before {
+		maxBefore = max(maxBefore, k)
+	}
+	t.Logf("before the restart: %d rows committed, the highest %d", len(before), maxBefore)
 
 	j2, err := runSQL(t, fmt.Sprintf(eoJob, dir, 0, rows, b.Addr(), 60000))
 	if err != nil {
@@ -325,4 +332,59 @@ INSERT INTO agg SELECT k %% 7, COUNT(*), SUM(k) FROM seq GROUP BY k %% 7;
 		}
 	}
 	t.Logf("%d upserts folded into %d keys", updates, len(view))
+}
+
+// TestCrashBetweenPreCommitAndCommit kills the job at the worst moment
+// of two-phase commit: a child process (this test binary) runs the job
+// with twophase's test hook STREAMSQL_TEST_CRASH_BEFORE_COMMIT, which
+// exits the process once a checkpoint has completed and its transactions
+// are pre-committed but none is committed yet. The restarted job (in
+// this process, from the same checkpoint directory) must commit them
+// from the checkpoint: read_committed then sees 1..rows exactly once.
+func TestCrashBetweenPreCommitAndCommit(t *testing.T) {
+	b, err := broker.Start(broker.Config{Topics: []string{"out"}, Partitions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	dir := t.TempDir()
+	const rows = 30000
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChildProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STREAMSQL_TEST_CRASH_BEFORE_COMMIT=3",
+		"KAFKA_SINK_CHILD_SQL="+fmt.Sprintf(eoJob, dir, 20000, rows, b.Addr(), 60000))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 137 {
+		t.Fatalf("the child should exit with 137 at the test hook; got %v\n%s", err, out)
+	}
+	before, _ := readKs(t, b.Addr(), true)
+	_, logged := readKs(t, b.Addr(), false)
+	if logged <= len(before) {
+		t.Fatalf("after the crash the log holds %d records and %d are committed: no pre-committed transaction was left open", logged, len(before))
+	}
+	j, err := runSQL(t, fmt.Sprintf(eoJob, dir, 0, rows, b.Addr(), 60000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	count, _ := readKs(t, b.Addr(), true)
+	checkExactlyOnce(t, count, rows)
+	t.Logf("at the crash: %d committed, %d in the log; after the restart: %d committed", len(before), logged, len(count))
+}
+
+// TestCrashChildProcess is the child of TestCrashBetweenPreCommitAndCommit;
+// it does nothing unless started by it.
+func TestCrashChildProcess(t *testing.T) {
+	sql := os.Getenv("KAFKA_SINK_CHILD_SQL")
+	if sql == "" {
+		return
+	}
+	j, err := runSQL(t, sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = j.Wait()
+	t.Fatal("the job ended without reaching the crash hook")
 }
