@@ -56,6 +56,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	query := fs.String("query", "", "the query: q0 ... q22, a comma list, or all")
 	events := fs.Int64("events", 10_000_000, "events to generate, of all kinds")
 	par := fs.Int("parallelism", 1, "parallelism.default of the job")
+	span := fs.Duration("span", 10*time.Second, "event time the events span ('first-event.rate' = events / span), 10 s as in the reference's published runs")
 	asJSON := fs.Bool("json", false, "print one JSON object per query")
 	var sets setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
@@ -63,7 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	if *query == "" || *events <= 0 || *par < 1 || fs.NArg() > 0 {
+	if *query == "" || *events <= 0 || *par < 1 || *span < time.Millisecond || fs.NArg() > 0 {
 		fs.Usage()
 		return 2
 	}
@@ -78,7 +79,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(qs) == 1 {
-		r := benchQuery(qs[0], *events, *par, sets)
+		r := benchQuery(qs[0], *events, *par, *span, sets)
 		if *asJSON {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
@@ -97,14 +98,14 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Nexmark, %d events per query, parallelism %d, GOMAXPROCS %d, options %v, %s\n\n",
-		*events, *par, runtime.GOMAXPROCS(0), []string(sets), time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(stdout, "Nexmark, %d events per query over %s of event time, parallelism %d, GOMAXPROCS %d, options %v, %s\n\n",
+		*events, *span, *par, runtime.GOMAXPROCS(0), []string(sets), time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintln(stdout, "| query | events/s | CPU s | events per CPU s | peak RSS MB | output rows |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	failed := false
 	for _, q := range qs {
 		args := []string{"bench", "nexmark", "--json", "--query", q,
-			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par)}
+			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par), "--span", span.String()}
 		for _, kv := range sets {
 			args = append(args, "--set", kv)
 		}
@@ -160,7 +161,7 @@ func thousands(f float64) string {
 
 // benchQuery runs one query in this process and measures it from the
 // INSERT's submission to the job's end.
-func benchQuery(q string, events int64, par int, sets []string) benchResult {
+func benchQuery(q string, events int64, par int, span time.Duration, sets []string) benchResult {
 	r := benchResult{Query: q, Events: events}
 	fail := func(err error) benchResult { r.Error = err.Error(); return r }
 	text, err := nexmarkq.Query(q)
@@ -173,6 +174,12 @@ func benchQuery(q string, events int64, par int, sets []string) benchResult {
 		return fail(fmt.Errorf("ddl.sql no longer sets %s", eventsOpt))
 	}
 	ddl = strings.ReplaceAll(ddl, eventsOpt, fmt.Sprintf("'events.num' = '%d'", events))
+	const rateOpt = "'first-event.rate' = '1000000'"
+	if !strings.Contains(ddl, rateOpt) {
+		return fail(fmt.Errorf("ddl.sql no longer sets %s", rateOpt))
+	}
+	rate := float64(events) / span.Seconds()
+	ddl = strings.ReplaceAll(ddl, rateOpt, fmt.Sprintf("'first-event.rate' = '%s'", strconv.FormatFloat(rate, 'f', -1, 64)))
 	// q10 writes files: into a temporary directory, removed afterwards.
 	if strings.Contains(text, "'path' = 'nexmark-q10'") {
 		dir, err := os.MkdirTemp("", "nexmark-q10-")

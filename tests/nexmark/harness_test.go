@@ -83,7 +83,7 @@ func substitute(t *testing.T, ddl, query string) string {
 		return strings.ReplaceAll(s, old, new)
 	}
 	ddl = must(ddl, "'events.num' = '10000000'", fmt.Sprintf("'events.num' = '%d'", numEvents))
-	ddl = must(ddl, "'first-event.rate' = '10000000'",
+	ddl = must(ddl, "'first-event.rate' = '1000000'",
 		fmt.Sprintf("'first-event.rate' = '%d', 'first-event.time' = '%s', 'seed' = '%d'", eventRate, firstEvent, testSeed))
 	// q10 logs to CSV files; every other query writes to a blackhole.
 	const fileSink = "'connector' = 'filesystem',\n  'path' = 'nexmark-q10',\n  'format' = 'csv'"
