@@ -168,7 +168,6 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 		}
 	}
 	j.delay = max(0, s.Upper, -s.Lower)
-	j.wm = dataflow.MinWatermark
 	var err error
 	if j.sides[0], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.left", ijRowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
@@ -179,7 +178,16 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.timers, err = newEventTimers(ctx, "intervaljoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
+	if j.wm, err = j.timers.restoredWatermark(); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
 	return nil
+}
+
+// SnapshotState implements dataflow.Snapshotter: the watermark goes into
+// the checkpoint with the state.
+func (j *intervalJoinOp) SnapshotState(dataflow.Barrier) error {
+	return j.timers.saveWatermark(j.wm)
 }
 
 // expiry is the watermark at which a row of side with time ts can no

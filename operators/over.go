@@ -142,7 +142,6 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 	if _, err := o.codec.fresh(); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	o.wm = dataflow.MinWatermark
 	var err error
 	if o.pending, err = state.NewMapState[ijRows](ctx.State, "over.pending", ijRowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
@@ -156,7 +155,16 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 	if o.timers, err = newEventTimers(ctx, "over.timers"); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
+	if o.wm, err = o.timers.restoredWatermark(); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
 	return nil
+}
+
+// SnapshotState implements dataflow.Snapshotter: the watermark, which
+// decides what is late, goes into the checkpoint with the state.
+func (o *overAggOp) SnapshotState(dataflow.Barrier) error {
+	return o.timers.saveWatermark(o.wm)
 }
 
 func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {

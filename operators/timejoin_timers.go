@@ -29,6 +29,7 @@ import (
 // Lifecycle: created in Open, used from the operator's goroutine only.
 type eventTimers struct {
 	st  state.MapState[struct{}]
+	wms state.ValueState[int64] // the watermark at the last checkpoint, per anchor
 	kgs state.KeyGroupRange
 	// next is a lower bound of the earliest pending timer, so a watermark
 	// before it costs nothing; MinInt64 means unknown (after a restore),
@@ -42,6 +43,10 @@ func newEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, error) 
 	if err != nil {
 		return nil, err
 	}
+	wms, err := state.NewValueState[int64](ctx.State, name+".wm", int64Codec{})
+	if err != nil {
+		return nil, err
+	}
 	p := ctx.Parallelism
 	if p <= 0 {
 		p = 1
@@ -49,7 +54,39 @@ func newEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, error) 
 	if ctx.Subtask < 0 || ctx.Subtask >= p {
 		return nil, fmt.Errorf("subtask %d of parallelism %d", ctx.Subtask, p)
 	}
-	return &eventTimers{st: st, kgs: state.RangeFor(ctx.Subtask, p), next: math.MinInt64}, nil
+	return &eventTimers{st: st, wms: wms, kgs: state.RangeFor(ctx.Subtask, p), next: math.MinInt64}, nil
+}
+
+// saveWatermark files wm under the anchor of every key group the subtask
+// owns; operators call it when a checkpoint barrier aligns, so that a
+// restored operator judges late rows exactly as the uninterrupted one.
+func (t *eventTimers) saveWatermark(wm int64) error {
+	for g := t.kgs.Start; g < t.kgs.End; g++ {
+		if err := t.wms.Put(timerAnchor(g), wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoredWatermark returns the lowest watermark saved under the
+// subtask's anchors (the restored subtasks may have been several), or
+// MinInt64 for a fresh start.
+func (t *eventTimers) restoredWatermark() (int64, error) {
+	wm, found := int64(math.MaxInt64), false
+	for g := t.kgs.Start; g < t.kgs.End; g++ {
+		v, ok, err := t.wms.Get(timerAnchor(g))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			wm, found = min(wm, v), true
+		}
+	}
+	if !found {
+		return math.MinInt64, nil
+	}
+	return wm, nil
 }
 
 // register adds the timer (ts, tag, key); registering it twice is one

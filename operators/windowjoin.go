@@ -79,7 +79,6 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 			}
 		}
 	}
-	j.wm = dataflow.MinWatermark
 	var err error
 	if j.sides[0], err = state.NewValueState[ijRows](ctx.State, "windowjoin.left", ijRowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
@@ -90,7 +89,16 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.timers, err = newEventTimers(ctx, "windowjoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
+	if j.wm, err = j.timers.restoredWatermark(); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
 	return nil
+}
+
+// SnapshotState implements dataflow.Snapshotter: the watermark, which
+// decides what is late, goes into the checkpoint with the state.
+func (j *windowJoinOp) SnapshotState(dataflow.Barrier) error {
+	return j.timers.saveWatermark(j.wm)
 }
 
 func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Collector) error {
