@@ -126,7 +126,7 @@ func (b *buffer) flush(ctx context.Context, db execer, maxRows int) error {
 	for len(ups) > 0 {
 		n := min(len(ups), maxRows)
 		q, args := b.shape.insertSQL(ups[:n])
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		if err := execTimeout(ctx, db, q, args); err != nil {
 			return err
 		}
 		ups = ups[n:]
@@ -134,12 +134,20 @@ func (b *buffer) flush(ctx context.Context, db execer, maxRows int) error {
 	for len(dels) > 0 {
 		n := min(len(dels), maxRows)
 		q, args := b.shape.deleteSQL(dels[:n])
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+		if err := execTimeout(ctx, db, q, args); err != nil {
 			return err
 		}
 		dels = dels[n:]
 	}
 	return nil
+}
+
+// execTimeout runs one statement within opTimeout.
+func execTimeout(ctx context.Context, db execer, q string, args []any) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, err := db.ExecContext(ctx, q, args...)
+	return err
 }
 
 // insertSQL is one multi-row INSERT, upserting when the table has a key.

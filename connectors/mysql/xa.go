@@ -55,6 +55,11 @@ import (
 // (if it is ours) and the commit retried.
 const xaFormatID = 0x5353514C
 
+// ownLockWait is innodb_lock_wait_timeout, in seconds, for a transaction
+// written while an earlier one of the same subtask is still prepared (a
+// variable for tests).
+var ownLockWait = 5
+
 // xid names one XA transaction; it is also the handle stored in the
 // checkpoint (as JSON), with the server connection that prepared it.
 type xid struct {
@@ -202,19 +207,20 @@ func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 // prepare runs one XA transaction up to PREPARE on a dedicated
 // connection, which is kept in held on success.
 func (h *xaHandler) prepare(ctx context.Context, x xid, buf *buffer) error {
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
-	defer cancel()
-	d, err := h.pool.dedicated(ctx)
+	c, cancel := context.WithTimeout(ctx, opTimeout)
+	d, err := h.pool.dedicated(c)
+	cancel()
 	if err != nil {
 		return err
 	}
+	exec := func(q string) error { return execTimeout(ctx, d.conn, q, nil) }
 	started := false
 	fail := func(err error) error {
 		if started && !isTransient(err) {
 			// A clean failure (bad data, say): end and roll back, so the
 			// connection can be reused.
-			_, e1 := d.conn.ExecContext(ctx, "XA END "+x.sql())
-			_, e2 := d.conn.ExecContext(ctx, "XA ROLLBACK "+x.sql())
+			e1 := exec("XA END " + x.sql())
+			e2 := exec("XA ROLLBACK " + x.sql())
 			if e1 == nil && e2 == nil {
 				d.release()
 				return err
@@ -223,17 +229,34 @@ func (h *xaHandler) prepare(ctx context.Context, x xid, buf *buffer) error {
 		d.discard() // the server rolls back an unprepared XA transaction of a dead connection
 		return err
 	}
-	if _, err := d.conn.ExecContext(ctx, "XA START "+x.sql()); err != nil {
+	// While an earlier transaction of this sink is still prepared, its row
+	// locks can only be released by its commit, which comes on this very
+	// goroutine: waiting for them would wait forever. That happens when
+	// its checkpoint was aborted, or when the notice of its completion
+	// arrives after the next barrier. Wait briefly, then fail clearly.
+	wait := "DEFAULT"
+	if len(h.held) > 0 {
+		wait = strconv.Itoa(ownLockWait)
+	}
+	if err := exec("SET SESSION innodb_lock_wait_timeout = " + wait); err != nil {
+		return fail(err)
+	}
+	if err := exec("XA START " + x.sql()); err != nil {
 		return fail(err)
 	}
 	started = true
 	if err := buf.flush(ctx, d.conn, h.cfg.maxRows); err != nil {
+		if errNumber(err) == 1205 && len(h.held) > 0 {
+			err = fmt.Errorf("a write waits for a row lock held by this sink's own prepared transaction of an earlier checkpoint, "+
+				"which is not yet committed (its checkpoint did not complete, or its completion arrived after the next barrier); "+
+				"failing so that recovery resolves it (%v)", err)
+		}
 		return fail(err)
 	}
-	if _, err := d.conn.ExecContext(ctx, "XA END "+x.sql()); err != nil {
+	if err := exec("XA END " + x.sql()); err != nil {
 		return fail(err)
 	}
-	if _, err := d.conn.ExecContext(ctx, "XA PREPARE "+x.sql()); err != nil {
+	if err := exec("XA PREPARE " + x.sql()); err != nil {
 		if isTransient(err) {
 			h.unsure = append(h.unsure, x)
 			d.discard()

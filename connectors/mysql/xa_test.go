@@ -270,3 +270,46 @@ func TestGtridFitsAndHandleRoundTrips(t *testing.T) {
 		t.Fatalf("xid SQL %s", s)
 	}
 }
+
+// A transaction that writes a key its subtask's previous, still
+// uncommitted transaction holds cannot wait for that commit (it comes on
+// the same goroutine): the prepare fails quickly and says why, and the
+// earlier transaction stays prepared for recovery to resolve.
+func TestXAPreCommitFailsFastOnOwnPreparedLock(t *testing.T) {
+	dsn := DSNForTest(t)
+	db := OpenForTest(t, dsn)
+	name := TableForTest(t, db, "xa_lock", "k BIGINT PRIMARY KEY, v BIGINT")
+	tbl, cfg := kvTable(t, dsn, name, map[string]string{"sink.semantic": "exactly-once"})
+	defer func(w int) { ownLockWait = w }(ownLockWait)
+	ownLockWait = 1
+	ctx := context.Background()
+	job := UniqueForTest("lock")
+	h := newXAHandler(cfg, tbl, shapeOf(cfg, tbl))
+	if err := h.Open(ctx, twophase.SubtaskInfo{JobName: job, SinkName: name, Subtask: 0, Parallelism: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	t0, _ := h.BeginTransaction(ctx, 0)
+	_ = h.Write(ctx, t0, chunk(kv(dyntable.Insert, 1, 10)))
+	h0, err := h.PreCommit(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1, _ := h.BeginTransaction(ctx, 1)
+	_ = h.Write(ctx, t1, chunk(kv(dyntable.UpdateAfter, 1, 11)))
+	start := time.Now()
+	_, err = h.PreCommit(ctx, t1)
+	if err == nil || !strings.Contains(err.Error(), "own prepared transaction") {
+		t.Fatalf("got %v, want the own-lock error", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("failing took %s", d)
+	}
+	if p := PreparedForTest(t, db, "streamsql:"+job); len(p) != 1 {
+		t.Fatalf("prepared: %v, want only the first transaction", p)
+	}
+	if err := h.Commit(ctx, h0); err != nil {
+		t.Fatal(err)
+	}
+	eqRows(t, "after committing the first", RowsForTest(t, db, "SELECT k, v FROM "+name), "1|10")
+}
