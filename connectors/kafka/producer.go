@@ -183,10 +183,16 @@ func endTxn(ctx context.Context, c *kafka.Client, h txnHandle, commit bool) erro
 	})
 }
 
+// kv is one buffered record.
+type kv struct {
+	key, value []byte
+	ts         time.Time
+}
+
 // partBatch is one partition's records of the open transaction, not
 // yet sent.
 type partBatch struct {
-	records []protocol.Record
+	records []kv
 	bytes   int
 }
 
@@ -210,7 +216,8 @@ type txnProducer struct {
 	// by whoever re-initialises the id).
 	broken error
 
-	buf bytes.Buffer // encoding scratch, reused
+	buf  bytes.Buffer      // encoding scratch, reused
+	recs []protocol.Record // encoding scratch, reused
 }
 
 // newTxnProducer initialises a session for tid with InitProducerID.
@@ -242,7 +249,7 @@ func (p *txnProducer) begin() error {
 // maxBatchBytes is sent at once. key and value are kept, not copied.
 func (p *txnProducer) add(ctx context.Context, partition int, key, value []byte, ts time.Time) error {
 	b := &p.batches[partition]
-	b.records = append(b.records, protocol.Record{Time: ts, Key: protocol.NewBytes(key), Value: protocol.NewBytes(value)})
+	b.records = append(b.records, kv{key, value, ts})
 	b.bytes += len(key) + len(value) + 24 // record overhead, roughly
 	if b.bytes >= maxBatchBytes {
 		return p.flush(ctx, partition)
@@ -286,6 +293,9 @@ func (p *txnProducer) flush(ctx context.Context, partition int) error {
 	}
 	wg.Wait()
 	for _, part := range parts {
+		// Reuse the slice, but drop the references to sent records so
+		// their encoding slabs can be freed.
+		clear(p.batches[part].records)
 		p.batches[part] = partBatch{records: p.batches[part].records[:0]}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -362,10 +372,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (p *txnProducer) encode(part int) ([]byte, error) {
 	b := &p.batches[part]
 	p.buf.Reset()
-	rs := protocol.RecordSet{Version: 2, Attributes: protocol.Transactional, Records: protocol.NewRecordReader(b.records...)}
+	p.recs = p.recs[:0]
+	for _, r := range b.records {
+		p.recs = append(p.recs, protocol.Record{Time: r.ts, Key: protocol.NewBytes(r.key), Value: protocol.NewBytes(r.value)})
+	}
+	rs := protocol.RecordSet{Version: 2, Attributes: protocol.Transactional, Records: protocol.NewRecordReader(p.recs...)}
 	if _, err := rs.WriteTo(&p.buf); err != nil {
 		return nil, fmt.Errorf("kafka: encoding a record batch: %w", err)
 	}
+	clear(p.recs)
 	raw := bytes.Clone(p.buf.Bytes())
 	if len(raw) < offRecordCount+4 || raw[batchStart+16] != 2 {
 		return nil, fmt.Errorf("kafka: internal error: kafka-go did not encode a v2 record batch")

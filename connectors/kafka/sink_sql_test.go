@@ -40,7 +40,7 @@ CREATE TABLE sink_out (k BIGINT, tag STRING) WITH ('connector' = 'kafka', 'topic
 INSERT INTO sink_out SELECT k, 'x' FROM seq;
 `
 
-func runSQL(t *testing.T, sql string) (*engine.Job, error) {
+func runSQL(t testing.TB, sql string) (*engine.Job, error) {
 	t.Helper()
 	var out bytes.Buffer
 	s := engine.NewSession(&out)
@@ -387,4 +387,27 @@ func TestCrashChildProcess(t *testing.T) {
 	}
 	_ = j.Wait()
 	t.Fatal("the job ended without reaching the crash hook")
+}
+
+// BenchmarkExactlyOnceSQL measures a whole job: datagen → INSERT INTO an
+// exactly-once 'kafka' table (JSON, 3 partitions, sink parallelism 2),
+// checkpoints every 100 ms, against the local broker in this process.
+// One op is one row.
+func BenchmarkExactlyOnceSQL(b *testing.B) {
+	br, err := broker.Start(broker.Config{Topics: []string{"out"}, Partitions: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	rows := max(b.N, 1000)
+	b.ResetTimer()
+	start := time.Now()
+	j, err := runSQL(b, fmt.Sprintf(eoJob, b.TempDir(), 0, rows, br.Addr(), 60000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := j.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
 }

@@ -451,3 +451,15 @@ func TestMurmur2MatchesKafka(t *testing.T) {
 		t.Fatalf("null keys spread %v, want %d per partition", seen, stickyRecords)
 	}
 }
+
+// TestTimeoutAboveBrokerMaximum: a transaction timeout above the
+// broker's transaction.max.timeout.ms fails the first transaction with
+// an error naming the option to lower.
+func TestTimeoutAboveBrokerMaximum(t *testing.T) {
+	b := startBroker(t, 1, broker.Config{Topics: []string{"out"}, Partitions: 1, MaxTransactionTimeoutMs: 1000})
+	h := openHandler(t, sinkTable(b.Addr(), "properties.transaction.timeout.ms", "5000"), false, 0)
+	_, err := h.BeginTransaction(ctxT(t), 0)
+	if err == nil || !strings.Contains(err.Error(), "lower 'properties.transaction.timeout.ms'") {
+		t.Fatalf("got %v", err)
+	}
+}
