@@ -71,7 +71,8 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 // CreateTable builds a catalog entry from CREATE TABLE; it does not add
 // it. The connector is checked now, so that a bad option fails at DDL
 // time, not when the table is first used.
-func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (*TableEntry, error) {
+func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_ *TableEntry, err error) {
+	defer func() { err = maskSecrets(err) }()
 	if n.Select != nil {
 		return nil, stmt.ErrorAtNode(n, "use CreateTableAs for CREATE TABLE ... AS SELECT")
 	}
@@ -207,7 +208,8 @@ func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *
 // query's, and the INSERT that fills it. A materialized view is a values
 // table, keyed by the query's upsert key when it has one, so it always
 // holds the query's current result.
-func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) (*TableEntry, *Plan, error) {
+func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) (_ *TableEntry, _ *Plan, err error) {
+	defer func() { err = maskSecrets(err) }()
 	if len(n.Cols) > 0 || len(n.Constraints) > 0 {
 		return nil, nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT takes its columns from the query; do not list them")
 	}
@@ -271,6 +273,16 @@ func constraintName(c *ast.Constraint) string {
 
 // optionError positions a connector error at the WITH option it names,
 // or at the statement.
+// maskSecrets hides secret option values (see connectors.MaskSecrets)
+// in the source line a DDL error quotes.
+func maskSecrets(err error) error {
+	var pe *parser.Error
+	if errors.As(err, &pe) {
+		pe.SourceLine = connectors.MaskSecrets(pe.SourceLine)
+	}
+	return err
+}
+
 func optionError(stmt *parser.Statement, key string, err error) error {
 	for _, o := range stmt.Options {
 		if key != "" && o.Key == key || key == "" && strings.Contains(err.Error(), "'"+o.Key+"'") {

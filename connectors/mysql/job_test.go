@@ -308,6 +308,18 @@ EXPLAIN INSERT INTO a SELECT id, name FROM src;
 	if strings.Count(all, "******") != 2 {
 		t.Fatalf("SHOW CREATE TABLE does not show the masked password twice:\n%s", all)
 	}
+	// A DDL error quotes the offending line, which here holds the password.
+	stmts, err := parser.Parse(fmt.Sprintf(`CREATE TABLE c (id INT) WITH ('connector' = 'mysql', 'url' = 'jdbc:mysql://%s/test', 'table-name' = 't', 'password' = '%s', 'sink.semantic' = 'twice')`, addr, secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Execute(context.Background(), stmts[0])
+	if err == nil || !strings.Contains(err.Error(), "sink.semantic") {
+		t.Fatalf("bad DDL: %v", err)
+	}
+	if strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "'password' = '******'") {
+		t.Fatalf("the DDL error shows the password:\n%v", err)
+	}
 	for _, tbl := range []string{"a", "b"} {
 		err := jobErr(t, s, "INSERT INTO "+tbl+" SELECT id, name FROM src")
 		if err == nil {
