@@ -81,6 +81,11 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		ins = append(ins, d)
 	}
 	name := fmt.Sprintf("%T", n)[len("*planner."):]
+	if w, ok := n.(*WatermarkNode); ok && t.pushWatermark(w) {
+		// The source generates the watermarks (hook for the Kafka source).
+		t.done[n] = ins[0]
+		return ins[0], nil
+	}
 	var d *dataflow.Node
 	switch n := n.(type) {
 	case *ScanNode:
@@ -249,6 +254,45 @@ func (s *constSource) Run(_ context.Context, out dataflow.SourceOutput) error {
 		c.Append(dyntable.Insert, r)
 	}
 	return out.Emit(c)
+}
+
+// pushWatermark hands w's strategy to the scan right below it when its
+// source generates watermarks itself (connectors.WatermarkPushDown). The
+// expression is bound to the scan's columns, which projection push-down
+// may have narrowed; the source evaluates it on whole table rows, so the
+// column references are mapped back to the table's.
+func (t *translator) pushWatermark(w *WatermarkNode) bool {
+	sn, ok := w.inputs[0].(*ScanNode)
+	if !ok {
+		return false
+	}
+	sc, err := sn.Table.Scan(t.p.Env)
+	if err != nil {
+		return false
+	}
+	pd, ok := sc.(connectors.WatermarkPushDown)
+	if !ok {
+		return false
+	}
+	e := w.Expr
+	if sn.Fields != nil {
+		back := map[int]int{}
+		for i, f := range sn.Fields {
+			back[i] = f
+		}
+		e = expr.RemapColumns(e, back)
+	}
+	wm := func(row types.Row) (int64, bool, error) {
+		v, err := e.Eval(row)
+		if err != nil || v.IsNull() {
+			return 0, false, err
+		}
+		if v.Kind() != types.KindTimestamp {
+			return 0, false, fmt.Errorf("watermark expression returned %v, not a TIMESTAMP", v.Kind())
+		}
+		return v.Timestamp(), true, nil
+	}
+	return pd.PushWatermark(wm, t.p.Conf.Duration("table.exec.source.idle-timeout"))
 }
 
 // projectingSource narrows a source's rows to the columns a scan reads.

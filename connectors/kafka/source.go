@@ -18,6 +18,7 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
 )
 
 // The Kafka source reads topic partitions with kafka-go's low-level API:
@@ -49,6 +50,10 @@ type scan struct {
 	cfg    *sourceConfig
 	newDec func() valueDecoder
 	cmode  dyntable.ChangelogMode
+	// The pushed-down watermark strategy (source_watermark.go), set by
+	// the planner before subtasks are created; wm is nil without one.
+	wm   func(types.Row) (int64, bool, error)
+	idle time.Duration
 }
 
 func newScan(t *connectors.Table) (*scan, error) {
@@ -89,6 +94,7 @@ type Source struct {
 	splits      []srcSplit
 	start       []int64 // where Run starts each split; -1: by the startup mode
 	opened      bool
+	sharedWM    *sharedWatermarks // with a pushed-down watermark and a job context
 
 	mu  sync.Mutex // guards pos
 	pos []int64    // next offset of each split after the last emitted row
@@ -126,6 +132,16 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 	if ctx != nil {
 		if ctx.Log != nil {
 			s.log = ctx.Log
+		}
+		if ctx.Shared != nil && s.sc.wm != nil {
+			p := s.parallelism
+			s.sharedWM = ctx.Shared.Get(fmt.Sprintf("kafka.watermarks/%p", s.sc), func() any {
+				w := &sharedWatermarks{wm: make([]int64, p), idle: make([]bool, p)}
+				for i := range w.wm {
+					w.wm[i] = dataflow.MinWatermark // active at the start, until it says otherwise
+				}
+				return w
+			}).(*sharedWatermarks)
 		}
 		if ctx.Ctx != nil {
 			base = ctx.Ctx
@@ -592,7 +608,7 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	go func() { ferr <- f.run(fctx, results) }()
 
 	r := &runState{s: s, out: out, next: next, dec: s.sc.newDec(),
-		b: newChunkBuilder(len(s.sc.t.Columns), sourceChunkRows)}
+		b: newChunkBuilder(len(s.sc.t.Columns), sourceChunkRows), wms: newWatermarks(s)}
 	for res := range results {
 		if err := r.process(&res); err != nil {
 			cancel()
@@ -668,11 +684,13 @@ type runState struct {
 	dec  valueDecoder
 	b    *chunkBuilder
 	next []int64 // per split, past every record decoded into b or emitted
+	wms  *watermarks
 }
 
 // process decodes one round of fetches.
 func (r *runState) process(res *fetchResult) error {
 	s := r.s
+	now := time.Now()
 	for pi := range res.parts {
 		pd := &res.parts[pi]
 		sp := &s.splits[pd.split]
@@ -688,9 +706,20 @@ func (r *runState) process(res *fetchResult) error {
 				if err := r.flush(); err != nil {
 					return err
 				}
+				if err := r.emitWatermark(); err != nil {
+					return err
+				}
 			}
 			if !rec.null {
-				if err := r.dec.decode(rec.value, r.b); err != nil {
+				before := r.b.len()
+				err := r.dec.decode(rec.value, r.b)
+				if err == nil && r.wms != nil {
+					err = r.wms.observe(pd.split, r.b.chunk.Changes[before:], now)
+					if err != nil {
+						return err // the expression failed: not the record's fault
+					}
+				}
+				if err != nil {
 					rerr := &RecordError{Topic: sp.topic, Partition: sp.partition, Offset: rec.offset, Err: err, Record: snippet(rec.value)}
 					if !s.sc.cfg.ignore {
 						return rerr
@@ -708,15 +737,27 @@ func (r *runState) process(res *fetchResult) error {
 			n = sp.stop
 		}
 		r.next[pd.split] = max(r.next[pd.split], n)
+		if r.wms != nil {
+			r.wms.seen(pd.split, now, len(pd.recs) > 0, sp.stop >= 0 && r.next[pd.split] >= sp.stop)
+		}
 	}
-	if r.b.len() > 0 {
-		return r.flush()
+	// flush publishes the position even without rows: records of aborted
+	// transactions may have moved it.
+	if err := r.flush(); err != nil {
+		return err
 	}
-	// Nothing to emit: publish the position (records of aborted
-	// transactions may have moved it) and give the runtime the chance to
-	// inject a pending checkpoint barrier into an idle source.
-	r.publish()
-	return r.out.EmitWatermark(dataflow.MinWatermark)
+	// Emitting a watermark (an unchanged one included) is also what lets
+	// the runtime inject a pending checkpoint barrier into an idle source.
+	return r.emitWatermark()
+}
+
+// emitWatermark emits the watermark the partitions allow; b is empty.
+func (r *runState) emitWatermark() error {
+	ts := int64(dataflow.MinWatermark)
+	if r.wms != nil {
+		ts = r.wms.current(time.Now())
+	}
+	return r.out.EmitWatermark(ts)
 }
 
 // publish makes the decoded position the one checkpoints see. Callers

@@ -260,3 +260,61 @@ func srcGroupOffsets(t *testing.T, addr, group, topic string, partitions int) st
 	}
 	return fmt.Sprint(offs)
 }
+
+// TestSQLWatermarkPushDown: the planner hands the table's WATERMARK to
+// the Kafka source, which keeps a watermark per partition. Partition 0
+// holds 3000 events at 100 s .. 103 s, partition 1 five events at 1 s ..
+// 5 s; one subtask reads both, partition 0's first. A per-subtask
+// watermark would pass 100 s after the first chunk and drop partition 1's
+// events as late. By hand, 10-second tumbling windows:
+//
+//	[00:00:00, 00:00:10)  5 events (partition 1)
+//	[00:01:40, 00:01:50)  3000 events (partition 0)
+func TestSQLWatermarkPushDown(t *testing.T) {
+	b, err := broker.Start(broker.Config{Topics: []string{"ev"}, Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := &kafkago.Writer{Addr: kafkago.TCP(b.Addr()), Topic: "ev", RequiredAcks: kafkago.RequireAll,
+		Balancer:  kafkago.BalancerFunc(func(m kafkago.Message, _ ...int) int { return m.Partition }),
+		BatchSize: 5000, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	var ms []kafkago.Message
+	at := func(p int, d time.Duration) kafkago.Message {
+		return kafkago.Message{Partition: p, Value: []byte(fmt.Sprintf(`{"k": 1, "ts": "%s"}`, t0.Add(d).Format("2006-01-02 15:04:05.000")))}
+	}
+	for i := 0; i < 3000; i++ {
+		ms = append(ms, at(0, 100*time.Second+time.Duration(i)*time.Millisecond))
+	}
+	for i := 1; i <= 5; i++ {
+		ms = append(ms, at(1, time.Duration(i)*time.Second))
+	}
+	if err := w.WriteMessages(ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	var out srcSyncBuffer
+	job := srcRunSQL(t, &out, fmt.Sprintf(`
+CREATE TABLE ev (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
+  'connector' = 'kafka', 'topic' = 'ev', 'properties.bootstrap.servers' = '%s',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json', 'scan.parallelism' = '1');
+CREATE TABLE counts (ws TIMESTAMP(3), n BIGINT) WITH ('connector' = 'print');
+INSERT INTO counts SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end;
+`, b.Addr()))
+	if err := job.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(out.String())
+	for _, want := range []string{"+I[2026-01-01 00:00:00.000, 5]", "+I[2026-01-01 00:01:40.000, 3000]"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("output lacks %s:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "+I["); n != 2 {
+		t.Fatalf("%d windows, want 2:\n%s", n, got)
+	}
+}
