@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/state"
@@ -76,6 +77,9 @@ type task struct {
 	inbox chan envelope
 	nodes map[int]*nodeRuntime
 	live  int // nodes not yet finished
+	// tick counts the idle-timeout ticks of the task's goroutine; the
+	// task's node runtimes stamp their senders' activity with it.
+	tick uint32
 }
 
 // Start validates g and starts running it. The job stops when every
@@ -232,6 +236,9 @@ func (j *Job) build() error {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
 			nr := &nodeRuntime{job: j, node: n, subtask: s, op: op, counters: j.metrics[n.ID], wm: MinWatermark, outWm: MinWatermark}
+			if g.IdleTimeout > 0 {
+				nr.clock = &taskOf(n.ID, s).tick
+			}
 			store := j.opts.NewStore(n, s)
 			nr.store = store
 			nr.inputs = make([]inputState, len(n.Inputs))
@@ -378,10 +385,27 @@ func (j *Job) runTask(t *task) {
 			j.finished.Add(1)
 		}
 	}()
+	// With an idle timeout, the task ticks idleTicks times per timeout and
+	// its nodes stop waiting for the watermark of senders silent for a
+	// whole timeout.
+	var tick <-chan time.Time
+	if d := j.g.IdleTimeout; d > 0 {
+		tk := time.NewTicker(max(d/idleTicks, time.Millisecond))
+		defer tk.Stop()
+		tick = tk.C
+	}
 	for t.live > 0 {
 		select {
 		case <-j.ctx.Done():
 			return
+		case <-tick:
+			t.tick++
+			for _, nr := range t.nodes {
+				if err := nr.checkIdle(t.tick); err != nil {
+					j.fail(err)
+					return
+				}
+			}
 		case env := <-t.inbox:
 			if env.node < 0 {
 				if err := t.notify(env.notify); err != nil {

@@ -3,6 +3,7 @@ package dataflow
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // PartitionKind says how an edge routes rows from upstream subtasks to
@@ -51,6 +52,10 @@ type Node struct {
 type Graph struct {
 	Name  string
 	Nodes []*Node
+	// IdleTimeout (table.exec.source.idle-timeout) is how long an input
+	// channel may stay silent before it stops holding back the
+	// watermark of the node it feeds; 0 never. See nodeRuntime.checkIdle.
+	IdleTimeout time.Duration
 }
 
 // AddNode appends a node and gives it the next ID.

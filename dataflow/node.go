@@ -13,10 +13,15 @@ type inputState struct {
 	wm      []int64
 	ended   []bool
 	barrier []int64 // last barrier id received per sender
+	// With an idle timeout: the task tick of each sender's last element,
+	// and whether it is idle (left out of the watermark minimum).
+	seen []uint32
+	idle []bool
 }
 
 func newInputState(senders int) inputState {
-	in := inputState{wm: make([]int64, senders), ended: make([]bool, senders), barrier: make([]int64, senders)}
+	in := inputState{wm: make([]int64, senders), ended: make([]bool, senders), barrier: make([]int64, senders),
+		seen: make([]uint32, senders), idle: make([]bool, senders)}
 	for i := range in.wm {
 		in.wm[i] = MinWatermark
 	}
@@ -42,8 +47,10 @@ type nodeRuntime struct {
 	inputs       []inputState
 	totalSenders int
 
-	wm       int64 // combined input watermark
-	outWm    int64 // last watermark forwarded
+	wm    int64 // combined input watermark
+	outWm int64 // last watermark forwarded
+	// clock is the task's tick counter when an idle timeout is set.
+	clock    *uint32
 	ended    int
 	finished bool
 
@@ -85,6 +92,10 @@ func (nr *nodeRuntime) handle(input, sender int, e Element) error {
 		return nil
 	}
 	in := &nr.inputs[input]
+	if nr.clock != nil {
+		in.seen[sender] = *nr.clock
+		in.idle[sender] = false
+	}
 	switch e.Kind {
 	case KindData:
 		nr.counters.in.Add(int64(e.Chunk.Len()))
@@ -131,11 +142,22 @@ func (nr *nodeRuntime) handle(input, sender int, e Element) error {
 }
 
 func (nr *nodeRuntime) advanceWatermark() error {
-	m := int64(MaxWatermark)
+	// The minimum over the senders that are not idle; when every sender
+	// is idle, the largest of their watermarks (as Flink's watermark
+	// valve does), so that the last watermark of the last input to go
+	// idle is not lost.
+	m, active, maxIdle := int64(MaxWatermark), false, int64(MinWatermark)
 	for i := range nr.inputs {
-		for _, w := range nr.inputs[i].wm {
-			m = min(m, w)
+		for s, w := range nr.inputs[i].wm {
+			if nr.inputs[i].idle[s] {
+				maxIdle = max(maxIdle, w)
+			} else {
+				m, active = min(m, w), true
+			}
 		}
+	}
+	if !active {
+		m = maxIdle
 	}
 	if m <= nr.wm {
 		return nil
@@ -149,6 +171,37 @@ func (nr *nodeRuntime) advanceWatermark() error {
 		return nil
 	}
 	return nr.forwardWatermark(m)
+}
+
+// idleTicks is how many task ticks make one idle timeout.
+const idleTicks = 4
+
+// checkIdle marks the senders that have been silent for an idle timeout
+// (idleTicks ticks, so between 3/4 and 1 timeout of silence) as idle:
+// they no longer hold back the watermark, which may then advance. The
+// next element from a sender makes it active again; its watermark then
+// counts again, and the combined watermark never goes back (rows it
+// sends behind the watermark are late), as in Flink. It runs on the
+// task's goroutine, like handle.
+func (nr *nodeRuntime) checkIdle(tick uint32) error {
+	if nr.finished || nr.clock == nil {
+		return nil
+	}
+	changed := false
+	for i := range nr.inputs {
+		in := &nr.inputs[i]
+		for s := range in.seen {
+			// A sender held back by barrier alignment is waiting, not idle.
+			if !in.idle[s] && !in.ended[s] && !nr.blocked(i, s) && tick-in.seen[s] >= idleTicks {
+				in.idle[s] = true
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return nr.advanceWatermark()
 }
 
 // forwardWatermark sends wm downstream if it advances the node's output

@@ -169,7 +169,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	// Metrics that stay at zero say so.
-	for _, name := range []string{"streamsql_late_records_dropped_total", "streamsql_sink_commit_latency_seconds"} {
+	for _, name := range []string{"streamsql_sink_commit_latency_seconds"} { // late records are counted by window operators
 		if !regexp.MustCompile(`# HELP ` + name + ` .*Always zero in this version`).MatchString(body) {
 			t.Errorf("the HELP of %s does not say it is always zero", name)
 		}

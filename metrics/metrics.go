@@ -18,7 +18,7 @@ var (
 	// watermark.
 	LateRecordsDropped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "streamsql_late_records_dropped_total",
-		Help: "Records dropped because they arrived behind the watermark." + pending + "no operator drops late records yet (event-time windows are not implemented).",
+		Help: "Records dropped because they arrived behind the watermark: rows whose windows had all fired, in window aggregations, window ranks and window table functions.",
 	})
 	// SinkCommitLatency observes how long a transactional sink takes to
 	// commit on a completed checkpoint.

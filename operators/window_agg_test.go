@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -184,6 +186,7 @@ func TestWindowAggMatchesModel(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/delay%d/seed%d", spec, delay/sec, seed), func(t *testing.T) {
 					r := rand.New(rand.NewPCG(seed, 7))
 					rows := winRandomRows(r, 200)
+					lateBefore := lateCounter(t)
 					m := &winModel{rows: map[string][]int64{}}
 					op, err := NewWindowAgg(WindowAggSpec{Window: spec, TimeCol: 2, Keys: []int{0}, Aggs: winAggs, Out: winOut})
 					if err != nil {
@@ -198,6 +201,9 @@ func TestWindowAggMatchesModel(t *testing.T) {
 					}
 					if op.LateDropped() != int64(m.late) {
 						t.Fatalf("late rows: got %d, want %d", op.LateDropped(), m.late)
+					}
+					if d := lateCounter(t) - lateBefore; d < float64(m.late) {
+						t.Fatalf("streamsql_late_records_dropped_total grew by %v, want at least %d", d, m.late)
 					}
 					totalLate += m.late
 				})
@@ -230,6 +236,15 @@ func TestWindowAggNoKeys(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("\n got  %v\n want %v", got, want)
 	}
+}
+
+// lateCounter reads streamsql_late_records_dropped_total.
+func lateCounter(t *testing.T) float64 {
+	var m dto.Metric
+	if err := metrics.LateRecordsDropped.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
 
 // winDiff lists the rows only one side has.

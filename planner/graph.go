@@ -21,6 +21,7 @@ type CollectFunc func(c *dyntable.Chunk) error
 func (p *Planner) BuildGraph(name string, plan *Plan, collect CollectFunc) (*dataflow.Graph, error) {
 	t := &translator{p: p, g: &dataflow.Graph{Name: name}, done: map[Node]*dataflow.Node{},
 		parallelism: p.Conf.Int("parallelism.default"), collect: collect}
+	t.g.IdleTimeout = p.Conf.Duration("table.exec.source.idle-timeout") // see dataflow.Graph
 	if _, err := t.node(plan.Root); err != nil {
 		return nil, err
 	}
@@ -136,6 +137,9 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		}
 		d = &dataflow.Node{Name: "Calc", Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewCalc(filter, proj), nil }}
+		if wd := currentWatermarkCalc(n, e, p); wd != nil { // build_window_watermark.go
+			d = wd
+		}
 	case *AggNode:
 		e, p := t.keyed(ins[0], n.GroupKeys)
 		spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}

@@ -1,0 +1,45 @@
+package operators
+
+import (
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+)
+
+// WatermarkCalc is a Calc whose expressions call CURRENT_WATERMARK: it
+// stores each watermark the subtask receives into the cell that its
+// compiled expressions read (expr.WithWatermarkCell), so that rows
+// evaluated after a watermark see it. The cell holds math.MinInt64 (NULL
+// to the function) until the first watermark. The cell belongs to this
+// subtask alone.
+type WatermarkCalc struct {
+	calc *Calc
+	cell *int64
+}
+
+var _ dataflow.Operator = (*WatermarkCalc)(nil)
+
+// NewWatermarkCalc wraps calc, whose expressions read cell.
+func NewWatermarkCalc(calc *Calc, cell *int64) *WatermarkCalc {
+	*cell = dataflow.MinWatermark
+	return &WatermarkCalc{calc: calc, cell: cell}
+}
+
+// Open implements dataflow.Operator.
+func (w *WatermarkCalc) Open(ctx *dataflow.OpContext) error { return w.calc.Open(ctx) }
+
+// ProcessChunk implements dataflow.Operator.
+func (w *WatermarkCalc) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
+	return w.calc.ProcessChunk(input, c, out)
+}
+
+// ProcessWatermark implements dataflow.Operator.
+func (w *WatermarkCalc) ProcessWatermark(wm int64, out dataflow.Collector) error {
+	*w.cell = wm
+	return nil
+}
+
+// Finish implements dataflow.Operator.
+func (w *WatermarkCalc) Finish(out dataflow.Collector) error { return w.calc.Finish(out) }
+
+// Close implements dataflow.Operator.
+func (w *WatermarkCalc) Close() error { return w.calc.Close() }
