@@ -10,14 +10,11 @@ CREATE TABLE nexmark_q11 (
   'connector' = 'blackhole'
 );
 
--- The reference groups by SESSION(B.dateTime, INTERVAL '10' SECOND), the
--- older group-window form, which streamsql does not parse yet; the SESSION
--- window table function computes the same windows (see CHANGES.md).
 INSERT INTO nexmark_q11
 SELECT
     B.bidder,
     count(*) as bid_count,
-    window_start as starttime,
-    window_end as endtime
-FROM TABLE(SESSION(TABLE bid PARTITION BY bidder, DESCRIPTOR(dateTime), INTERVAL '10' SECOND)) B
-GROUP BY B.bidder, window_start, window_end;
+    SESSION_START(B.dateTime, INTERVAL '10' SECOND) as starttime,
+    SESSION_END(B.dateTime, INTERVAL '10' SECOND) as endtime
+FROM bid B
+GROUP BY B.bidder, SESSION(B.dateTime, INTERVAL '10' SECOND);
