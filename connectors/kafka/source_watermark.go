@@ -147,8 +147,10 @@ func (w *watermarks) current(now time.Time) int64 {
 	}
 	if !active {
 		m = own
-		if len(w.split) == 0 {
-			m = dataflow.MaxWatermark // no partitions: no opinion
+		if own == dataflow.MinWatermark {
+			// No partition (or none that ever had a row): no opinion,
+			// rather than holding every other subtask at the start.
+			m = dataflow.MaxWatermark
 		}
 	}
 	if w.shared == nil {
