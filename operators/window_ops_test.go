@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -368,4 +370,59 @@ func driveWindowOpsNoFinish(t *testing.T, op dataflow.Operator, keys []int, rows
 		}
 	}
 	return out.rows
+}
+
+// TestProcTimeTumbleFiresByClock drives a processing-time TUMBLE with an
+// injected clock: rows belong to the window of the clock when they
+// arrive, a window fires at the first chunk or watermark after the
+// clock passed its end, and the end of input fires the rest.
+func TestProcTimeTumbleFiresByClock(t *testing.T) {
+	now := int64(1_700_000_000) * sec // a multiple of 10 s
+	clock := func() time.Time { return time.Unix(0, now) }
+	op, err := NewWindowAgg(WindowAggSpec{Window: WindowSpec{Kind: WindowTumble, Size: 10 * sec}, TimeCol: 2,
+		Keys: []int{0}, Aggs: winAggs[:2], Out: []WindowOutCol{{Kind: WinKey}, {Kind: WinStart}}, ProcTime: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Open(joinNewCtx()); err != nil {
+		t.Fatal(err)
+	}
+	out := &winCollector{t: t}
+	push := func(k, v int64) {
+		// The row's own time column is ignored: processing time rules.
+		row := winRow(k, v, 0)
+		if err := op.ProcessChunk(0, &dyntable.Chunk{Changes: []dyntable.Change{{Kind: dyntable.Insert, Row: row}}}, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := func(s int64) string { return types.Format(types.NewTimestamp(now/sec*sec+s*sec), types.Type{}) }
+	base := ws(0)
+	push(1, 5) // clock 0 s: window [0, 10)
+	now += 3 * sec
+	push(1, 7) // 3 s: same window
+	push(2, 1)
+	if len(out.rows) != 0 {
+		t.Fatalf("fired early: %v", out.rows)
+	}
+	now += 7 * sec // 10 s: [0, 10) is over; the next chunk fires it first
+	push(1, 100) // this row is in [10, 20)
+	want := []string{"1, " + base + ", 2, 12", "2, " + base + ", 1, 1"}
+	if !slices.Equal(out.rows, want) {
+		t.Fatalf("at 10 s got %v, want %v", out.rows, want)
+	}
+	now += 20 * sec // 30 s: a watermark (of any value) fires by the clock too
+	if err := op.ProcessWatermark(0, out); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "1, "+types.Format(types.NewTimestamp(now/sec*sec-20*sec), types.Type{})+", 1, 100")
+	if !slices.Equal(out.rows, want) {
+		t.Fatalf("at 30 s got %v, want %v", out.rows, want)
+	}
+	push(3, 4) // [30, 40), fired by the end of input
+	if err := op.Finish(out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.rows) != 4 || !strings.HasPrefix(out.rows[3], "3, ") {
+		t.Fatalf("the end of input did not fire the last window: %v", out.rows)
+	}
 }
