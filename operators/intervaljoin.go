@@ -1,8 +1,11 @@
 package operators
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -62,7 +65,8 @@ type IntervalJoinSpec struct {
 // State, per side: a MapState keyed by the join key whose map key is the
 // row time (sortable) and whose value is the rows of that time in
 // arrival order, with their matched flags. Expiry timers live in
-// eventTimers, so checkpoints cover everything.
+// eventTimers, one per side and key at the expiry of its earliest row, so
+// checkpoints cover everything.
 func NewIntervalJoin(spec IntervalJoinSpec) dataflow.Operator {
 	return &intervalJoinOp{spec: spec}
 }
@@ -313,6 +317,16 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 		}
 		return nil
 	}
+	// One timer per side and key, at the expiry of its earliest row (a
+	// row's expiry grows with its time): a new row needs one only when it
+	// is the earliest. expire re-arms it for the next earliest row.
+	earliest, any := int64(0), false
+	if err := j.sides[side].Range(key, func(mk []byte, _ ijRows) bool {
+		earliest, any = sortableTime(mk), true
+		return false
+	}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
 	mk := appendSortableTime(nil, ts)
 	cur, _, err := j.sides[side].Get(key, mk)
 	if err != nil {
@@ -322,10 +336,20 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	if err := j.sides[side].Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if err := j.timers.register(exp, byte(side), key); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
+	if !any || ts < earliest {
+		if err := j.timers.register(exp, byte(side), key); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
 	}
 	return nil
+}
+
+// ijPad is a padded row of an expired outer row, with its sort position.
+type ijPad struct {
+	exp  int64
+	side int
+	key  []byte
+	row  types.Row
 }
 
 // ProcessWatermark drops the rows that can no longer match, padding the
@@ -336,11 +360,25 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	var em emitter
+	var pads []ijPad
 	for _, t := range fired {
-		if err := j.expire(int(t.tag), t.key, wm, &em); err != nil {
+		if pads, err = j.expire(int(t.tag), t.key, wm, pads); err != nil {
 			return err
 		}
+	}
+	// Padded rows in (expiry, side, key) order, ties in arrival order.
+	slices.SortStableFunc(pads, func(a, b ijPad) int {
+		if c := cmp.Compare(a.exp, b.exp); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.side, b.side); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	var em emitter
+	for _, p := range pads {
+		em.add(dyntable.Insert, p.row)
 	}
 	em.flush(out)
 	if wm == dataflow.MaxWatermark {
@@ -353,34 +391,40 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 	return we.EmitWatermark(addSat(wm, -j.delay))
 }
 
-// expire removes the rows of side under key whose expiry is at or before wm.
-func (j *intervalJoinOp) expire(side int, key []byte, wm int64, em *emitter) error {
+// expire removes the rows of side under key whose expiry is at or before
+// wm, appends the padded rows of unmatched outer rows to pads, and arms
+// the key's timer for its next earliest row.
+func (j *intervalJoinOp) expire(side int, key []byte, wm int64, pads []ijPad) ([]ijPad, error) {
 	var gone [][]byte
-	var rangeErr error
+	next, more := int64(0), false
 	err := j.sides[side].Range(key, func(mk []byte, v ijRows) bool {
-		if j.expiry(side, sortableTime(mk)) > wm {
+		exp := j.expiry(side, sortableTime(mk))
+		if exp > wm {
+			next, more = exp, true
 			return false
 		}
 		gone = append(gone, append([]byte(nil), mk...))
 		for i, r := range v.Rows {
 			if j.outer[side] && !v.Matched[i] {
-				em.add(dyntable.Insert, j.shape.pad(side, r))
+				pads = append(pads, ijPad{exp: exp, side: side, key: key, row: j.shape.pad(side, r)})
 			}
 		}
 		return true
 	})
-	if err == nil {
-		err = rangeErr
-	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
+		return nil, fmt.Errorf("%s: %w", j.name, err)
 	}
 	for _, mk := range gone {
 		if err := j.sides[side].Delete(key, mk); err != nil {
-			return fmt.Errorf("%s: %w", j.name, err)
+			return nil, fmt.Errorf("%s: %w", j.name, err)
 		}
 	}
-	return nil
+	if more {
+		if err := j.timers.register(next, byte(side), key); err != nil {
+			return nil, fmt.Errorf("%s: %w", j.name, err)
+		}
+	}
+	return pads, nil
 }
 
 func (j *intervalJoinOp) Finish(dataflow.Collector) error { return nil }

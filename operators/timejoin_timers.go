@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -137,7 +137,7 @@ func (t *eventTimers) due(wm int64) ([]firedTimer, error) {
 		}
 	}
 	t.next = next
-	sort.Slice(hits, func(i, j int) bool { return bytes.Compare(hits[i].mk, hits[j].mk) < 0 })
+	slices.SortFunc(hits, func(a, b hit) int { return bytes.Compare(a.mk, b.mk) })
 	out := make([]firedTimer, len(hits))
 	for i, h := range hits {
 		if err := t.st.Delete(h.anchor, h.mk); err != nil {
