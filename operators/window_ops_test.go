@@ -405,7 +405,7 @@ func TestProcTimeTumbleFiresByClock(t *testing.T) {
 		t.Fatalf("fired early: %v", out.rows)
 	}
 	now += 7 * sec // 10 s: [0, 10) is over; the next chunk fires it first
-	push(1, 100) // this row is in [10, 20)
+	push(1, 100)   // this row is in [10, 20)
 	want := []string{"1, " + base + ", 2, 12", "2, " + base + ", 1, 1"}
 	if !slices.Equal(out.rows, want) {
 		t.Fatalf("at 10 s got %v, want %v", out.rows, want)
