@@ -6,10 +6,10 @@ package kafka
 //
 //   - none: kafka-go's Writer, asynchronous, acks=all; a failed write is
 //     logged and fails the job at its next row or barrier;
-//   - at-least-once (the default, as in Flink): kafka-go's Writer,
-//     acks=all, each chunk written synchronously, so that everything
-//     before a checkpoint barrier is in the topic when the barrier is
-//     acknowledged (a restart may write it again);
+//   - at-least-once (the default, as in Flink): the same Writer, whose
+//     acknowledgements the checkpoint barrier waits for, so that
+//     everything before it is in the topic when the checkpoint completes
+//     (a restart may write later rows again);
 //   - exactly-once: the transactional producer (producer.go) run by the
 //     two-phase-commit framework (connectors/twophase, see sink_txn.go):
 //     rows between two barriers form one Kafka transaction, pre-committed
@@ -336,7 +336,7 @@ func (s *tableSink) Create(subtask, parallelism int) (dataflow.Operator, error) 
 	if s.cfg.guarantee == guaranteeExactlyOnce {
 		return twophase.NewOperator(s.cfg.table.Name, newTxnHandler(s.cfg), twophase.Options{}), nil
 	}
-	return &writerOp{cfg: s.cfg, async: s.cfg.guarantee == guaranteeNone}, nil
+	return &writerOp{cfg: s.cfg, wait: s.cfg.guarantee == guaranteeAtLeastOnce}, nil
 }
 
 // recordEncoder turns changes into record keys and values.
@@ -468,21 +468,36 @@ func (p *partitioner) Balance(msg kafka.Message, partitions ...int) int {
 }
 
 // writerOp is the sink subtask of the 'none' and 'at-least-once'
-// guarantees, on kafka-go's Writer (acks=all). At-least-once writes each
-// chunk synchronously, so SnapshotState has nothing left to flush when
-// the barrier comes: the rows before it are in the topic. 'none' writes
-// asynchronously; a failed write fails the job on the next call.
+// guarantees, on kafka-go's Writer (acks=all) in asynchronous mode: rows
+// are handed to the Writer as they come, which batches them per
+// partition and sends them in the background. The Writer reports each
+// acknowledged (or failed) batch to Completion, which counts them.
+//
+// At-least-once: SnapshotState waits until every row handed over before
+// the barrier is acknowledged, so that when the checkpoint completes its
+// rows are in the topic (a restart from it may write later rows again).
+// None: nothing waits. Either way a failed write fails the job at its
+// next row, barrier or end, and at most maxInFlight rows are
+// unacknowledged at a time (backpressure).
 type writerOp struct {
-	cfg   *sinkConfig
-	async bool
-	w     *kafka.Writer
-	enc   *recordEncoder
-	ctx   context.Context
-	msgs  []kafka.Message
+	cfg  *sinkConfig
+	wait bool // at-least-once: the barrier waits for acknowledgements
+	w    *kafka.Writer
+	enc  *recordEncoder
+	ctx  context.Context
+	msgs []kafka.Message
 
 	mu       sync.Mutex
+	cond     *sync.Cond
+	unwake   func() bool // stops the cancellation wake-up
+	sent     int64       // rows handed to the Writer
+	acked    int64       // rows the Writer reported done (acknowledged or failed)
 	asyncErr error
 }
+
+// maxInFlight bounds the rows handed to the Writer and not yet
+// acknowledged.
+const maxInFlight = 1 << 17
 
 var (
 	_ dataflow.Operator    = (*writerOp)(nil)
@@ -498,6 +513,7 @@ func (o *writerOp) Open(oc *dataflow.OpContext) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	o.cond = sync.NewCond(&o.mu)
 	o.enc = newRecordEncoder(o.cfg)
 	o.w = &kafka.Writer{
 		Addr:         kafka.TCP(o.cfg.servers...),
@@ -506,37 +522,50 @@ func (o *writerOp) Open(oc *dataflow.OpContext) error {
 		RequiredAcks: kafka.RequireAll, // the Writer's default is none
 		BatchSize:    10000,
 		BatchBytes:   maxBatchBytes,
-		// A synchronous WriteMessages waits up to BatchTimeout for a
-		// batch to fill; the chunk is the batch here.
-		BatchTimeout: 2 * time.Millisecond,
-		Async:        o.async,
-	}
-	if o.async {
-		o.w.Completion = func(_ []kafka.Message, err error) {
-			if err != nil {
-				log.Error("kafka sink: asynchronous write failed", "table", o.cfg.table.Name, "error", err)
-				o.mu.Lock()
-				if o.asyncErr == nil {
-					o.asyncErr = err
-				}
-				o.mu.Unlock()
+		BatchTimeout: 5 * time.Millisecond,
+		Async:        true,
+		Completion: func(msgs []kafka.Message, err error) {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if err != nil && o.asyncErr == nil {
+				log.Error("kafka sink: write failed", "table", o.cfg.table.Name, "error", err)
+				o.asyncErr = err
 			}
-		}
+			o.acked += int64(len(msgs))
+			o.cond.Broadcast()
+		},
 	}
+	// A cancelled job must not leave waitAcked blocked.
+	o.unwake = context.AfterFunc(o.ctx, func() {
+		o.mu.Lock()
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
 	return nil
 }
 
-func (o *writerOp) failed() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+func (o *writerOp) errLocked() error {
 	if o.asyncErr != nil {
 		return fmt.Errorf("kafka sink '%s': writing to topic '%s': %w", o.cfg.table.Name, o.cfg.topic, o.asyncErr)
 	}
 	return nil
 }
 
+// waitAcked waits until at most limit rows are unacknowledged.
+func (o *writerOp) waitAcked(limit int64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for o.asyncErr == nil && o.sent-o.acked > limit {
+		if err := o.ctx.Err(); err != nil {
+			return err
+		}
+		o.cond.Wait()
+	}
+	return o.errLocked()
+}
+
 func (o *writerOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
-	if err := o.failed(); err != nil {
+	if err := o.waitAcked(maxInFlight); err != nil {
 		return err
 	}
 	o.msgs = o.msgs[:0]
@@ -549,50 +578,46 @@ func (o *writerOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 			o.msgs = append(o.msgs, kafka.Message{Key: k, Value: v})
 		}
 	}
-	return o.flush()
-}
-
-func (o *writerOp) flush() error {
 	if len(o.msgs) == 0 {
 		return nil
 	}
-	msgs := o.msgs
-	if o.async {
-		// The Writer keeps the messages until they are sent.
-		msgs = append([]kafka.Message(nil), msgs...)
-	}
-	if err := o.w.WriteMessages(o.ctx, msgs...); err != nil {
+	o.mu.Lock()
+	o.sent += int64(len(o.msgs))
+	o.mu.Unlock()
+	// The Writer keeps the messages until they are sent: hand it a copy.
+	if err := o.w.WriteMessages(o.ctx, append([]kafka.Message(nil), o.msgs...)...); err != nil {
 		return fmt.Errorf("kafka sink '%s': writing to topic '%s': %w", o.cfg.table.Name, o.cfg.topic, err)
 	}
-	o.msgs = o.msgs[:0]
 	return nil
 }
 
 func (o *writerOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
 
-// SnapshotState makes sure everything before the barrier is written.
+// SnapshotState, at least once, waits until every row before the
+// barrier is acknowledged by the broker.
 func (o *writerOp) SnapshotState(dataflow.Barrier) error {
-	if err := o.flush(); err != nil {
-		return err
+	if !o.wait {
+		return o.waitAcked(maxInFlight)
 	}
-	return o.failed()
+	return o.waitAcked(0)
 }
 
+// Finish waits for every write, whatever the guarantee: the job's end
+// means its rows are in the topic.
 func (o *writerOp) Finish(dataflow.Collector) error {
-	if err := o.flush(); err != nil {
+	if err := o.w.Close(); err != nil {
 		return err
 	}
-	if o.async {
-		// Close waits for the asynchronous writes still in flight.
-		if err := o.w.Close(); err != nil {
-			return err
-		}
-		o.w = nil
-	}
-	return o.failed()
+	o.w = nil
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.errLocked()
 }
 
 func (o *writerOp) Close() error {
+	if o.unwake != nil {
+		o.unwake()
+	}
 	if o.w != nil {
 		return o.w.Close()
 	}

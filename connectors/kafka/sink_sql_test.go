@@ -389,25 +389,31 @@ func TestCrashChildProcess(t *testing.T) {
 	t.Fatal("the job ended without reaching the crash hook")
 }
 
-// BenchmarkExactlyOnceSQL measures a whole job: datagen → INSERT INTO an
-// exactly-once 'kafka' table (JSON, 3 partitions, sink parallelism 2),
-// checkpoints every 100 ms, against the local broker in this process.
-// One op is one row.
-func BenchmarkExactlyOnceSQL(b *testing.B) {
-	br, err := broker.Start(broker.Config{Topics: []string{"out"}, Partitions: 3})
-	if err != nil {
-		b.Fatal(err)
+// BenchmarkKafkaSinkSQL measures a whole job per delivery guarantee:
+// datagen → INSERT INTO a 'kafka' table (JSON, 3 partitions, sink
+// parallelism 2), checkpoints every 100 ms, against the local broker in
+// this process. One op is one row.
+func BenchmarkKafkaSinkSQL(b *testing.B) {
+	for _, g := range []string{"exactly-once", "at-least-once", "none"} {
+		b.Run(g, func(b *testing.B) {
+			br, err := broker.Start(broker.Config{Topics: []string{"out"}, Partitions: 3})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer br.Close()
+			rows := max(b.N, 1000)
+			sql := strings.Replace(fmt.Sprintf(eoJob, b.TempDir(), 0, rows, br.Addr(), 60000),
+				"'sink.delivery-guarantee' = 'exactly-once'", "'sink.delivery-guarantee' = '"+g+"'", 1)
+			b.ResetTimer()
+			start := time.Now()
+			j, err := runSQL(b, sql)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := j.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
+		})
 	}
-	defer br.Close()
-	rows := max(b.N, 1000)
-	b.ResetTimer()
-	start := time.Now()
-	j, err := runSQL(b, fmt.Sprintf(eoJob, b.TempDir(), 0, rows, br.Addr(), 60000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := j.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(rows)/time.Since(start).Seconds(), "rows/s")
 }

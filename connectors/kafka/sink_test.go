@@ -10,6 +10,7 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 	"github.com/streamsql/streamsql/connectors/twophase"
+	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -461,5 +462,38 @@ func TestTimeoutAboveBrokerMaximum(t *testing.T) {
 	_, err := h.BeginTransaction(ctxT(t), 0)
 	if err == nil || !strings.Contains(err.Error(), "lower 'properties.transaction.timeout.ms'") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestAtLeastOnceBarrierWaitsForAcks: after SnapshotState returns, every
+// row handed to the at-least-once sink before the barrier has been
+// acknowledged by the broker, and an independent reader finds them all.
+func TestAtLeastOnceBarrierWaitsForAcks(t *testing.T) {
+	b := startBroker(t, 3)
+	cfg, err := parseSinkConfig(sinkTable(b.Addr(), "sink.delivery-guarantee", "at-least-once"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &writerOp{cfg: cfg, wait: true}
+	if err := o.Open(&dataflow.OpContext{Ctx: ctxT(t)}); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for i := range 5 {
+		if err := o.ProcessChunk(0, rowsChunk(dyntable.Insert, i*1000, (i+1)*1000), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	sent, acked := o.sent, o.acked
+	o.mu.Unlock()
+	if sent != 5000 || acked != sent {
+		t.Fatalf("after the barrier: %d rows sent, %d acknowledged; want 5000 and 5000", sent, acked)
+	}
+	if got := values(readTopic(t, b.Addr(), "out", false)); !equal(got, jsonValues(0, 5000)) {
+		t.Fatalf("the topic holds %d records, want rows 0..4999", len(got))
 	}
 }
