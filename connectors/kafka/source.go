@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -776,16 +775,4 @@ func (r *runState) flush() error {
 	}
 	r.publish()
 	return r.out.Emit(r.b.take())
-}
-
-// sortedOffsets is for tests and logs: the position as "topic-p:offset".
-func (s *Source) sortedOffsets() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for i, sp := range s.splits {
-		out = append(out, fmt.Sprintf("%s:%d", sp.String(), s.pos[i]))
-	}
-	sort.Strings(out)
-	return out
 }
