@@ -349,16 +349,24 @@ func nextPrice(r *rng) int64 {
 	return int64(math.Round(math.Exp(r.float64()*6*math.Ln10) * 100))
 }
 
+// baseURL is the reference's getBaseUrl: three path segments of up to
+// four characters, '_' standing in for the space of nextString.
 func baseURL(r *rng) string {
-	var a Arena
-	a.begin(64)
-	a.bytes("https://www.nexmark.com/")
+	var b []byte
+	b = append(b, "https://www.nexmark.com/"...)
 	for range 3 {
-		a.randStringSpecial(r, 5, '_')
-		a.byte('/')
+		n := minStringLength + r.intn(5-minStringLength)
+		for range n {
+			if r.intn(13) == 0 {
+				b = append(b, '_')
+			} else {
+				b = append(b, byte('a'+r.intn(26)))
+			}
+		}
+		b = append(b, '/')
 	}
-	a.bytes("item.htm?query=1")
-	return a.end()
+	b = append(b, "item.htm?query=1"...)
+	return string(b)
 }
 
 func reverseBits32(x int32) int32 {
@@ -472,14 +480,10 @@ func (a *Arena) trimmedEnd() string {
 // characters, each a space with probability 1/13, else a lower-case
 // letter. (Callers trim, as the reference does, where it matters.)
 func (a *Arena) randString(r *rng, maxLength int) {
-	a.randStringSpecial(r, maxLength, ' ')
-}
-
-func (a *Arena) randStringSpecial(r *rng, maxLength int, special byte) {
 	n := minStringLength + r.intn(maxLength-minStringLength)
 	for range n {
 		if r.intn(13) == 0 {
-			a.byte(special)
+			a.byte(' ')
 		} else {
 			a.byte(byte('a' + r.intn(26)))
 		}
