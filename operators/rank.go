@@ -229,9 +229,13 @@ type rankItem struct {
 }
 
 // sortKey returns the order-preserving encoding of row's sort columns.
-func (r *rankOp) sortKey(row types.Row) []byte {
-	var dst []byte
-	for _, o := range r.spec.OrderBy {
+func (r *rankOp) sortKey(row types.Row) []byte { return appendSortKey(nil, r.spec.OrderBy, row) }
+
+// appendSortKey appends the order-preserving encoding of row's sort
+// columns: bytes.Compare of two encodings orders the rows as ORDER BY
+// does (DESC columns inverted).
+func appendSortKey(dst []byte, order []SortKey, row types.Row) []byte {
+	for _, o := range order {
 		start := len(dst)
 		dst = joinAppendValue(dst, row[o.Col])
 		if o.Desc {

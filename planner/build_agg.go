@@ -541,9 +541,13 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 		return false, b.errf(c, "the rank range %d..%d is empty", lo, hi)
 	}
 	rk.Offset, rk.Limit = lo-1, hi-lo+1
-	if len(rk.PartitionKeys) > 0 && rk.Offset == 0 && rk.Limit == 1 && rk.inputs[0].Mode().IsInsertOnly() && len(rk.OrderBy) > 0 && !rk.OrderBy[0].Desc {
-		// Keep-first deduplication of an insert-only input never retracts.
-		rk.mode = dyntable.InsertOnly
+	// Keep-first deduplication stays Retract even over an insert-only
+	// input: a row that arrives later with a smaller ORDER BY value (an
+	// out-of-order event time) replaces the kept row with -U/+U. Only
+	// ordering by arrival (processing time) would make it insert-only.
+	// It never deletes, though: a key keeps a row once it has one.
+	if len(rk.PartitionKeys) > 0 && rk.Offset == 0 && rk.Limit == 1 && rk.inputs[0].Mode().IsInsertOnly() {
+		rk.mode = dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
 	}
 	rk.key = rk.PartitionKeys
 	if rk.Limit != 1 {

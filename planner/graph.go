@@ -171,6 +171,13 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
 			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),
 			InputInsertOnly: n.inputs[0].Mode().IsInsertOnly()}
+		if spec.Limit == 1 && spec.Offset == 0 && len(spec.PartitionKeys) > 0 && spec.InputInsertOnly {
+			// rn = 1 over an insert-only input: the same changelog as Rank
+			// with one value read per row (operators/dedup.go).
+			d = &dataflow.Node{Name: "Deduplicate", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
+				NewOperator: func(int) (dataflow.Operator, error) { return operators.NewDeduplicate(spec), nil }}
+			break
+		}
 		d = &dataflow.Node{Name: "Rank", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }}
 	case *UnionNode:

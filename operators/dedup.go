@@ -1,0 +1,133 @@
+package operators
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// NewDeduplicate returns Flink's Deduplicate operator: ROW_NUMBER() OVER
+// (PARTITION BY k ORDER BY …) with rn = 1 over an insert-only input.
+// It is the Rank operator's
+// behaviour for that case (see NewRank), at the cost of one value-state
+// read per row instead of an ordered map per key:
+//
+//   - the first row of a key is emitted as +I and kept;
+//   - a later row that ranks before the kept one (by ORDER BY; on a tie
+//     the earlier row wins, unless every sort key is DESC, when the later
+//     one does — keep-first and keep-last) replaces it: -U old, +U new,
+//     nothing if the two rows are identical;
+//   - any other row is dropped.
+//
+// State, per key: "dedup.first", a ValueState with the kept row.
+//
+// With OutputRank every output row carries the row number, always 1, as
+// its last column (Rank's per-position changelog is the same for rn = 1).
+//
+// spec must have Limit 1, Offset 0, at least one partition key and
+// InputInsertOnly; a retraction on the input is an error naming the
+// operator.
+func NewDeduplicate(spec RankSpec) dataflow.Operator {
+	return &dedupOp{spec: spec}
+}
+
+type dedupOp struct {
+	base
+
+	spec       RankSpec
+	laterFirst bool
+	first      state.ValueState[types.Row]
+	key, a, b  []byte // scratch
+}
+
+const dedupName = "Deduplicate"
+
+func (d *dedupOp) Open(ctx *dataflow.OpContext) error {
+	s := d.spec
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", dedupName)
+	}
+	if s.Limit != 1 || s.Offset != 0 || len(s.PartitionKeys) == 0 || !s.InputInsertOnly {
+		return fmt.Errorf("%s: unsupported spec %+v (a Rank is needed)", dedupName, s)
+	}
+	for _, c := range s.PartitionKeys {
+		if c < 0 || c >= s.Width {
+			return fmt.Errorf("%s: partition column %d out of range (width %d)", dedupName, c, s.Width)
+		}
+	}
+	d.laterFirst = len(s.OrderBy) > 0
+	for _, o := range s.OrderBy {
+		if o.Col < 0 || o.Col >= s.Width {
+			return fmt.Errorf("%s: ORDER BY column %d out of range (width %d)", dedupName, o.Col, s.Width)
+		}
+		if !o.Desc {
+			d.laterFirst = false
+		}
+	}
+	var err error
+	if d.first, err = state.NewValueState[types.Row](ctx.State, "dedup.first", rankRowCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", dedupName, err)
+	}
+	return nil
+}
+
+func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
+	if input != 0 {
+		return fmt.Errorf("%s: unknown input %d", dedupName, input)
+	}
+	var e emitter
+	for _, ch := range c.Changes {
+		if ch.Kind != dyntable.Insert {
+			return fmt.Errorf("%s: received %s on an insert-only input", dedupName, ch.Kind)
+		}
+		d.key = d.key[:0]
+		for _, k := range d.spec.PartitionKeys {
+			d.key = types.AppendValue(d.key, ch.Row[k])
+		}
+		old, ok, err := d.first.Get(d.key)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dedupName, err)
+		}
+		if !ok {
+			if err := d.first.Put(d.key, ch.Row); err != nil {
+				return fmt.Errorf("%s: %w", dedupName, err)
+			}
+			e.add(dyntable.Insert, d.out(ch.Row))
+			continue
+		}
+		d.a = appendSortKey(d.a[:0], d.spec.OrderBy, ch.Row)
+		d.b = appendSortKey(d.b[:0], d.spec.OrderBy, old)
+		cmp := bytes.Compare(d.a, d.b)
+		if cmp > 0 || (cmp == 0 && !d.laterFirst) {
+			continue // the kept row still ranks first
+		}
+		if err := d.first.Put(d.key, ch.Row); err != nil {
+			return fmt.Errorf("%s: %w", dedupName, err)
+		}
+		// Identical rows (exactly: 1.5 and 1.50 differ) change nothing.
+		d.a, d.b = types.EncodeRow(d.a[:0], old), types.EncodeRow(d.b[:0], ch.Row)
+		if bytes.Equal(d.a, d.b) {
+			continue
+		}
+		e.add(dyntable.UpdateBefore, d.out(old))
+		e.add(dyntable.UpdateAfter, d.out(ch.Row))
+	}
+	e.flush(out)
+	return nil
+}
+
+// out is the output row of a kept row: with OutputRank, the row number 1
+// appended.
+func (d *dedupOp) out(r types.Row) types.Row {
+	if !d.spec.OutputRank {
+		return r
+	}
+	o := make(types.Row, len(r)+1)
+	copy(o, r)
+	o[len(r)] = types.NewInt(1)
+	return o
+}
