@@ -103,7 +103,8 @@ type fetchResult struct {
 	arenas [][]byte // to give back with fetcher.recycle once decoded
 }
 
-// recycle gives a result's arenas back to the fetcher; it never blocks.
+// recycle gives a result's arenas and record slices back to the
+// fetcher; it never blocks.
 func (f *fetcher) recycle(r *fetchResult) {
 	for _, a := range r.arenas {
 		select {
@@ -111,7 +112,15 @@ func (f *fetcher) recycle(r *fetchResult) {
 		default:
 		}
 	}
-	r.arenas = nil
+	for i := range r.parts {
+		if recs := r.parts[i].recs; cap(recs) > 0 {
+			select {
+			case f.freeRecs <- recs[:0]:
+			default:
+			}
+		}
+	}
+	r.arenas, r.parts = nil, nil
 }
 
 // newArena starts a new arena array, reusing a recycled one if any.
@@ -150,6 +159,9 @@ type fetcher struct {
 	arena  []byte
 	arenas [][]byte
 	free   chan []byte
+	// freeRecs holds record slices given back, so that a steady stream
+	// does not grow new ones every round.
+	freeRecs chan []fetchedRecord
 }
 
 // errOffsetOutOfRange is the partition error that means the position no
@@ -345,6 +357,10 @@ func (f *fetcher) fetch(ctx context.Context, idx []int) ([]partitionData, error)
 // transactional batch of an aborting producer is dropped.
 func (f *fetcher) readPartition(i int, from int64, rp *fetchapi.ResponsePartition) (partitionData, error) {
 	pd := partitionData{split: i, next: from}
+	select {
+	case pd.recs = <-f.freeRecs:
+	default:
+	}
 	var batches []protocol.RecordReader
 	if st, ok := rp.RecordSet.Records.(*protocol.RecordStream); ok {
 		batches = st.Records
