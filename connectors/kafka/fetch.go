@@ -149,6 +149,7 @@ type fetcher struct {
 	tr        *kafkago.Transport
 	addr      net.Addr
 	isolation int8
+	bounded   bool // the scan ends (every split has a stop offset)
 	splits    []srcSplit
 	next      []int64 // fetch offset of each split
 	log       *slog.Logger
@@ -175,8 +176,25 @@ func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 	backoff := 50 * time.Millisecond
 	for {
 		groups := f.groups()
-		if len(groups) == 0 {
+		if len(groups) == 0 && f.bounded {
 			return nil // every bounded split is finished
+		}
+		if len(groups) == 0 {
+			// An unbounded subtask without partitions (more subtasks than
+			// partitions) must not end: a finished source ends the job's
+			// checkpoints. It idles, sending empty rounds so that barriers
+			// are still injected.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(fetchMaxWait):
+			}
+			select {
+			case out <- fetchResult{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
 		}
 		var res fetchResult
 		f.arenas = nil

@@ -595,7 +595,7 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	copy(next, s.start)
 	s.mu.Unlock()
 
-	f := &fetcher{tr: s.tr, addr: s.addr, isolation: s.sc.cfg.isolation, splits: s.splits,
+	f := &fetcher{tr: s.tr, addr: s.addr, isolation: s.sc.cfg.isolation, bounded: s.sc.Bounded(), splits: s.splits,
 		next: append([]int64(nil), next...), log: s.log, free: make(chan []byte, 4),
 		freeRecs: make(chan []fetchedRecord, 4*max(1, len(s.splits)))}
 	fctx, cancel := context.WithCancel(ctx)

@@ -388,3 +388,32 @@ func testCounterValue(t testing.TB, topic string) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestSubtaskWithoutPartitions: with more subtasks than partitions, an
+// unbounded subtask that reads nothing stays up (a finished source would
+// end the job's checkpoints) and keeps offering the runtime chances to
+// inject barriers; a bounded one ends at once.
+func TestSubtaskWithoutPartitions(t *testing.T) {
+	b := srcBroker(t, 2, "few")
+	s := openSource(t, srcTable(b.Addr(), "few", "scan.bounded.mode", ""), 2, 3)
+	if len(s.splits) != 0 {
+		t.Fatalf("subtask 2 of 3 reads %d partitions of 2", len(s.splits))
+	}
+	r := &recorder{src: s}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, r) }()
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.idle >= 3 })
+	select {
+	case err := <-done:
+		t.Fatalf("the unbounded subtask ended: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("after cancel: %v", err)
+	}
+	if _, err := readAll(t, openSource(t, srcTable(b.Addr(), "few"), 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+}
