@@ -28,7 +28,9 @@ package kafka
 // former subtask ever used (the checkpoint's pool size, then on until an
 // id the broker has never seen, epoch 0), which fences zombies and aborts
 // whatever they left open, except the ids just committed: by the rule
-// above, nothing was opened on them after the checkpoint.
+// above, nothing was opened on them after the checkpoint. The probe
+// leaves one never-used id initialised, which joins the pool: the pool
+// grows by one id per recovery, a few bytes of broker state each.
 //
 // Known limit: when a job is restored at a different parallelism, a
 // former subtask's record may be recovered by another new subtask than
