@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -16,14 +17,63 @@ import (
 // It emits a watermark after every chunk it receives; a source that wants
 // a watermark after every row (the values connector does, so late-data
 // tests are deterministic) sends one-row chunks.
+//
+// Its watermark survives checkpoints: at each barrier it files the last
+// watermark it emitted in keyed state (under the key-group anchors of its
+// subtask, see windowTimers), and a restored assigner starts from the
+// lowest of the restored values, emitting it with its first chunk.
 type WatermarkAssigner struct {
 	base
-	expr Scalar // the watermark expression over the row, a TIMESTAMP
-	max  int64
-	wm   int64
+	expr   Scalar // the watermark expression over the row, a TIMESTAMP
+	max    int64
+	wm     int64
+	saved  state.ValueState[int64]
+	groups state.KeyGroupRange
 }
 
-var _ dataflow.Operator = (*WatermarkAssigner)(nil)
+var (
+	_ dataflow.Operator    = (*WatermarkAssigner)(nil)
+	_ dataflow.Snapshotter = (*WatermarkAssigner)(nil)
+)
+
+// Open implements dataflow.Operator: it restores the saved watermark.
+func (w *WatermarkAssigner) Open(ctx *dataflow.OpContext) error {
+	if ctx == nil || ctx.State == nil {
+		return nil
+	}
+	var err error
+	if w.saved, err = state.NewValueState[int64](ctx.State, "watermark", int64Codec{}); err != nil {
+		return err
+	}
+	w.groups = state.RangeFor(ctx.Subtask, max(ctx.Parallelism, 1))
+	restored, found := int64(dataflow.MaxWatermark), false
+	for kg := w.groups.Start; kg < w.groups.End; kg++ {
+		v, ok, err := w.saved.Get(anchorKey(kg))
+		if err != nil {
+			return err
+		}
+		if ok {
+			restored, found = min(restored, v), true
+		}
+	}
+	if found {
+		w.max = restored
+	}
+	return nil
+}
+
+// SnapshotState implements dataflow.Snapshotter.
+func (w *WatermarkAssigner) SnapshotState(dataflow.Barrier) error {
+	if w.saved == nil || w.wm == dataflow.MinWatermark {
+		return nil
+	}
+	for kg := w.groups.Start; kg < w.groups.End; kg++ {
+		if err := w.saved.Put(anchorKey(kg), w.wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // NewWatermarkAssigner returns an assigner using expr as the watermark
 // strategy.

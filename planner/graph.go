@@ -114,7 +114,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 	case *WatermarkNode:
 		e, p := forward(ins[0])
 		ex := n.Expr
-		d = &dataflow.Node{Name: "WatermarkAssigner", Parallelism: p, Inputs: []dataflow.Edge{e}, GeneratesWatermarks: true,
+		d = &dataflow.Node{Name: "WatermarkAssigner", Parallelism: p, Inputs: []dataflow.Edge{e}, GeneratesWatermarks: true, Stateful: true, // Stateful: its watermark is checkpointed
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWatermarkAssigner(scalar(ex)), nil }}
 	case *NormalizeNode:
 		e, p := t.keyed(ins[0], n.Keys)
