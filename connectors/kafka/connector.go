@@ -26,7 +26,17 @@
 // list, and transaction markers never become rows. Partition i of a topic
 // is read by source subtask i mod parallelism. Partition offsets live in
 // checkpoints; the consumer group's offsets only start a job
-// ('group-offsets') and show its progress.
+// ('group-offsets') and show its progress: each completed checkpoint's
+// offsets are committed to 'properties.group.id'. A table's WATERMARK is
+// pushed down into the source, which keeps one watermark per partition
+// and emits their minimum; 'table.exec.source.idle-timeout' lets an idle
+// partition stop holding it back (source_watermark.go). A malformed
+// record fails the job naming its topic, partition and offset, unless
+// '<format>.ignore-parse-errors' = 'true' (then it is skipped and counted:
+// Source.SkippedRecords, and the counter of Collectors).
+//
+// Not supported: metadata columns (METADATA FROM), reading record keys
+// ('key.fields' is for the sink), partition discovery after the start.
 //
 // The local broker for tests and demos is in connectors/kafka/broker;
 // only tests and the `streamsql kafka` subcommand import it.
