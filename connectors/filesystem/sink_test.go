@@ -3,7 +3,6 @@ package filesystem_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,7 +15,7 @@ import (
 
 	_ "github.com/streamsql/streamsql/connectors/all"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/engine/enginetest"
 )
 
 // fsJob writes the sequence 1..rows, unchanged, to a filesystem sink at
@@ -34,22 +33,7 @@ INSERT INTO out_t SELECT k, CONCAT('v', CAST(k AS STRING)) FROM seq;
 
 func startFS(t *testing.T, ckpt, out, format string, rps, rows int) *engine.Job {
 	t.Helper()
-	s := engine.NewSession(&bytes.Buffer{})
-	stmts, err := parser.Parse(fmt.Sprintf(fsJob, ckpt, rps, rows, out, format))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job *engine.Job
-	for _, st := range stmts {
-		r, err := s.Execute(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Job != nil {
-			job = r.Job
-		}
-	}
-	return job
+	return enginetest.Exec(t, engine.NewSession(&bytes.Buffer{}), fmt.Sprintf(fsJob, ckpt, rps, rows, out, format))[0]
 }
 
 // visible reads the committed part files the way a reader of the
@@ -162,26 +146,11 @@ func TestFileSinkExactlyOnceAcrossRestart(t *testing.T) {
 // A bounded job without checkpoints commits everything when it ends.
 func TestFileSinkBoundedJobCommitsAtEnd(t *testing.T) {
 	out := t.TempDir()
-	s := engine.NewSession(&bytes.Buffer{})
-	stmts, err := parser.Parse(fmt.Sprintf(`
+	enginetest.Run(t, fmt.Sprintf(`
 CREATE TABLE src (k BIGINT, s STRING) WITH ('connector' = 'values');
 INSERT INTO src VALUES (1, 'v1'), (2, 'v2'), (3, 'v3');
 CREATE TABLE out_t (k BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 INSERT INTO out_t SELECT k, s FROM src WHERE k <> 2;`, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range stmts {
-		r, err := s.Execute(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Job != nil {
-			if err := r.Job.Wait(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	seen, hidden := visible(t, out)
 	if len(hidden) != 0 || len(seen) != 2 || seen[1] != 1 || seen[3] != 1 {
 		t.Fatalf("committed rows %v, hidden files %v; want k=1 and k=3 once", seen, hidden)
@@ -191,20 +160,10 @@ INSERT INTO out_t SELECT k, s FROM src WHERE k <> 2;`, out))
 // An updating query cannot write to the append-only file sink.
 func TestFileSinkRejectsUpdates(t *testing.T) {
 	out := t.TempDir()
-	s := engine.NewSession(&bytes.Buffer{})
-	stmts, err := parser.Parse(fmt.Sprintf(`
+	_, last := enginetest.TryExec(engine.NewSession(&bytes.Buffer{}), fmt.Sprintf(`
 CREATE TABLE src (k BIGINT) WITH ('connector' = 'values');
 CREATE TABLE out_t (k BIGINT, n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 INSERT INTO out_t SELECT k, COUNT(*) FROM src GROUP BY k;`, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last error
-	for _, st := range stmts {
-		if _, err := s.Execute(context.Background(), st); err != nil {
-			last = err
-		}
-	}
 	if last == nil || !strings.Contains(last.Error(), "append-only") {
 		t.Fatalf("error %v, want the append-only refusal", last)
 	}
@@ -256,22 +215,12 @@ func TestFileSinkCrashBetweenPreCommitAndCommit(t *testing.T) {
 // would never commit: it is refused, naming the sink and the option.
 func TestFileSinkUnboundedNeedsCheckpointing(t *testing.T) {
 	out := t.TempDir()
-	s := engine.NewSession(&bytes.Buffer{})
-	stmts, err := parser.Parse(fmt.Sprintf(`
+	jobs, last := enginetest.TryExec(engine.NewSession(&bytes.Buffer{}), fmt.Sprintf(`
 CREATE TABLE gen (k BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
 CREATE TABLE out_t (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
 INSERT INTO out_t SELECT k FROM gen;`, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last error
-	for _, st := range stmts {
-		r, err := s.Execute(context.Background(), st)
-		if err != nil {
-			last = err
-		} else if r.Job != nil {
-			r.Job.Cancel()
-		}
+	for _, j := range jobs {
+		j.Cancel()
 	}
 	if last == nil || !strings.Contains(last.Error(), "Sink(out_t)") || !strings.Contains(last.Error(), "execution.checkpointing.interval") {
 		t.Fatalf("error %v, want a refusal naming the sink and the checkpoint option", last)
@@ -285,23 +234,13 @@ INSERT INTO out_t SELECT k FROM gen;`, out))
 func TestFileSinkDebeziumChangelog(t *testing.T) {
 	out := t.TempDir()
 	s := engine.NewSession(&bytes.Buffer{})
-	stmts, err := parser.Parse(fmt.Sprintf(`
+	for _, j := range enginetest.Exec(t, s, fmt.Sprintf(`
 CREATE TABLE src (k STRING, v BIGINT) WITH ('connector' = 'values');
 INSERT INTO src VALUES ('a', 1), ('b', 5), ('a', 2);
 CREATE TABLE out_t (k STRING, n BIGINT, s BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'debezium-json');
-INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;`, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range stmts {
-		r, err := s.Execute(context.Background(), st)
-		if err != nil {
+INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;`, out)) {
+		if err := j.Wait(); err != nil {
 			t.Fatal(err)
-		}
-		if r.Job != nil {
-			if err := r.Job.Wait(); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	ents, _ := os.ReadDir(out)
@@ -338,11 +277,7 @@ INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;`, out))
 		t.Fatalf("events %q give %v; want 4 events giving a=2,3 b=1,5", events, table)
 	}
 	// The table can be written but not read.
-	q, err := parser.Parse("SELECT * FROM out_t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Execute(context.Background(), q[0]); err == nil || !strings.Contains(err.Error(), "can only be written") {
+	if _, err := enginetest.TryExec(s, "SELECT * FROM out_t"); err == nil || !strings.Contains(err.Error(), "can only be written") {
 		t.Fatalf("reading the debezium-json table: %v, want a write-only error", err)
 	}
 }
