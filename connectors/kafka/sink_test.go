@@ -34,7 +34,9 @@ func openHandler(t *testing.T, tbl *connectors.Table, upsert bool, subtask int) 
 		t.Fatal(err)
 	}
 	h := newTxnHandler(cfg)
-	if err := h.Open(ctxT(t), twophase.SubtaskInfo{JobName: "j", SinkName: "out", Subtask: subtask, Parallelism: 1}); err != nil {
+	// The job name scopes the process-wide registry of ids committed in
+	// recovery: one per test, as one per job in production.
+	if err := h.Open(ctxT(t), twophase.SubtaskInfo{JobName: t.Name(), SinkName: "out", Subtask: subtask, Parallelism: 1}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close() })
@@ -495,5 +497,63 @@ func TestAtLeastOnceBarrierWaitsForAcks(t *testing.T) {
 	}
 	if got := values(readTopic(t, b.Addr(), "out", false)); !equal(got, jsonValues(0, 5000)) {
 		t.Fatalf("the topic holds %d records, want rows 0..4999", len(got))
+	}
+}
+
+// TestHandlerRescaleRecovery: restored at parallelism 3 from a checkpoint
+// taken at parallelism 2, former subtask 1's pending transaction (on id
+// tp-1-0) is recovered by new subtask 2. New subtask 1, which recovered
+// nothing, must not open a transaction on tp-1-0 before a checkpoint of
+// the new run completes: a second restart from the same checkpoint
+// commits that handle again, which must still succeed rather than be
+// mistaken for lost data.
+func TestHandlerRescaleRecovery(t *testing.T) {
+	b := startBroker(t, 2)
+	ctx := ctxT(t)
+	old := openHandler(t, sinkTable(b.Addr()), false, 1)
+	txn, err := old.BeginTransaction(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Write(ctx, txn, rowsChunk(dyntable.Insert, 0, 20)); err != nil {
+		t.Fatal(err)
+	}
+	handle, err := old.PreCommit(ctx, txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := old.Extra()
+	rec := twophase.Recovered{Subtask: 1, Parallelism: 2, Handles: [][]byte{handle}, NextSeq: 1, Extra: extra}
+
+	// The restored run: the runtime opens (and recovers) every subtask
+	// before any row flows.
+	new2 := openHandler(t, sinkTable(b.Addr()), false, 2)
+	new1 := openHandler(t, sinkTable(b.Addr()), false, 1)
+	if err := new2.RecoverAndCommit(ctx, handle); err != nil {
+		t.Fatal(err)
+	}
+	if err := new2.RecoverAndAbort(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	t1, err := new1.BeginTransaction(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := t1.(*kafkaTxn).k; k == 0 {
+		t.Fatal("new subtask 1 opened a transaction on tp-1-0, committed in recovery by subtask 2, before any checkpoint of the new run")
+	}
+	if err := new1.Write(ctx, t1, rowsChunk(dyntable.Insert, 100, 105)); err != nil {
+		t.Fatal(err)
+	}
+	if err := t1.(*kafkaTxn).p.flush(ctx, -1); err != nil {
+		t.Fatal(err)
+	}
+	// The second restart from the same checkpoint.
+	again := openHandler(t, sinkTable(b.Addr()), false, 0)
+	if err := again.RecoverAndCommit(ctx, handle); err != nil {
+		t.Fatalf("recommitting the recovered handle: %v", err)
+	}
+	if got := values(readTopic(t, b.Addr(), "out", true)); !equal(got, jsonValues(0, 20)) {
+		t.Fatalf("read_committed: %v", got)
 	}
 }

@@ -32,18 +32,22 @@ package kafka
 // leaves one never-used id initialised, which joins the pool: the pool
 // grows by one id per recovery, a few bytes of broker state each.
 //
-// Known limit: when a job is restored at a different parallelism, a
-// former subtask's record may be recovered by another new subtask than
-// the one now using the same ids; the new subtask's InitProducerID could
-// then abort a pending transaction before it is committed. Rescale from
-// a savepoint taken after the stream was drained, or keep the
-// parallelism.
+// Rescaling. Restored at another parallelism, former subtask s's record
+// may be recovered by a new subtask other than s, while new subtask s
+// uses the ids <prefix>-s-k. That is safe because the runtime opens
+// every operator, and so runs every recovery, before any row flows: the
+// pending transactions are committed before new subtask s opens one.
+// The ids committed in recovery are noted in a process-wide registry
+// (committedInRecovery), so that new subtask s too keeps them out of use
+// until a checkpoint of this run completes (the rule above).
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -80,6 +84,9 @@ type txnHandler struct {
 	snap, completed int64
 	// recovered are the transactional ids committed by RecoverAndCommit.
 	recovered map[string]bool
+	// begun is set by the first BeginTransaction, which first takes the
+	// ids other subtasks committed in recovery out of use.
+	begun bool
 }
 
 var (
@@ -125,6 +132,15 @@ func (h *txnHandler) Open(ctx context.Context, info twophase.SubtaskInfo) error 
 // BeginTransaction takes the lowest free id of the pool, growing it if
 // none is free, and opens a transaction on it.
 func (h *txnHandler) BeginTransaction(ctx context.Context, _ int64) (twophase.Transaction, error) {
+	if !h.begun {
+		h.begun = true
+		for _, k := range committedInRecovery.indexes(h.registryKey(), h.tid(h.info.Subtask, 0)) {
+			for len(h.pool) <= k {
+				h.pool = append(h.pool, &poolID{})
+			}
+			h.pool[k].releasedAfter = max(h.pool[k].releasedAfter, h.snap+1)
+		}
+	}
 	k := -1
 	for i, id := range h.pool {
 		if !id.busy && h.completed >= id.releasedAfter {
@@ -257,6 +273,7 @@ func (h *txnHandler) RecoverAndCommit(ctx context.Context, handle []byte) error 
 		return err
 	}
 	h.recovered[hd.TransactionalID] = true
+	committedInRecovery.add(h.registryKey(), hd.TransactionalID)
 	if hd.Subtask == h.info.Subtask {
 		// Not free before a checkpoint of this process completes: a
 		// restart before that commits this handle again.
@@ -316,4 +333,44 @@ func (h *txnHandler) Close() error {
 		h.tr.CloseIdleConnections()
 	}
 	return nil
+}
+
+// registryKey names this sink's ids in committedInRecovery.
+func (h *txnHandler) registryKey() string { return h.info.JobName + "\x00" + h.cfg.prefix }
+
+// recoveryRegistry is the set of transactional ids committed by
+// RecoverAndCommit in this process, per job and prefix. All recoveries
+// of a job run before its first row (the runtime opens every operator
+// first), so a subtask's first BeginTransaction sees them all.
+type recoveryRegistry struct {
+	mu  sync.Mutex
+	ids map[string]map[string]bool
+}
+
+var committedInRecovery = &recoveryRegistry{ids: map[string]map[string]bool{}}
+
+func (r *recoveryRegistry) add(key, tid string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids[key] == nil {
+		r.ids[key] = map[string]bool{}
+	}
+	r.ids[key][tid] = true
+}
+
+// indexes returns the pool indexes k of the ids registered under key
+// that are <base without its final 0><k>, i.e. one subtask's ids.
+func (r *recoveryRegistry) indexes(key, base string) []int {
+	prefix := strings.TrimSuffix(base, "0")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ks []int
+	for tid := range r.ids[key] {
+		if rest, ok := strings.CutPrefix(tid, prefix); ok {
+			if k, err := strconv.Atoi(rest); err == nil {
+				ks = append(ks, k)
+			}
+		}
+	}
+	return ks
 }
