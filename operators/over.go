@@ -50,7 +50,10 @@ type OverAggSpec struct {
 // State, per partition key: the rows waiting for the watermark
 // (MapState, map key the time), the rows of the current frame for
 // bounded frames (MapState, map key the time), and the accumulators
-// with the frame's row count (ValueState). Timers live in eventTimers.
+// with the frame's row count (ValueState). Timers live in eventTimers. A
+// RANGE frame's rows are dropped once no row still to come can see them,
+// even if the partition falls silent; ROWS and unbounded frames keep
+// theirs (a later row may still need them).
 func NewOverAgg(spec OverAggSpec) dataflow.Operator {
 	return &overAggOp{spec: spec}
 }
@@ -197,7 +200,7 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 		if err := o.pending.Put(key, mk, nv); err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
-		if err := o.timers.register(ts, 0, key); err != nil {
+		if err := o.timers.register(ts, overRowTag, key); err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
 	}
@@ -213,11 +216,53 @@ func (o *overAggOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	}
 	var em emitter
 	for _, t := range fired {
-		if err := o.fire(t.key, t.ts, &em); err != nil {
+		if t.tag == overCleanupTag {
+			err = o.cleanup(t.key, t.ts)
+		} else {
+			err = o.fire(t.key, t.ts, &em)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	em.flush(out)
+	return nil
+}
+
+// The timer tags: a pending row's time, and a RANGE frame's cleanup.
+const (
+	overRowTag     byte = 0
+	overCleanupTag byte = 1
+)
+
+// cleanup runs at time at = ts + Preceding + 1 ns after rows at ts entered
+// a bounded RANGE frame: every row still to be emitted has a time >= at
+// (timers fire in time order, pending rows before cleanups of the same
+// time), so its frame starts after ts, and the frame rows up to ts can
+// go — without it, a partition that falls silent would keep them.
+func (o *overAggOp) cleanup(key []byte, at int64) error {
+	acc, found, err := o.accs.Get(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if !found {
+		return nil
+	}
+	if err := o.retractBefore(key, &acc, addSat(at, -o.spec.Preceding)); err != nil {
+		return err
+	}
+	empty := true
+	if err := o.frame.Range(key, func([]byte, ijRows) bool { empty = false; return false }); err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
+	if empty {
+		err = o.accs.Delete(key)
+	} else {
+		err = o.accs.Put(key, acc)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.name, err)
+	}
 	return nil
 }
 
@@ -263,6 +308,9 @@ func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
 		if o.bounded {
 			if err := o.appendFrame(key, mk, rows.Rows); err != nil {
 				return err
+			}
+			if err := o.timers.register(addSat(addSat(ts, o.spec.Preceding), 1), overCleanupTag, key); err != nil {
+				return fmt.Errorf("%s: %w", o.name, err)
 			}
 		}
 	default:

@@ -132,3 +132,42 @@ func TestOverAccCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestOverRangeStateCleanup: a partition that falls silent does not keep
+// its RANGE frame once the watermark is past every row's reach.
+func TestOverRangeStateCleanup(t *testing.T) {
+	op := NewOverAgg(overSpec(false, 2e9))
+	c, _ := tjOpen(t, op)
+	o := op.(*overAggOp)
+	frameRows := func() int {
+		n := 0
+		key, _ := joinEncodeKey(nil, joinRow(1), []int{0})
+		if err := o.frame.Range(key, func(_ []byte, v ijRows) bool { n += len(v.Rows); return true }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	tjPush(t, op, c, 0, joinRow(1, tjTS(1), 10), joinRow(1, tjTS(2), 20))
+	tjWM(t, op, c, 2)
+	if n := frameRows(); n != 2 {
+		t.Fatalf("frame holds %d rows, want 2", n)
+	}
+	// Rows still to come have time > wm, so frames start after wm - 2 s:
+	// the row at 1 s goes at wm 3 s (its cleanup time 1 + 2 s + 1 ns fires
+	// at wm >= 3.000000001), the row at 2 s one second later.
+	tjWM(t, op, c, 3.5)
+	if n := frameRows(); n != 1 {
+		t.Fatalf("at wm 3.5 s the frame holds %d rows, want 1", n)
+	}
+	tjWM(t, op, c, 4.5)
+	if n := frameRows(); n != 0 {
+		t.Fatalf("at wm 4.5 s the frame holds %d rows, want 0", n)
+	}
+	key, _ := joinEncodeKey(nil, joinRow(1), []int{0})
+	if _, ok, _ := o.accs.Get(key); ok {
+		t.Fatal("the accumulators of the silent partition are still there")
+	}
+	// A new row starts from an empty frame: count 1, sum 5.
+	tjPush(t, op, c, 0, joinRow(1, tjTS(10), 5))
+	tjExpect(t, "new row", tjWM(t, op, c, 10), "+I[1, 1970-01-01 00:00:10.000, 5, 1, 5, 5, 5, 5]")
+}
