@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -555,5 +556,23 @@ func TestHandlerRescaleRecovery(t *testing.T) {
 	}
 	if got := values(readTopic(t, b.Addr(), "out", true)); !equal(got, jsonValues(0, 20)) {
 		t.Fatalf("read_committed: %v", got)
+	}
+}
+
+// TestSinkDocsListEveryOption keeps docs/kafka-sink.md in step with the
+// options the sinks accept.
+func TestSinkDocsListEveryOption(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/kafka-sink.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range sinkOptionDefs() {
+		key := strings.TrimSuffix(d.Key, "#")
+		if d.Prefix && strings.HasSuffix(key, "json.") {
+			continue // the json encoder has no options
+		}
+		if !strings.Contains(string(doc), "`"+key) {
+			t.Errorf("docs/kafka-sink.md does not mention option '%s'", d.Key)
+		}
 	}
 }
