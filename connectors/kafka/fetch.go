@@ -66,7 +66,7 @@ const fetchMaxWait = 100 * time.Millisecond
 type srcSplit struct {
 	topic     string
 	partition int32
-	leader    int // broker id, for grouping fetches
+	leader    int // broker id when the source opened
 	// stop is the offset before which a bounded read ends (the record at
 	// stop is not read); -1 when unbounded.
 	stop int64
@@ -152,7 +152,11 @@ type fetcher struct {
 	bounded   bool // the scan ends (every split has a stop offset)
 	splits    []srcSplit
 	next      []int64 // fetch offset of each split
-	log       *slog.Logger
+	// leaders is the broker id leading each split, for grouping fetches;
+	// refresh looks them up again after a failed fetch (a leader moved).
+	leaders []int
+	refresh func(context.Context) (map[topicPartition]int, error)
+	log     *slog.Logger
 
 	// arena holds the keys and values of the round being fetched; arenas
 	// lists every array the round used, handed to the reader with the
@@ -225,6 +229,7 @@ func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, 5*time.Second)
+			f.refreshLeaders(ctx)
 		} else {
 			backoff = 50 * time.Millisecond
 		}
@@ -239,6 +244,24 @@ func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 	}
 }
 
+// refreshLeaders asks the brokers again who leads each split.
+func (f *fetcher) refreshLeaders(ctx context.Context) {
+	if f.refresh == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	leaders, err := f.refresh(rctx)
+	if err != nil {
+		return // the next failure tries again
+	}
+	for i, sp := range f.splits {
+		if l, ok := leaders[topicPartition{sp.topic, sp.partition}]; ok {
+			f.leaders[i] = l
+		}
+	}
+}
+
 // groups returns the indexes of the unfinished splits, grouped by leader:
 // one Fetch request may only name partitions of one broker.
 func (f *fetcher) groups() [][]int {
@@ -248,7 +271,7 @@ func (f *fetcher) groups() [][]int {
 		if s.stop >= 0 && f.next[i] >= s.stop {
 			continue
 		}
-		byLeader[s.leader] = append(byLeader[s.leader], i)
+		byLeader[f.leaders[i]] = append(byLeader[f.leaders[i]], i)
 	}
 	leaders := make([]int, 0, len(byLeader))
 	for l := range byLeader {

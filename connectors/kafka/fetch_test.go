@@ -3,11 +3,15 @@ package kafka
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // txnClient is a franz-go transactional producer (tests only: an
@@ -249,4 +253,47 @@ func TestAbortedAcrossFetches(t *testing.T) {
 	}
 	sameRows(t, "small fetches", r.got(), want)
 	sameRows(t, "vs franz-go", r.got(), kgoRead(t, addr, "small", true))
+}
+
+// TestFetchRetriesTransientErrors: the broker answers the first fetches
+// with "not leader for partition" and then drops a connection; the source
+// retries (looking the leaders up again) and reads every row once.
+func TestFetchRetriesTransientErrors(t *testing.T) {
+	b := srcBroker(t, 2, "flaky")
+	produce(t, b.Addr(), "flaky", srcMsg{p: 0, value: js(1, "a")}, srcMsg{p: 1, value: js(2, "b")}, srcMsg{p: 0, value: js(3, "c")})
+	var calls atomic.Int32
+	b.Cluster().ControlKey(kmsg.Fetch.Int16(), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		b.Cluster().KeepControl()
+		n := calls.Add(1)
+		switch {
+		case n <= 3:
+			req := r.(*kmsg.FetchRequest)
+			resp := req.ResponseKind().(*kmsg.FetchResponse)
+			for _, rt := range req.Topics {
+				st := kmsg.NewFetchResponseTopic()
+				st.Topic = rt.Topic
+				for _, rp := range rt.Partitions {
+					sp := kmsg.NewFetchResponseTopicPartition()
+					sp.Partition = rp.Partition
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+					st.Partitions = append(st.Partitions, sp)
+				}
+				resp.Topics = append(resp.Topics, st)
+			}
+			return resp, nil, true
+		case n == 4:
+			return nil, errors.New("drop the connection"), true
+		}
+		b.Cluster().DropControl()
+		return nil, nil, false
+	})
+	s := openSource(t, srcTable(b.Addr(), "flaky"), 0, 1)
+	r, err := readAll(t, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "after transient errors", r.got(), []string{"+I[1, a]", "+I[2, b]", "+I[3, c]"})
+	if calls.Load() < 5 {
+		t.Fatalf("only %d fetches reached the broker", calls.Load())
+	}
 }

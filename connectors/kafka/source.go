@@ -349,7 +349,15 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 
 	f := &fetcher{tr: s.tr, addr: s.addr, isolation: s.sc.cfg.isolation, bounded: s.sc.Bounded(), splits: s.splits,
 		next: append([]int64(nil), next...), log: s.log, free: make(chan []byte, 4),
-		freeRecs: make(chan []fetchedRecord, 4*max(1, len(s.splits)))}
+		freeRecs: make(chan []fetchedRecord, 4*max(1, len(s.splits))),
+		leaders:  make([]int, len(s.splits)),
+		refresh: func(ctx context.Context) (map[topicPartition]int, error) {
+			_, leaders, err := s.partitions(ctx)
+			return leaders, err
+		}}
+	for i, sp := range s.splits {
+		f.leaders[i] = sp.leader
+	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.sc.cfg.group != "" {
