@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +70,22 @@ func TestRestoreResumesFromPosition(t *testing.T) {
 	s := openSource(t, srcTable(addr, "r"), 1, 2)
 	if err := s.RestorePosition(first.positions[0]); err == nil {
 		t.Fatal("subtask 1 of 2 accepted a position naming partition 0")
+	}
+}
+
+// TestRestoreToMissingOffsetFails: a restored position whose records no
+// longer exist (here: beyond the end, as after the topic was recreated)
+// fails the job naming the partition and offset, rather than silently
+// starting elsewhere.
+func TestRestoreToMissingOffsetFails(t *testing.T) {
+	b := srcBroker(t, 1, "gone")
+	produce(t, b.Addr(), "gone", srcMsg{value: js(1, "a")})
+	s := openSource(t, srcTable(b.Addr(), "gone", "scan.bounded.mode", ""), 0, 1)
+	if err := s.RestorePosition([]byte(`{"v":1,"offsets":[{"topic":"gone","partition":0,"offset":1000}],"skipped":0}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readAll(t, s)
+	if err == nil || !strings.Contains(err.Error(), "topic 'gone' partition 0 has no offset 1000") {
+		t.Fatalf("want an error naming the missing offset, got %v", err)
 	}
 }
