@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -41,7 +42,8 @@ type OverAggSpec struct {
 // equal time are peers and get the same values. A ROWS frame holds the
 // row and the Preceding rows before it, rows of equal time taken in
 // arrival order. A row that arrives with time <= watermark is late and
-// dropped, as in Flink; so is a row with a NULL time. The output is
+// dropped, as in Flink, and counted in streamsql_late_records_dropped_total;
+// a row with a NULL time is dropped too. The output is
 // insert-only, and the input must be too.
 //
 // Output order: rows of one watermark come in (time, partition key)
@@ -188,7 +190,8 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 		}
 		ts := tv.Timestamp()
 		if ts <= o.wm {
-			continue // late
+			metrics.LateRecordsDropped.Inc() // late
+			continue
 		}
 		key, _ := joinEncodeKey(nil, row, o.spec.PartitionKeys) // NULL is a partition like any other
 		mk := appendSortableTime(nil, ts)

@@ -33,7 +33,10 @@ type TemporalJoinSpec struct {
 // Semantics. A right +I or +U row at time rt is the version of its key
 // valid from rt on (until the next version); a -D row at time rt ends the
 // key's validity from rt; -U rows are ignored (the +U that follows
-// carries the new version). A left row at time lt waits until the
+// carries the new version). As in Flink, a -D is filed at the time the
+// row carries: from ChangelogNormalize (an upsert source) that is the
+// deleted version's own time, so the key reads as deleted from then on.
+// A left row at time lt waits until the
 // watermark reaches lt, then joins with the version of its key valid at
 // lt — the right row with the largest time <= lt — if there is one, it is
 // not a deletion and the residual condition holds. Otherwise an inner

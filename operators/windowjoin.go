@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -32,7 +33,8 @@ type WindowJoinSpec struct {
 // side every row without a match is emitted padded with NULLs; the
 // window's state is dropped. The output is insert-only, and so must the
 // inputs be. A row whose window has already fired (window_end - 1 ms <=
-// watermark) is late and dropped, as is a row with a NULL key.
+// watermark) is late, dropped and counted in
+// streamsql_late_records_dropped_total; a row with a NULL key is dropped.
 //
 // Output order: windows in (window_end, key) order; within a window, the
 // left rows in arrival order, each with its matches in right arrival
@@ -122,7 +124,8 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		}
 		fireAt := addSat(ev.Timestamp(), -WindowTimeOffset)
 		if fireAt <= j.wm {
-			continue // late: the window has fired
+			metrics.LateRecordsDropped.Inc() // late: the window has fired
+			continue
 		}
 		key, hasNull := joinEncodeKey(nil, row, j.keys[input])
 		if hasNull {
