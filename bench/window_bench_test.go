@@ -97,3 +97,20 @@ func BenchmarkTumbleWindowOperator(b *testing.B) {
 func BenchmarkHopWindowOperator(b *testing.B) {
 	benchWindowOp(b, operators.WindowSpec{Kind: operators.WindowHop, Size: 10e9, Slide: 2e9})
 }
+
+// BenchmarkSessionWindowCount is Nexmark q11's shape: bids per bidder
+// per session with a 10 s gap (the legacy GROUP BY SESSION form).
+func BenchmarkSessionWindowCount(b *testing.B) {
+	events := max(b.N, 1)
+	sql := fmt.Sprintf(`
+CREATE TABLE bid (bidder BIGINT, dateTime TIMESTAMP(3),
+  WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND)
+WITH ('connector' = 'nexmark', 'table' = 'bid', 'events.num' = '%d', 'first-event.rate' = '10000');
+CREATE TABLE snk (bidder BIGINT, c BIGINT, s TIMESTAMP(3)) WITH ('connector' = 'blackhole');
+INSERT INTO snk SELECT bidder, COUNT(*), SESSION_START(dateTime, INTERVAL '10' SECOND)
+FROM bid GROUP BY bidder, SESSION(dateTime, INTERVAL '10' SECOND);`, events)
+	b.ResetTimer()
+	runScript(b, sql)
+	b.StopTimer()
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

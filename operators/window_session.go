@@ -27,9 +27,11 @@ import (
 // already fired by the current watermark; it is dropped and counted.
 //
 // State: sessions: group key -> session start -> (end, aggregate state);
-// timers at each session's end. Merging leaves the timers of the merged
-// sessions behind; a timer whose session no longer ends at that time is
-// ignored when it fires.
+// timers. Every open session has a timer at or before its end: a new
+// session sets one at its end; a session that grows keeps the timer it
+// had, and when that fires early the session sets one at its new end.
+// A firing timer emits every session of its key that the watermark has
+// passed.
 type SessionAgg struct {
 	base
 	spec     WindowAggSpec
@@ -131,9 +133,20 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 			metrics.LateRecordsDropped.Inc()
 			continue
 		}
-		ns := sessionState{end: end, gs: s.g.newGroup()}
-		ns.gs.out = keyRow(ch.Row, s.spec.Keys)
-		for _, m := range merge {
+		// The earliest merged session, when the row does not start
+		// before it, keeps its state (the common case: a row extends its
+		// key's open session); the others merge into it.
+		s.mk = timeKey(s.mk[:0], start)
+		var ns sessionState
+		rest := merge
+		if len(merge) > 0 && merge[0].start == start {
+			ns, rest = merge[0].st, merge[1:]
+			ns.end = end
+		} else {
+			ns = sessionState{end: end, gs: s.g.newGroup()}
+			ns.gs.out = keyRow(ch.Row, s.spec.Keys)
+		}
+		for _, m := range rest {
 			if err := s.g.mergeGroup(&ns.gs, &m.st.gs); err != nil {
 				return fmt.Errorf("SessionWindowAggregate: %w", err)
 			}
@@ -144,12 +157,16 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		if _, err := s.g.add(&ns.gs, ch.Row); err != nil {
 			return fmt.Errorf("SessionWindowAggregate: %w", err)
 		}
-		s.mk = timeKey(s.mk[:0], start)
 		if err := s.sessions.Put(s.key, s.mk, ns); err != nil {
 			return err
 		}
-		if err := s.timers.register(end, s.key); err != nil {
-			return err
+		// Timers are lazy: a merged session already has a timer at or
+		// before its end, which re-arms itself at the end when it fires
+		// early (see ProcessWatermark). Only a new session needs one.
+		if len(merge) == 0 {
+			if err := s.timers.register(end, s.key); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -163,26 +180,47 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	if err != nil {
 		return err
 	}
-	sort.Sort(timerQueue(due)) // window-end, then key order
+	type firedSession struct {
+		sessionRef
+		key []byte
+	}
+	var done []firedSession
+	var rearm []int64
 	for _, t := range due {
-		var hit *sessionRef
+		rearm = rearm[:0]
+		start := len(done)
 		err := s.sessions.Range(t.key, func(mk []byte, st sessionState) bool {
-			if st.end == t.ts {
-				hit = &sessionRef{append([]byte(nil), mk...), decodeTimeKey(mk), st.end, st}
-				return false
+			if fired(st.end, s.wm) {
+				done = append(done, firedSession{sessionRef{append([]byte(nil), mk...), decodeTimeKey(mk), st.end, st}, t.key})
+			} else {
+				rearm = append(rearm, st.end)
 			}
 			return true
 		})
 		if err != nil {
 			return err
 		}
-		if hit == nil {
-			continue // the session was merged into a longer one
+		for _, f := range done[start:] {
+			if err := s.sessions.Delete(t.key, f.mk); err != nil {
+				return err
+			}
 		}
-		if err := s.sessions.Delete(t.key, hit.mk); err != nil {
-			return err
+		// A session that grew past this timer gets one at its end.
+		for _, e := range rearm {
+			if err := s.timers.register(e, t.key); err != nil {
+				return err
+			}
 		}
-		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &hit.st.gs, hit.st.gs.out, hit.start, hit.end))
+	}
+	// Emit in session-end, then key order.
+	sort.Slice(done, func(i, j int) bool {
+		if done[i].end != done[j].end {
+			return done[i].end < done[j].end
+		}
+		return string(done[i].key) < string(done[j].key)
+	})
+	for _, f := range done {
+		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.out, f.start, f.end))
 	}
 	em.flush(out)
 	return nil
