@@ -236,6 +236,9 @@ func (t *translator) windowNode(n Node, ins []*dataflow.Node) (*dataflow.Node, e
 			return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e},
 				NewOperator: func(int) (dataflow.Operator, error) { return operators.NewCalc(nil, proj), nil }}, nil
 		}
+		if n.Window.Kind == operators.WindowSession {
+			return nil, n.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
+		}
 		win, tc, proc, clock := n.Window, n.TimeCol, n.ProcTime, t.p.windowClock()
 		if _, err := operators.NewWindowTableFunction(win, tc, proc, clock); err != nil {
 			return nil, err
