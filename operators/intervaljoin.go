@@ -78,6 +78,18 @@ type ijRows struct {
 	Matched []bool // per row; maintained for outer sides only
 }
 
+// with returns v with rows appended, each with matched flag m. It
+// appends in place (amortized O(1), where copying would make a hot time
+// quadratic): the caller Puts the result back, which the state API allows
+// for a value it got from the state.
+func (v ijRows) with(m bool, rows ...types.Row) ijRows {
+	v.Rows = append(v.Rows, rows...)
+	for range rows {
+		v.Matched = append(v.Matched, m)
+	}
+	return v
+}
+
 // ijRowsCodec serializes ijRows as a count, then per row a matched
 // byte, the encoded row's length and the encoded row.
 type ijRowsCodec struct{}
@@ -332,7 +344,7 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], matched)}
+	nv := cur.with(matched, row)
 	if err := j.sides[side].Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}

@@ -199,7 +199,7 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
-		nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+		nv := cur.with(false, row)
 		if err := o.pending.Put(key, mk, nv); err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
@@ -391,7 +391,7 @@ func (o *overAggOp) appendFrame(key, mk []byte, rows []types.Row) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], rows...), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], make([]bool, len(rows))...)}
+	nv := cur.with(false, rows...)
 	if err := o.frame.Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}

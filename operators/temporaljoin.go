@@ -190,7 +190,7 @@ func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+	nv := cur.with(false, row)
 	if err := j.left.Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}

@@ -135,7 +135,7 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		if err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
-		nv := ijRows{Rows: append(cur.Rows[:len(cur.Rows):len(cur.Rows)], row), Matched: append(cur.Matched[:len(cur.Matched):len(cur.Matched)], false)}
+		nv := cur.with(false, row)
 		if err := j.sides[input].Put(key, nv); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
