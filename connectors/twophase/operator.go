@@ -169,16 +169,31 @@ func (o *Operator) onRetry(what string) func(int, error) {
 
 // recordKey is the state key of subtask s at parallelism p: the first
 // of "twophase/<s>/<p>/<i>" (i = 0, 1, ...) whose key group subtask s
-// owns at p.
+// owns at p. The keys of every (s, p) are computed once per process.
 func recordKey(s, p int) []byte {
-	r := state.RangeFor(s, p)
-	for i := 0; ; i++ {
-		k := []byte("twophase/" + strconv.Itoa(s) + "/" + strconv.Itoa(p) + "/" + strconv.Itoa(i))
-		if r.Contains(state.KeyGroup(k)) {
-			return k
+	recordKeysOnce.Do(func() {
+		recordKeys = make([][][]byte, state.MaxParallelism+1)
+		for p := 1; p <= state.MaxParallelism; p++ {
+			recordKeys[p] = make([][]byte, p)
+			for s := 0; s < p; s++ {
+				r := state.RangeFor(s, p)
+				for i := 0; ; i++ {
+					k := []byte("twophase/" + strconv.Itoa(s) + "/" + strconv.Itoa(p) + "/" + strconv.Itoa(i))
+					if r.Contains(state.KeyGroup(k)) {
+						recordKeys[p][s] = k
+						break
+					}
+				}
+			}
 		}
-	}
+	})
+	return recordKeys[p][s]
 }
+
+var (
+	recordKeysOnce sync.Once
+	recordKeys     [][][]byte // [parallelism][subtask]
+)
 
 // ProcessChunk writes the chunk into the open transaction, beginning one
 // if needed.
