@@ -245,7 +245,7 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 			residual = andExpr(residual, e)
 		}
 	}
-	if len(lkeys) == 0 {
+	if len(lkeys) == 0 && tb == nil { // an interval join may go without (one subtask)
 		return rel{}, b.errf(j.On.Expr, "a join needs at least one equality between a column of each side (cross and theta joins are not supported)")
 	}
 	ln, rn := l.node, r.node

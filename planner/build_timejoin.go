@@ -324,8 +324,11 @@ func (n *IntervalJoinNode) Explain() string {
 	for i := range n.LeftKeys {
 		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
 	}
-	s := fmt.Sprintf("IntervalJoin(joinType=[%s], windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d], where=[%s]",
-		joinNames[n.Type], fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime, strings.Join(eq, " AND "))
+	s := fmt.Sprintf("IntervalJoin(joinType=[%s], windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d]",
+		joinNames[n.Type], fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime)
+	if len(eq) > 0 {
+		s += ", where=[" + strings.Join(eq, " AND ") + "]"
+	}
 	if n.Cond != nil {
 		s += ", condition=[" + n.Cond.String() + "]"
 	}
@@ -337,6 +340,9 @@ func (n *IntervalJoinNode) rowtimeColumns() []bool {
 }
 
 func (n *IntervalJoinNode) exchange(i int) string {
+	if len(n.LeftKeys) == 0 {
+		return "Exchange(distribution=[single])" // no equi-keys: one subtask
+	}
 	return exchangeFor(&n.JoinNode, i)
 }
 
