@@ -46,6 +46,10 @@ type WindowAggSpec struct {
 	// bounded input, all at the end.
 	ProcTime bool
 	Clock    func() time.Time // nil: time.Now
+	// StartKey, for WindowAssigned windows, is the index in Keys of the
+	// input's window_start column, which window_start is output from;
+	// TimeCol is then the input's window_end column.
+	StartKey int
 }
 
 // WindowAgg is the window aggregation (Flink's WindowAggregate) for
@@ -85,6 +89,9 @@ var (
 func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 	if spec.Window.Kind == WindowSession {
 		return nil, fmt.Errorf("WindowAggregate: SESSION windows need SessionAgg")
+	}
+	if spec.Window.Kind == WindowAssigned && (spec.StartKey < 0 || spec.StartKey >= len(spec.Keys)) {
+		return nil, fmt.Errorf("WindowAggregate: a cascaded window needs its window_start among the keys")
 	}
 	if err := spec.Window.Validate(); err != nil {
 		return nil, err
@@ -329,6 +336,9 @@ func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok
 
 // outputRow builds the result row of one window.
 func (w *WindowAgg) outputRow(acc *groupState, keyVals types.Row, ws, we int64) types.Row {
+	if w.spec.Window.Kind == WindowAssigned {
+		ws = keyVals[w.spec.StartKey].Timestamp()
+	}
 	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we)
 }
 

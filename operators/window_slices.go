@@ -36,10 +36,15 @@ const (
 	WindowHop
 	WindowCumulate
 	WindowSession
+	// WindowAssigned takes each row's window from its own window_end
+	// column: a window aggregation over the output of another one
+	// (GROUP BY the window_start, window_end it produced), Flink's
+	// cascading window aggregation. The slice is the window.
+	WindowAssigned
 )
 
 func (k WindowKind) String() string {
-	return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION"}[k]
+	return [...]string{"TUMBLE", "HOP", "CUMULATE", "SESSION", "WINDOWED"}[k]
 }
 
 // WindowTimeOffset is window_end - window_time: window_time is the last
@@ -58,6 +63,9 @@ type WindowSpec struct {
 
 // Validate checks the sizes; the planner reports its error at the call.
 func (s WindowSpec) Validate() error {
+	if s.Kind == WindowAssigned {
+		return nil
+	}
 	if s.Size <= 0 || (s.Kind == WindowHop || s.Kind == WindowCumulate) && s.Slide <= 0 {
 		return fmt.Errorf("window sizes must be positive")
 	}
@@ -76,6 +84,8 @@ func (s WindowSpec) String() string {
 		return fmt.Sprintf("CUMULATE(step=[%v], max_size=[%v])", time.Duration(s.Slide), time.Duration(s.Size))
 	case WindowSession:
 		return fmt.Sprintf("SESSION(gap=[%v])", time.Duration(s.Size))
+	case WindowAssigned:
+		return "WINDOWED"
 	}
 	return fmt.Sprintf("TUMBLE(size=[%v])", time.Duration(s.Size))
 }
@@ -106,8 +116,12 @@ func (s WindowSpec) sliceSize() int64 {
 	return s.Size
 }
 
-// sliceEnd returns the end of the slice holding timestamp ts.
+// sliceEnd returns the end of the slice holding timestamp ts (for
+// WindowAssigned, ts is the row's window_end, its slice's end).
 func (s WindowSpec) sliceEnd(ts int64) int64 {
+	if s.Kind == WindowAssigned {
+		return ts
+	}
 	p := s.sliceSize()
 	return floorDiv(ts, p)*p + p
 }
@@ -145,8 +159,13 @@ func (s WindowSpec) nextWindowEnd(e int64) int64 {
 	return e + s.Size
 }
 
-// windowStart returns the start of the window that ends at e.
+// windowStart returns the start of the window that ends at e; for
+// WindowAssigned, just below e (the one slice ending at e; the real start
+// is a group key, see WindowAggSpec.StartKey).
 func (s WindowSpec) windowStart(e int64) int64 {
+	if s.Kind == WindowAssigned {
+		return e - 1
+	}
 	if s.Kind == WindowCumulate {
 		return floorDiv(e-1, s.Size) * s.Size
 	}

@@ -26,6 +26,9 @@ type WindowAggNode struct {
 	Out      []operators.WindowOutCol
 	Aggs     []operators.AggCall
 	AggText  []string
+	// StartKey is, for a cascaded window aggregation, the index in Keys
+	// of the input's window_start.
+	StartKey int
 }
 
 func (n *WindowAggNode) Explain() string {
@@ -49,10 +52,18 @@ func (n *WindowAggNode) Explain() string {
 		sel = append(sel, t)
 	}
 	s := name + "("
-	if len(n.Keys) > 0 {
-		s += "groupBy=[" + colNames(in, n.Keys) + "], "
+	keys := n.Keys
+	if n.Window.Kind == operators.WindowAssigned {
+		keys = keys[:n.StartKey] // window_start is a key only to carry it
 	}
-	s += fmt.Sprintf("window=[%s(time_col=[%s]%s)]", n.Window.Kind, n.TimeName, windowArgs(n.Window))
+	if len(keys) > 0 {
+		s += "groupBy=[" + colNames(in, keys) + "], "
+	}
+	if n.Window.Kind == operators.WindowAssigned {
+		s += fmt.Sprintf("window=[WINDOWED(window=[%s])]", n.TimeName)
+	} else {
+		s += fmt.Sprintf("window=[%s(time_col=[%s]%s)]", n.Window.Kind, n.TimeName, windowArgs(n.Window))
+	}
 	if n.ProcTime {
 		s += ", proctime=[true]"
 	}
@@ -87,6 +98,9 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 	if tvf == nil {
 		if t := findWindowTVF(pre); t != nil && t.Window.Kind == operators.WindowSession {
 			return nil, t.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
+		}
+		if n := cascadedWindowAggregate(agg); n != nil {
+			return n, nil
 		}
 		return agg, nil
 	}
@@ -139,6 +153,50 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 		Window: tvf.Window, TimeCol: timeKey, TimeName: tvf.inputs[0].Columns()[tvf.TimeCol].Name,
 		ProcTime: tvf.ProcTime, Keys: keys, Out: out, Aggs: agg.Aggs, AggText: agg.AggText}
 	return n, nil
+}
+
+// cascadedWindowAggregate turns an aggregation grouped by the
+// window_start and window_end that a window aggregation below produced
+// (through projections, maybe renamed) into a window aggregation over
+// those same windows (Flink's cascading window aggregation): insert-only,
+// each window emitted once when the watermark passes its end, instead of
+// an updating GroupAggregate. It returns nil for any other aggregation.
+func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
+	pre := agg.inputs[0]
+	if !pre.Mode().IsInsertOnly() {
+		return nil
+	}
+	var win Node
+	startCol, endCol := -1, -1
+	out := make([]operators.WindowOutCol, len(agg.GroupKeys))
+	var keys []int
+	for i, k := range agg.GroupKeys {
+		if wn, kind, ok := windowColOf(pre, k); ok && (win == nil || wn == win) {
+			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && (kind == operators.WinStart || kind == operators.WinEnd) {
+				win = wn
+				out[i] = operators.WindowOutCol{Kind: kind}
+				if kind == operators.WinStart {
+					startCol = k
+				} else {
+					endCol = k
+				}
+				continue
+			}
+		}
+		out[i] = operators.WindowOutCol{Kind: operators.WinKey, Key: len(keys)}
+		keys = append(keys, k)
+	}
+	if startCol < 0 || endCol < 0 {
+		return nil
+	}
+	// window_start is carried as a key, so that the output has it.
+	startKey := len(keys)
+	keys = append(keys, startCol)
+	in := pre.Columns()
+	return &WindowAggNode{nodeBase: nodeBase{cols: agg.cols, inputs: []Node{pre}, mode: dyntable.InsertOnly},
+		Window: operators.WindowSpec{Kind: operators.WindowAssigned}, TimeCol: endCol,
+		TimeName: in[startCol].Name + ", " + in[endCol].Name, Keys: keys, Out: out, Aggs: agg.Aggs, AggText: agg.AggText,
+		StartKey: startKey}
 }
 
 // findWindowTVF finds a window function under projections.
@@ -250,7 +308,7 @@ func (t *translator) windowNode(n Node, ins []*dataflow.Node) (*dataflow.Node, e
 	case *WindowAggNode:
 		e, p := t.keyed(ins[0], n.Keys)
 		spec := operators.WindowAggSpec{Window: n.Window, TimeCol: n.TimeCol, Keys: n.Keys, Aggs: n.Aggs,
-			Out: n.Out, ProcTime: n.ProcTime, Clock: t.p.windowClock()}
+			Out: n.Out, ProcTime: n.ProcTime, Clock: t.p.windowClock(), StartKey: n.StartKey}
 		if n.Window.Kind == operators.WindowSession {
 			if _, err := operators.NewSessionAgg(spec); err != nil {
 				return nil, err
