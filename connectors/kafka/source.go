@@ -49,7 +49,10 @@ type scan struct {
 	newDec func() valueDecoder
 	cmode  dyntable.ChangelogMode
 	// The pushed-down watermark strategy (source_watermark.go), set by
-	// the planner before subtasks are created; wm is nil without one.
+	// the planner before subtasks are created; wm is nil without one. A
+	// session's scans outlive jobs, so mu guards them against a later
+	// plan's push while a job creates its subtasks.
+	mu   sync.Mutex
 	wm   func(types.Row) (int64, bool, error)
 	idle time.Duration
 }
@@ -76,7 +79,9 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
 		return nil, fmt.Errorf("kafka source: subtask %d of %d", subtask, parallelism)
 	}
-	return &Source{sc: s, subtask: subtask, parallelism: parallelism}, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &Source{sc: s, subtask: subtask, parallelism: parallelism, wm: s.wm, idle: s.idle}, nil
 }
 
 // Source reads the partitions of one subtask. Besides dataflow.Source it
@@ -93,6 +98,8 @@ type Source struct {
 	start       []int64 // where Run starts each split; -1: by the startup mode
 	opened      bool
 	sharedWM    *sharedWatermarks // with a pushed-down watermark and a job context
+	wm          func(types.Row) (int64, bool, error)
+	idle        time.Duration
 
 	mu  sync.Mutex // guards pos
 	pos []int64    // next offset of each split after the last emitted row
@@ -121,7 +128,7 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 		if ctx.Log != nil {
 			s.log = ctx.Log
 		}
-		if ctx.Shared != nil && s.sc.wm != nil {
+		if ctx.Shared != nil && s.wm != nil {
 			p := s.parallelism
 			s.sharedWM = ctx.Shared.Get(fmt.Sprintf("kafka.watermarks/%p", s.sc), func() any {
 				w := &sharedWatermarks{wm: make([]int64, p), idle: make([]bool, p)}

@@ -32,6 +32,8 @@ var _ connectors.WatermarkPushDown = (*scan)(nil)
 
 // PushWatermark implements connectors.WatermarkPushDown.
 func (s *scan) PushWatermark(wm func(types.Row) (int64, bool, error), idle time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.wm, s.idle = wm, idle
 	return true
 }
@@ -91,10 +93,10 @@ type watermarks struct {
 }
 
 func newWatermarks(s *Source) *watermarks {
-	if s.sc.wm == nil {
+	if s.wm == nil {
 		return nil
 	}
-	w := &watermarks{fn: s.sc.wm, idle: s.sc.idle, split: make([]int64, len(s.splits)),
+	w := &watermarks{fn: s.wm, idle: s.idle, split: make([]int64, len(s.splits)),
 		lastSeen: make([]time.Time, len(s.splits)), done: make([]bool, len(s.splits)), shared: s.sharedWM, subtask: s.subtask}
 	now := time.Now()
 	for i, sp := range s.splits {
