@@ -271,7 +271,6 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	// Collect the other side's entries in the window, then emit; the
 	// state is not modified while it is being ranged over.
 	var hits []ijHit
-	var rangeErr error
 	err := j.sides[other].Range(key, func(mk []byte, v ijRows) bool {
 		t := sortableTime(mk)
 		if t < lo {
@@ -283,14 +282,11 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 		hits = append(hits, ijHit{mapKey: append([]byte(nil), mk...), rows: v})
 		return true
 	})
-	if err == nil {
-		err = rangeErr
-	}
 	if err != nil {
 		return fmt.Errorf("%s: reading %s state: %w", j.name, joinSideName(other), err)
 	}
-	for hi := range hits {
-		h := &hits[hi]
+	for i := range hits {
+		h := &hits[i]
 		for i, r := range h.rows.Rows {
 			joined := j.shape.concat(side, row, r)
 			if c := j.spec.Join.Condition; c != nil {
