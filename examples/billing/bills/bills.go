@@ -116,9 +116,9 @@ func Reference(recs []Record) map[int64]Total {
 // progress, if not nil, is called with the number written so far.
 func Produce(ctx context.Context, brokers, topic string, recs []Record, rate int, progress func(int)) error {
 	w := &kafka.Writer{Addr: kafka.TCP(brokers), Topic: topic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchSize: 1000, BatchTimeout: 5 * time.Millisecond}
+		RequiredAcks: kafka.RequireAll, BatchSize: 5000, BatchBytes: 8 << 20, BatchTimeout: time.Millisecond}
 	defer w.Close()
-	const batch = 1000
+	const batch = 5000
 	start := time.Now()
 	for i := 0; i < len(recs); i += batch {
 		j := min(i+batch, len(recs))
