@@ -77,6 +77,10 @@ type WindowAgg struct {
 	wm      int64
 	late    int64
 	key, mk []byte
+	// local and pend combine a chunk's rows per (slice, key) before they
+	// reach state; empty between chunks.
+	local map[string]int
+	pend  []pendingSlice
 }
 
 var (
@@ -103,7 +107,7 @@ func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &WindowAgg{spec: spec, g: g, wm: dataflow.MinWatermark}, nil
+	return &WindowAgg{spec: spec, g: g, wm: dataflow.MinWatermark, local: map[string]int{}}, nil
 }
 
 // LateDropped returns how many rows this subtask dropped as late.
@@ -162,31 +166,65 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 			metrics.LateRecordsDropped.Inc()
 			continue
 		}
+		// Rows of one key and slice within the chunk are first combined
+		// in a local group, so that state is read and written once per
+		// (key, slice) and chunk rather than once per row.
 		w.key = types.EncodeKey(w.key[:0], ch.Row, w.spec.Keys)
-		w.mk = timeKey(w.mk[:0], se)
-		gs, ok, err := w.slices.Get(w.key, w.mk)
+		w.mk = append(timeKey(w.mk[:0], se), w.key...)
+		idx, ok := w.local[string(w.mk)]
+		if !ok {
+			idx = len(w.pend)
+			w.local[string(w.mk)] = idx
+			w.pend = append(w.pend, pendingSlice{key: append([]byte(nil), w.key...), se: se, gs: w.g.newGroup(), row: ch.Row})
+		}
+		if _, err := w.g.add(&w.pend[idx].gs, ch.Row); err != nil {
+			return fmt.Errorf("WindowAggregate: %w", err)
+		}
+	}
+	return w.flushLocal()
+}
+
+// pendingSlice is a chunk's rows of one key and slice, combined.
+type pendingSlice struct {
+	key []byte
+	se  int64
+	gs  groupState
+	row types.Row // the first row, for the group key's values
+}
+
+// flushLocal folds the chunk's combined slices into state. A slice new
+// to state sets the timer of its earliest window that has not fired.
+func (w *WindowAgg) flushLocal() error {
+	win := w.spec.Window
+	for i := range w.pend {
+		p := &w.pend[i]
+		w.mk = timeKey(w.mk[:0], p.se)
+		gs, ok, err := w.slices.Get(p.key, w.mk)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			gs = w.g.newGroup()
-			gs.out = keyRow(ch.Row, w.spec.Keys)
-			// The earliest window of the slice that has not fired yet.
-			e := win.firstWindowEnd(se)
+		if ok {
+			if err := w.g.mergeGroup(&gs, &p.gs); err != nil {
+				return fmt.Errorf("WindowAggregate: %w", err)
+			}
+		} else {
+			gs = p.gs
+			gs.out = keyRow(p.row, w.spec.Keys)
+			e := win.firstWindowEnd(p.se)
 			for fired(e, w.wm) {
 				e = win.nextWindowEnd(e)
 			}
-			if err := w.timers.register(e, w.key); err != nil {
+			if err := w.timers.register(e, p.key); err != nil {
 				return err
 			}
 		}
-		if _, err := w.g.add(&gs, ch.Row); err != nil {
-			return fmt.Errorf("WindowAggregate: %w", err)
-		}
-		if err := w.slices.Put(w.key, w.mk, gs); err != nil {
+		if err := w.slices.Put(p.key, w.mk, gs); err != nil {
 			return err
 		}
 	}
+	clear(w.local)
+	clear(w.pend) // drop references to rows and states
+	w.pend = w.pend[:0]
 	return nil
 }
 

@@ -122,7 +122,7 @@ func runWindowOp(t *testing.T, op dataflow.Operator, ctx *dataflow.OpContext, ro
 	out := &winCollector{t: t}
 	wm, maxTs := int64(dataflow.MinWatermark), int64(dataflow.MinWatermark)
 	for i := 0; i < len(rows); {
-		n := min(1+r.IntN(3), len(rows)-i)
+		n := min(1+r.IntN(40), len(rows)-i) // big chunks: rows of one key and slice combine
 		c := &dyntable.Chunk{}
 		for _, row := range rows[i : i+n] {
 			c.Append(dyntable.Insert, row)
