@@ -121,7 +121,9 @@ func parseSourceConfig(o map[string]string) (*sourceConfig, error) {
 		return nil, err
 	}
 	if c.group == "" && (c.startup.mode == modeGroup || c.bounded.mode == modeGroup) {
-		return nil, fmt.Errorf("option 'properties.group.id' is required with 'group-offsets' (the default 'scan.startup.mode'); or set 'scan.startup.mode' = 'earliest-offset'")
+		// Wrapped with ErrWriteOnly: a table declared only to be written
+		// (a sink) needs no consumer group; reading it reports this.
+		return nil, fmt.Errorf("option 'properties.group.id' is required with 'group-offsets' (the default 'scan.startup.mode'); or set 'scan.startup.mode' = 'earliest-offset' (%w)", connectors.ErrWriteOnly)
 	}
 	f, hasF := o["format"]
 	vf, hasVF := o["value.format"]
