@@ -9,7 +9,9 @@ SET 'execution.checkpointing.interval' = '1 s';
 SET 'state.checkpoints.dir' = '${checkpoints}';
 SET 'parallelism.default' = '2';
 -- Deduplication keeps one entry per bill id ever seen; forget a bill id
--- after 30 days without a resend (applies to every stateful operator).
+-- after 30 days without a resend. As in Flink, the TTL applies to every
+-- stateful operator of the job: a user without a bill for 30 days also
+-- starts a new total. Raise it if totals must span longer idle times.
 SET 'table.exec.state.ttl' = '30 d';
 
 -- One JSON event per bill: {"bill_id": 17, "user_id": 3,
