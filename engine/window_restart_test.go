@@ -20,7 +20,8 @@ import (
 //
 // The job: HOP windows (slide 100 ms, size 500 ms, so slices and the
 // chain of next-window timers are in the state) over the bids of the
-// nexmark generator, per auction % 7, at parallelism 2, into a print sink
+// nexmark generator (one source subtask: sources cannot be rescaled), per
+// auction % 7, the aggregation at parallelism 2, into a print sink
 // keyed by (k, window_start). The reference is the same job run to the
 // end without interruption (its own directory, no restore); besides the
 // final upsert views being equal, every row either run ever printed must
@@ -32,10 +33,10 @@ SET 'pipeline.name' = 'window-ckpt-test';
 SET 'execution.checkpointing.interval' = '50 ms';
 SET 'state.checkpoints.dir' = '%s';
 SET 'state.backend.type' = 'pebble';
-SET 'parallelism.default' = '2';
+SET 'parallelism.default' = '%d';
 CREATE TABLE bid (auction BIGINT, price BIGINT, dateTime TIMESTAMP(3),
   WATERMARK FOR dateTime AS dateTime - INTERVAL '1' SECOND)
-WITH ('connector' = 'nexmark', 'table' = 'bid', 'events.num' = '%d', 'tps' = '%d', 'first-event.rate' = '20000');
+WITH ('connector' = 'nexmark', 'table' = 'bid', 'events.num' = '%d', 'tps' = '%d', 'first-event.rate' = '20000', 'scan.parallelism' = '1');
 CREATE TABLE res (k BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s BIGINT,
   PRIMARY KEY (k, ws) NOT ENFORCED) WITH ('connector' = 'print');
 INSERT INTO res SELECT auction %% 7, window_start, window_end, COUNT(*), SUM(price)
@@ -45,11 +46,15 @@ GROUP BY auction %% 7, window_start, window_end;
 
 var windowOutLine = regexp.MustCompile(`^(?:\d+> )?(\+I|-U|\+U|-D)\[(\d+), ([^,]+), ([^,]+), (\d+), (\d+)\]$`)
 
-func startWindowJob(t *testing.T, dir string, events, tps int) (*Job, *bytes.Buffer) {
+func startWindowJob(t *testing.T, dir string, events, tps int, extra ...string) (*Job, *bytes.Buffer) {
+	return startWindowJobAt(t, dir, 2, events, tps, extra...)
+}
+
+func startWindowJobAt(t *testing.T, dir string, parallelism, events, tps int, extra ...string) (*Job, *bytes.Buffer) {
 	t.Helper()
 	var out bytes.Buffer
 	s := NewSession(&out)
-	stmts, err := parser.Parse(fmt.Sprintf(windowCkptJob, dir, events, tps))
+	stmts, err := parser.Parse(strings.Join(extra, "\n") + fmt.Sprintf(windowCkptJob, dir, parallelism, events, tps))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,5 +138,51 @@ func TestWindowRestoreEqualsUninterruptedRun(t *testing.T) {
 		if got[k] != want {
 			t.Fatalf("window %s: %q after the restart, %q uninterrupted", k, got[k], want)
 		}
+	}
+}
+
+// A savepoint of the windowed job restored at parallelism 1 and 3: the
+// slices, timers and watermarks are re-split by key group (the timers and
+// watermarks live under per-key-group anchors), and the windows are those
+// of the uninterrupted run.
+func TestWindowSavepointRescaling(t *testing.T) {
+	const events = 60000
+	ref := map[string]string{}
+	j0, out0 := startWindowJob(t, t.TempDir(), events, 0)
+	if err := j0.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	windowRows(t, out0.String(), ref)
+	for _, p := range []int{1, 3} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			sp := t.TempDir() + "/sp"
+			j1, out1 := startWindowJob(t, t.TempDir(), events, 40000)
+			time.Sleep(1000 * time.Millisecond) // past the 1 s watermark delay
+			if err := j1.coord.Savepoint(sp); err != nil {
+				t.Fatal(err)
+			}
+			j1.Cancel()
+			_ = j1.Wait()
+			got := map[string]string{}
+			if n := windowRows(t, out1.String(), got); n == 0 || n >= len(ref) {
+				t.Fatalf("the first run printed %d of %d windows", n, len(ref))
+			}
+			j2, out2 := startWindowJobAt(t, t.TempDir(), p, events, 0, fmt.Sprintf("SET 'execution.savepoint.path' = '%s';", sp))
+			if err := j2.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if in, _ := j2.Records(); in <= 0 || in >= events {
+				t.Fatalf("the restored run read %d events of %d: it did not resume", in, events)
+			}
+			windowRows(t, out2.String(), got)
+			if len(got) != len(ref) {
+				t.Fatalf("%d windows after the rescaled restore, %d in the uninterrupted run", len(got), len(ref))
+			}
+			for k, want := range ref {
+				if got[k] != want {
+					t.Fatalf("window %s: %q after the rescaled restore, %q uninterrupted", k, got[k], want)
+				}
+			}
+		})
 	}
 }
