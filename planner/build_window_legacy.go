@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"runtime"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
@@ -36,14 +38,22 @@ type legacyWindow struct {
 	errAt   func(format string, args ...any) error
 }
 
-var legacyRewritten sync.Map // *ast.SelectStmt -> *legacyWindow
+// legacyRewritten maps a rewritten SELECT (weakly, so that the entry
+// goes with the AST) to what its rewrite found.
+var legacyRewritten sync.Map // weak.Pointer[ast.SelectStmt] -> *legacyWindow
+
+func rememberLegacy(sel *ast.SelectStmt, lw *legacyWindow) {
+	k := weak.Make(sel)
+	legacyRewritten.Store(k, lw)
+	runtime.AddCleanup(sel, func(k weak.Pointer[ast.SelectStmt]) { legacyRewritten.Delete(k) }, k)
+}
 
 // legacyGroupWindow rewrites a SELECT that groups by TUMBLE/HOP/SESSION
 // and returns its input with the window columns added; a SELECT without
 // a group window is returned as it is.
 func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field) (rel, error) {
 	var lw *legacyWindow
-	if v, ok := legacyRewritten.Load(sel); ok {
+	if v, ok := legacyRewritten.Load(weak.Make(sel)); ok {
 		lw = v.(*legacyWindow)
 	} else {
 		if sel.GroupBy == nil {
@@ -53,7 +63,7 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 		if lw, err = b.rewriteLegacyWindow(in, sel, fields); err != nil || lw == nil {
 			return in, err
 		}
-		legacyRewritten.Store(sel, lw)
+		rememberLegacy(sel, lw)
 	}
 	tc := -1
 	for i, c := range in.scope {
