@@ -53,9 +53,16 @@ type WindowAggSpec struct {
 }
 
 // WindowAgg is the window aggregation (Flink's WindowAggregate) for
-// TUMBLE, HOP and CUMULATE windows; SessionAgg does SESSION. Its input is
-// insert-only; its output is insert-only: one row per window and key,
-// emitted once, when the window fires.
+// TUMBLE, HOP and CUMULATE windows, and for windows already assigned by
+// a window aggregation upstream (WindowAssigned); SessionAgg does
+// SESSION. Its input is insert-only; its output is insert-only: one row
+// per window and key, emitted once, when the window fires (in window-end,
+// then key order), before the watermark that fired it goes on.
+//
+// Call order as dataflow.Operator: ProcessChunk folds the chunk's rows
+// into slices (combined per key and slice first), ProcessWatermark fires
+// windows, Finish fires the rest (processing time); SnapshotState files
+// the watermark with the state.
 //
 // State (all keyed, so checkpoints cover it):
 //   - slices: group key -> slice end -> the slice's aggregate state (a

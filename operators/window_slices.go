@@ -215,7 +215,7 @@ func fired(end, wm int64) bool { return end-WindowTimeOffset <= wm }
 // owns at checkpoint time, so that a restored operator judges lateness
 // exactly as the uninterrupted one did.
 //
-// Lifecycle: open in Operator.Open, then register/due/remove from the
+// Lifecycle: open in Operator.Open, then register and due from the
 // operator's goroutine only.
 type windowTimers struct {
 	timers state.MapState[struct{}]
