@@ -394,10 +394,24 @@ func (j *Job) runTask(t *task) {
 		defer tk.Stop()
 		tick = tk.C
 	}
+	// Operators that act on the wall clock get called at their interval.
+	var ptick <-chan time.Time
+	if d := t.processingInterval(); d > 0 {
+		tk := time.NewTicker(d)
+		defer tk.Stop()
+		ptick = tk.C
+	}
 	for t.live > 0 {
 		select {
 		case <-j.ctx.Done():
 			return
+		case now := <-ptick:
+			for _, nr := range t.nodes {
+				if err := nr.onProcessingTime(now); err != nil {
+					j.fail(err)
+					return
+				}
+			}
 		case <-tick:
 			t.tick++
 			for _, nr := range t.nodes {

@@ -102,3 +102,42 @@ func TestIdleInputStopsHoldingWatermarkBack(t *testing.T) {
 	b <- 300                      // min(120, 300) = 120 <= 150 while both are active
 	expectWatermark(t, seen, 300) // then a idles again and b's 300 counts
 }
+
+// ticker counts processing-time calls.
+type ticker struct{ calls chan time.Time }
+
+func (p *ticker) Open(*OpContext) error                              { return nil }
+func (p *ticker) ProcessChunk(int, *dyntable.Chunk, Collector) error { return nil }
+func (p *ticker) ProcessWatermark(int64, Collector) error            { return nil }
+func (p *ticker) Finish(Collector) error                             { return nil }
+func (p *ticker) Close() error                                       { return nil }
+func (p *ticker) ProcessingTimeInterval() time.Duration              { return 5 * time.Millisecond }
+func (p *ticker) OnProcessingTime(now time.Time, _ Collector) error {
+	select {
+	case p.calls <- now:
+	default:
+	}
+	return nil
+}
+
+// An operator that implements ProcessingTimer is called at its interval
+// while no element arrives.
+func TestProcessingTimerIsCalledWhileIdle(t *testing.T) {
+	calls := make(chan time.Time, 100)
+	g := &Graph{}
+	src := g.AddNode(&Node{Name: "src", Parallelism: 1, NewSource: func(int) (Source, error) { return &scriptedSource{wms: make(chan int64)}, nil }})
+	g.AddNode(&Node{Name: "ticker", Parallelism: 1, Inputs: []Edge{{From: src, Partition: Forward}},
+		NewOperator: func(int) (Operator, error) { return &ticker{calls: calls}, nil }})
+	j, err := Start(context.Background(), g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { j.Cancel(); _ = j.Wait() }()
+	for i := 0; i < 3; i++ {
+		select {
+		case <-calls:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("only %d processing-time calls in 5 s", i)
+		}
+	}
+}

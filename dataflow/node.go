@@ -2,6 +2,7 @@ package dataflow
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/streamsql/streamsql/state"
 
@@ -171,6 +172,29 @@ func (nr *nodeRuntime) advanceWatermark() error {
 		return nil
 	}
 	return nr.forwardWatermark(m)
+}
+
+// processingInterval is the shortest ProcessingTimeInterval of the
+// task's operators, 0 if none asks for calls.
+func (t *task) processingInterval() time.Duration {
+	var d time.Duration
+	for _, nr := range t.nodes {
+		if pt, ok := nr.op.(ProcessingTimer); ok {
+			if i := pt.ProcessingTimeInterval(); i > 0 && (d == 0 || i < d) {
+				d = i
+			}
+		}
+	}
+	return d
+}
+
+// onProcessingTime passes a processing-time tick to the operator.
+func (nr *nodeRuntime) onProcessingTime(now time.Time) error {
+	pt, ok := nr.op.(ProcessingTimer)
+	if !ok || nr.finished || pt.ProcessingTimeInterval() <= 0 {
+		return nil
+	}
+	return nr.check(pt.OnProcessingTime(now, &nr.collector))
 }
 
 // idleTicks is how many task ticks make one idle timeout.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/state"
@@ -55,6 +56,16 @@ type WatermarkEmitter interface {
 // into checkpoint n when barrier n has been aligned.
 type Snapshotter interface {
 	SnapshotState(b Barrier) error
+}
+
+// ProcessingTimer is an optional interface of operators that act on the
+// wall clock (processing-time windows): the runtime calls
+// OnProcessingTime about every ProcessingTimeInterval, from the task's
+// goroutine, between the other calls (never after Finish). An interval of
+// 0 asks for no calls.
+type ProcessingTimer interface {
+	ProcessingTimeInterval() time.Duration
+	OnProcessingTime(now time.Time, out Collector) error
 }
 
 // CheckpointListener is an optional interface of operators (sinks, mostly)

@@ -42,8 +42,8 @@ type WindowAggSpec struct {
 	Out []WindowOutCol
 	// ProcTime makes the windows processing-time windows: a row belongs
 	// to the window of the operator's clock when it arrives, and windows
-	// fire by that clock (checked at each chunk and watermark) and, on a
-	// bounded input, all at the end.
+	// fire by that clock (checked at each chunk, watermark and
+	// processing-time tick) and, on a bounded input, all at the end.
 	ProcTime bool
 	Clock    func() time.Time // nil: time.Now
 	// StartKey, for WindowAssigned windows, is the index in Keys of the
@@ -91,8 +91,9 @@ type WindowAgg struct {
 }
 
 var (
-	_ dataflow.Operator    = (*WindowAgg)(nil)
-	_ dataflow.Snapshotter = (*WindowAgg)(nil)
+	_ dataflow.Operator        = (*WindowAgg)(nil)
+	_ dataflow.Snapshotter     = (*WindowAgg)(nil)
+	_ dataflow.ProcessingTimer = (*WindowAgg)(nil)
 )
 
 // NewWindowAgg returns a window aggregation; it fails on an aggregate it
@@ -233,6 +234,21 @@ func (w *WindowAgg) flushLocal() error {
 	clear(w.pend) // drop references to rows and states
 	w.pend = w.pend[:0]
 	return nil
+}
+
+// ProcessingTimeInterval implements dataflow.ProcessingTimer: windows
+// over processing time are fired by the clock even while no row arrives,
+// checked a few times per slice (at most every 100 ms).
+func (w *WindowAgg) ProcessingTimeInterval() time.Duration {
+	if !w.spec.ProcTime {
+		return 0
+	}
+	return max(min(time.Duration(w.spec.Window.sliceSize())/4, 100*time.Millisecond), time.Millisecond)
+}
+
+// OnProcessingTime implements dataflow.ProcessingTimer.
+func (w *WindowAgg) OnProcessingTime(_ time.Time, out dataflow.Collector) error {
+	return w.fire(w.now()-WindowTimeOffset, out)
 }
 
 // ProcessWatermark implements dataflow.Operator: it fires the windows the

@@ -426,3 +426,36 @@ func TestProcTimeTumbleFiresByClock(t *testing.T) {
 		t.Fatalf("the end of input did not fire the last window: %v", out.rows)
 	}
 }
+
+// TestProcTimeTumbleFiresOnTick: with no row arriving, the runtime's
+// processing-time tick fires a window once the clock passed its end.
+func TestProcTimeTumbleFiresOnTick(t *testing.T) {
+	now := int64(1_700_000_000) * sec
+	op, err := NewWindowAgg(WindowAggSpec{Window: WindowSpec{Kind: WindowTumble, Size: 10 * sec}, TimeCol: 2,
+		Keys: []int{0}, Aggs: winAggs[:1], Out: []WindowOutCol{{Kind: WinKey}}, ProcTime: true,
+		Clock: func() time.Time { return time.Unix(0, now) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := op.ProcessingTimeInterval(); d != 100*time.Millisecond {
+		t.Fatalf("tick interval %v, want 100ms for 10 s windows", d)
+	}
+	if err := op.Open(joinNewCtx()); err != nil {
+		t.Fatal(err)
+	}
+	out := &winCollector{t: t}
+	if err := op.ProcessChunk(0, &dyntable.Chunk{Changes: []dyntable.Change{{Kind: dyntable.Insert, Row: winRow(4, 1, 0)}}}, out); err != nil {
+		t.Fatal(err)
+	}
+	now += 9 * sec
+	if err := op.OnProcessingTime(time.Time{}, out); err != nil || len(out.rows) != 0 {
+		t.Fatalf("fired before the window's end: %v %v", out.rows, err)
+	}
+	now += 1 * sec
+	if err := op.OnProcessingTime(time.Time{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.rows, []string{"4, 1"}) {
+		t.Fatalf("at the window's end the tick emitted %v, want [4, 1]", out.rows)
+	}
+}
