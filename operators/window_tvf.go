@@ -17,7 +17,8 @@ import (
 // size/slide times for HOP, up to size/step times for CUMULATE — with
 // window_start, window_end and window_time appended.
 //
-// It is stateless apart from the current watermark: a window that has
+// Its only state is the current watermark (checkpointed, so that a
+// restored operator judges lateness as before): a window that has
 // already fired under it is not assigned (the row is late for it); a
 // row with no open window left is dropped and counted, as Flink's window
 // table function operator does. Output is insert-only.
@@ -30,9 +31,34 @@ type WindowTableFunction struct {
 	wm       int64
 	late     int64
 	buf      [][2]int64
+	timers   *windowTimers // only its watermark cells are used
 }
 
-var _ dataflow.Operator = (*WindowTableFunction)(nil)
+var (
+	_ dataflow.Operator    = (*WindowTableFunction)(nil)
+	_ dataflow.Snapshotter = (*WindowTableFunction)(nil)
+)
+
+// Open implements dataflow.Operator: it restores the watermark.
+func (w *WindowTableFunction) Open(ctx *dataflow.OpContext) error {
+	if ctx == nil || ctx.State == nil {
+		return nil
+	}
+	var err error
+	if w.timers, err = openWindowTimers(ctx); err != nil {
+		return err
+	}
+	w.wm, err = w.timers.restoredWatermark()
+	return err
+}
+
+// SnapshotState implements dataflow.Snapshotter.
+func (w *WindowTableFunction) SnapshotState(dataflow.Barrier) error {
+	if w.timers == nil {
+		return nil
+	}
+	return w.timers.saveWatermark(w.wm)
+}
 
 // NewWindowTableFunction returns the operator for window win over the
 // time attribute at column timeCol; procTime assigns windows by the

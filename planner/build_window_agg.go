@@ -301,7 +301,7 @@ func (t *translator) windowNode(n Node, ins []*dataflow.Node) (*dataflow.Node, e
 		if _, err := operators.NewWindowTableFunction(win, tc, proc, clock); err != nil {
 			return nil, err
 		}
-		return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e},
+		return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e}, Stateful: true, // its watermark
 			NewOperator: func(int) (dataflow.Operator, error) {
 				return operators.NewWindowTableFunction(win, tc, proc, clock)
 			}}, nil
