@@ -263,3 +263,18 @@ func (p *Proxy) Up(t testing.TB) {
 	}
 	p.serve(ln)
 }
+
+// CleanupPreparedForTest rolls back, when the test ends, the prepared XA
+// transactions whose gtrid starts with prefix: a failed test must not
+// leave locks behind for the table's DROP and for other tests.
+func CleanupPreparedForTest(t testing.TB, db *sql.DB, prefix string) {
+	t.Cleanup(func() {
+		for _, x := range PreparedForTest(t, db, prefix) {
+			g, b, _ := strings.Cut(x, "/")
+			q := fmt.Sprintf("XA ROLLBACK X'%s',X'%s',%d", hex.EncodeToString([]byte(g)), hex.EncodeToString([]byte(b)), xaFormatID)
+			if _, err := db.Exec(q); err != nil {
+				t.Errorf("rolling back %s: %v", x, err)
+			}
+		}
+	})
+}
