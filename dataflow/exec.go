@@ -39,6 +39,10 @@ type NodeMetrics struct {
 	RecordsIn  int64
 	RecordsOut int64
 	Watermark  int64 // the lowest current watermark among its subtasks
+	// LateRecordsDropped sums the subtasks' LateRecordCounter counts;
+	// CountsLateRecords says whether the operator counts them at all.
+	LateRecordsDropped int64
+	CountsLateRecords  bool
 }
 
 // Job is a running graph.
@@ -148,6 +152,16 @@ func (j *Job) Metrics() []NodeMetrics {
 			wm = min(wm, c.wm[s].Load())
 		}
 		out[i] = NodeMetrics{ID: n.ID, Name: n.Name, RecordsIn: c.in.Load(), RecordsOut: c.out.Load(), Watermark: wm}
+	}
+	// Operators (not their nodes' runtimes) count late rows; the tasks'
+	// node maps are fixed once the job runs.
+	for _, t := range j.tasks {
+		for _, nr := range t.nodes {
+			if lc, ok := nr.op.(LateRecordCounter); ok {
+				out[nr.node.ID].LateRecordsDropped += lc.LateRecordsDropped()
+				out[nr.node.ID].CountsLateRecords = true
+			}
+		}
 	}
 	return out
 }

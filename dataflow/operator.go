@@ -68,6 +68,13 @@ type ProcessingTimer interface {
 	OnProcessingTime(now time.Time, out Collector) error
 }
 
+// LateRecordCounter is an optional interface of operators that drop rows
+// that arrive behind the watermark (window operators); the count feeds
+// the job's metrics. LateRecordsDropped may be called from any goroutine.
+type LateRecordCounter interface {
+	LateRecordsDropped() int64
+}
+
 // CheckpointListener is an optional interface of operators (sinks, mostly)
 // that act when a checkpoint has completed everywhere.
 type CheckpointListener interface {

@@ -3,6 +3,7 @@ package operators
 import (
 	"container/heap"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
@@ -82,7 +83,7 @@ type WindowAgg struct {
 	slices  state.MapState[groupState]
 	timers  *windowTimers
 	wm      int64
-	late    int64
+	late    atomic.Int64 // read by the metrics scrape
 	key, mk []byte
 	// local and pend combine a chunk's rows per (slice, key) before they
 	// reach state; empty between chunks.
@@ -94,6 +95,11 @@ var (
 	_ dataflow.Operator        = (*WindowAgg)(nil)
 	_ dataflow.Snapshotter     = (*WindowAgg)(nil)
 	_ dataflow.ProcessingTimer = (*WindowAgg)(nil)
+
+	_ dataflow.LateRecordCounter = (*WindowAgg)(nil)
+	_ dataflow.LateRecordCounter = (*SessionAgg)(nil)
+	_ dataflow.LateRecordCounter = (*WindowRank)(nil)
+	_ dataflow.LateRecordCounter = (*WindowTableFunction)(nil)
 )
 
 // NewWindowAgg returns a window aggregation; it fails on an aggregate it
@@ -118,8 +124,9 @@ func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 	return &WindowAgg{spec: spec, g: g, wm: dataflow.MinWatermark, local: map[string]int{}}, nil
 }
 
-// LateDropped returns how many rows this subtask dropped as late.
-func (w *WindowAgg) LateDropped() int64 { return w.late }
+// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
+// this subtask dropped as late.
+func (w *WindowAgg) LateRecordsDropped() int64 { return w.late.Load() }
 
 // Open implements dataflow.Operator.
 func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
@@ -170,7 +177,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 		}
 		se := win.sliceEnd(ts)
 		if fired(win.lastWindowEnd(se), w.wm) {
-			w.late++
+			w.late.Add(1)
 			metrics.LateRecordsDropped.Inc()
 			continue
 		}

@@ -199,8 +199,8 @@ func TestWindowAggMatchesModel(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("got %d windows, want %d\n%s", len(got), len(want), winDiff(got, want))
 					}
-					if op.LateDropped() != int64(m.late) {
-						t.Fatalf("late rows: got %d, want %d", op.LateDropped(), m.late)
+					if op.LateRecordsDropped() != int64(m.late) {
+						t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
 					}
 					if d := lateCounter(t) - lateBefore; d < float64(m.late) {
 						t.Fatalf("streamsql_late_records_dropped_total grew by %v, want at least %d", d, m.late)

@@ -115,8 +115,8 @@ func TestSessionAggMatchesModel(t *testing.T) {
 				if !slices.Equal(got, m.out) {
 					t.Fatalf("got %d sessions, want %d\n%s", len(got), len(m.out), winDiff(got, m.out))
 				}
-				if op.LateDropped() != int64(m.late) {
-					t.Fatalf("late rows: got %d, want %d", op.LateDropped(), m.late)
+				if op.LateRecordsDropped() != int64(m.late) {
+					t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
 				}
 			})
 		}
@@ -246,8 +246,8 @@ func TestWindowRankMatchesModel(t *testing.T) {
 				if !slices.Equal(got, m.out) {
 					t.Fatalf("got %d rows, want %d\n%s", len(got), len(m.out), winDiff(got, m.out))
 				}
-				if op.LateDropped() != int64(m.late) {
-					t.Fatalf("late rows: got %d, want %d", op.LateDropped(), m.late)
+				if op.LateRecordsDropped() != int64(m.late) {
+					t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
 				}
 			})
 		}

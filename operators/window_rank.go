@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -38,7 +39,7 @@ type WindowRank struct {
 	bufs   state.ValueState[[]types.Row]
 	timers *windowTimers
 	wm     int64
-	late   int64
+	late   atomic.Int64 // read by the metrics scrape
 	key    []byte
 }
 
@@ -55,8 +56,9 @@ func NewWindowRank(spec WindowRankSpec) (*WindowRank, error) {
 	return &WindowRank{spec: spec, wm: dataflow.MinWatermark}, nil
 }
 
-// LateDropped returns how many rows this subtask dropped as late.
-func (r *WindowRank) LateDropped() int64 { return r.late }
+// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
+// this subtask dropped as late.
+func (r *WindowRank) LateRecordsDropped() int64 { return r.late.Load() }
 
 // Open implements dataflow.Operator.
 func (r *WindowRank) Open(ctx *dataflow.OpContext) error {
@@ -101,7 +103,7 @@ func (r *WindowRank) ProcessChunk(_ int, in *dyntable.Chunk, _ dataflow.Collecto
 		}
 		end := ev.Timestamp()
 		if fired(end, r.wm) {
-			r.late++
+			r.late.Add(1)
 			metrics.LateRecordsDropped.Inc()
 			continue
 		}

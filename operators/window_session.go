@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -39,7 +40,7 @@ type SessionAgg struct {
 	sessions state.MapState[sessionState]
 	timers   *windowTimers
 	wm       int64
-	late     int64
+	late     atomic.Int64 // read by the metrics scrape
 	key, mk  []byte
 }
 
@@ -71,8 +72,9 @@ func NewSessionAgg(spec WindowAggSpec) (*SessionAgg, error) {
 	return &SessionAgg{spec: spec, g: g, wm: dataflow.MinWatermark}, nil
 }
 
-// LateDropped returns how many rows this subtask dropped as late.
-func (s *SessionAgg) LateDropped() int64 { return s.late }
+// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
+// this subtask dropped as late.
+func (s *SessionAgg) LateRecordsDropped() int64 { return s.late.Load() }
 
 // Open implements dataflow.Operator.
 func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
@@ -129,7 +131,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 			start, end = min(start, m.start), max(end, m.end)
 		}
 		if fired(end, s.wm) {
-			s.late++
+			s.late.Add(1)
 			metrics.LateRecordsDropped.Inc()
 			continue
 		}

@@ -2,6 +2,7 @@ package operators
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
@@ -29,7 +30,7 @@ type WindowTableFunction struct {
 	procTime bool
 	clock    func() time.Time
 	wm       int64
-	late     int64
+	late     atomic.Int64 // read by the metrics scrape
 	buf      [][2]int64
 	timers   *windowTimers // only its watermark cells are used
 }
@@ -76,8 +77,9 @@ func NewWindowTableFunction(win WindowSpec, timeCol int, procTime bool, clock fu
 	return &WindowTableFunction{win: win, timeCol: timeCol, procTime: procTime, clock: clock, wm: dataflow.MinWatermark}, nil
 }
 
-// LateDropped returns how many rows this subtask dropped as late.
-func (w *WindowTableFunction) LateDropped() int64 { return w.late }
+// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
+// this subtask dropped as late.
+func (w *WindowTableFunction) LateRecordsDropped() int64 { return w.late.Load() }
 
 // ProcessWatermark implements dataflow.Operator.
 func (w *WindowTableFunction) ProcessWatermark(wm int64, _ dataflow.Collector) error {
@@ -119,7 +121,7 @@ func (w *WindowTableFunction) ProcessChunk(_ int, in *dyntable.Chunk, out datafl
 			n++
 		}
 		if n == 0 {
-			w.late++
+			w.late.Add(1)
 			metrics.LateRecordsDropped.Inc()
 		}
 	}

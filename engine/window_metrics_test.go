@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/streamsql/streamsql/parser"
+)
+
+// The window aggregation's late rows show in the job's operator metrics.
+// The rows (watermark = largest time seen, after every row): 01, 04, 10
+// (fires [0, 10)), 09 and 05 (both late), 19, 25: two late rows.
+func TestWindowLateRowsInJobMetrics(t *testing.T) {
+	var out bytes.Buffer
+	s := NewSession(&out)
+	stmts, err := parser.Parse(`
+CREATE TABLE bids (auction BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'values');
+INSERT INTO bids VALUES (1, TIMESTAMP '2024-01-01 00:00:01'), (2, TIMESTAMP '2024-01-01 00:00:04'),
+  (1, TIMESTAMP '2024-01-01 00:00:10'), (1, TIMESTAMP '2024-01-01 00:00:09'), (2, TIMESTAMP '2024-01-01 00:00:05'),
+  (2, TIMESTAMP '2024-01-01 00:00:19'), (1, TIMESTAMP '2024-01-01 00:00:25');
+CREATE TABLE res (auction BIGINT, c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO res SELECT auction, COUNT(*) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY auction, window_start, window_end;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job *Job
+	for _, st := range stmts {
+		r, err := s.Execute(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Job != nil {
+			job = r.Job
+		}
+	}
+	if err := job.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range job.Metrics() {
+		if m.Name != "WindowAggregate" {
+			if m.LateRecordsDropped != 0 {
+				t.Errorf("%s counts %d late rows", m.Name, m.LateRecordsDropped)
+			}
+			continue
+		}
+		found = true
+		if !m.CountsLateRecords || m.LateRecordsDropped != 2 {
+			t.Fatalf("WindowAggregate: %d late rows (counted: %v), want 2", m.LateRecordsDropped, m.CountsLateRecords)
+		}
+	}
+	if !found {
+		t.Fatal("no WindowAggregate node in the job")
+	}
+}
