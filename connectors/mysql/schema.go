@@ -77,7 +77,7 @@ func compatible(t types.Type, c mysqlColumn) error {
 	case types.Boolean:
 		ok = dt == "tinyint" || dt == "boolean" || dt == "bool" || (dt == "bit" && c.precision.Int64 == 1)
 	case types.Int:
-		ok = (dt == "int" || dt == "integer" || dt == "bigint") && !unsigned || dt == "bigint"
+		ok = (dt == "int" || dt == "integer" || dt == "bigint") && !unsigned
 	case types.BigInt:
 		ok = dt == "bigint" && !unsigned
 	case types.Double:
