@@ -45,7 +45,7 @@ var Defs = []Def{
 	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Idle keyed state older than this may be dropped; 0 keeps state forever."},
 	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update.", Pending: true},
 	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "An input channel (a source subtask, or any operator's input) without data or watermarks for this long stops holding back the watermark of the operator it feeds, until it sends again; 0 disables."},
-	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often periodic watermarks are emitted. Not used: a watermark assigner emits a watermark after every chunk it receives, which is at least as often.", Pending: true},
+	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often the watermark assigner of an unbounded source emits a watermark (periodic watermarks); over a bounded source it emits one after every chunk, so results do not depend on timing. 0: after every chunk everywhere."},
 	{Key: "execution.runtime-mode", Kind: Enum, Default: "streaming", Enum: []string{"streaming"}, Description: "Only streaming execution is supported; bounded inputs simply end."},
 	{Key: "execution.checkpointing.interval", Kind: Duration, Default: "0 ms", Description: "Interval between checkpoints; 0 disables checkpointing."},
 	{Key: "execution.checkpointing.timeout", Kind: Duration, Default: "10 min", Description: "A checkpoint not complete after this long is aborted."},

@@ -3,7 +3,10 @@ package engine
 import (
 	"bytes"
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/parser"
 )
@@ -54,4 +57,59 @@ GROUP BY auction, window_start, window_end;`)
 	if !found {
 		t.Fatal("no WindowAggregate node in the job")
 	}
+}
+
+// Over an unbounded source the watermark assigner emits periodically
+// (pipeline.auto-watermark-interval), and windows fire while the job
+// runs: an unbounded nexmark stream at 5,000 events/s, event time
+// advancing at the same pace, 200 ms windows and a 100 ms interval.
+func TestPeriodicWatermarksFireWindowsOfAnUnboundedSource(t *testing.T) {
+	var out syncBuffer
+	s := NewSession(&out)
+	stmts, err := parser.Parse(`
+SET 'pipeline.auto-watermark-interval' = '100 ms';
+CREATE TABLE bid (auction BIGINT, dateTime TIMESTAMP(3), WATERMARK FOR dateTime AS dateTime)
+WITH ('connector' = 'nexmark', 'table' = 'bid', 'tps' = '5000', 'scan.parallelism' = '1');
+CREATE TABLE res (ws TIMESTAMP(3), c BIGINT) WITH ('connector' = 'print');
+INSERT INTO res SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '200' MILLISECOND))
+GROUP BY window_start, window_end;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job *Job
+	for _, st := range stmts {
+		r, err := s.Execute(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Job != nil {
+			job = r.Job
+		}
+	}
+	defer func() { job.Cancel(); _ = job.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(out.String(), "+I[") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no windows from an unbounded source within 10 s; output:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a job writing while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -2,6 +2,7 @@ package operators
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -16,7 +17,10 @@ import (
 //
 // It emits a watermark after every chunk it receives; a source that wants
 // a watermark after every row (the values connector does, so late-data
-// tests are deterministic) sends one-row chunks.
+// tests are deterministic) sends one-row chunks. With an interval
+// (pipeline.auto-watermark-interval, which the planner sets for unbounded
+// sources) it emits periodically instead, as Flink does: on each
+// processing-time tick, the largest watermark seen since, if it advanced.
 //
 // Its watermark survives checkpoints: at each barrier it files the last
 // watermark it emitted in keyed state (under the key-group anchors of its
@@ -29,12 +33,45 @@ type WatermarkAssigner struct {
 	wm     int64
 	saved  state.ValueState[int64]
 	groups state.KeyGroupRange
+	// interval > 0: emit on processing-time ticks rather than per chunk.
+	interval time.Duration
 }
 
 var (
-	_ dataflow.Operator    = (*WatermarkAssigner)(nil)
-	_ dataflow.Snapshotter = (*WatermarkAssigner)(nil)
+	_ dataflow.Operator        = (*WatermarkAssigner)(nil)
+	_ dataflow.Snapshotter     = (*WatermarkAssigner)(nil)
+	_ dataflow.ProcessingTimer = (*WatermarkAssigner)(nil)
 )
+
+// WithInterval makes the assigner emit every d (periodic watermarks)
+// instead of after every chunk; 0 keeps per-chunk emission.
+func (w *WatermarkAssigner) WithInterval(d time.Duration) *WatermarkAssigner {
+	w.interval = d
+	return w
+}
+
+// ProcessingTimeInterval implements dataflow.ProcessingTimer.
+func (w *WatermarkAssigner) ProcessingTimeInterval() time.Duration { return w.interval }
+
+// OnProcessingTime implements dataflow.ProcessingTimer: the periodic
+// emission.
+func (w *WatermarkAssigner) OnProcessingTime(_ time.Time, out dataflow.Collector) error {
+	return w.emit(out)
+}
+
+// emit sends the largest watermark seen if it advanced.
+func (w *WatermarkAssigner) emit(out dataflow.Collector) error {
+	if w.max <= w.wm {
+		return nil
+	}
+	w.wm = w.max
+	// The runtime forwards watermarks that operators emit through the
+	// collector when it implements WatermarkEmitter.
+	if we, ok := out.(dataflow.WatermarkEmitter); ok {
+		return we.EmitWatermark(w.wm)
+	}
+	return fmt.Errorf("watermark assigner: collector %T cannot emit watermarks", out)
+}
 
 // Open implements dataflow.Operator: it restores the saved watermark.
 func (w *WatermarkAssigner) Open(ctx *dataflow.OpContext) error {
@@ -97,14 +134,8 @@ func (w *WatermarkAssigner) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow
 		w.max = max(w.max, v.Timestamp())
 	}
 	out.Emit(in)
-	if w.max > w.wm {
-		w.wm = w.max
-		// The runtime forwards watermarks that operators emit through
-		// the collector when it implements WatermarkEmitter.
-		if we, ok := out.(dataflow.WatermarkEmitter); ok {
-			return we.EmitWatermark(w.wm)
-		}
-		return fmt.Errorf("watermark assigner: collector %T cannot emit watermarks", out)
+	if w.interval > 0 {
+		return nil // periodic: OnProcessingTime emits
 	}
-	return nil
+	return w.emit(out)
 }

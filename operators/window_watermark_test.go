@@ -2,6 +2,7 @@ package operators
 
 import (
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -70,5 +71,32 @@ func TestWatermarkAssignerRestoresWatermark(t *testing.T) {
 			t.Fatalf("subtask %d emitted %v after the restore, want the restored 20 s", s, out2.wms)
 		}
 		_ = ps.Close()
+	}
+}
+
+// TestWatermarkAssignerPeriodic: with an interval, chunks only raise the
+// watermark seen; the processing-time tick emits it, once.
+func TestWatermarkAssignerPeriodic(t *testing.T) {
+	a := NewWatermarkAssigner(func(row types.Row) (types.Value, error) { return row[0], nil }).WithInterval(200e6)
+	if a.ProcessingTimeInterval() != 200e6 {
+		t.Fatalf("interval %v", a.ProcessingTimeInterval())
+	}
+	var out wmCollector
+	for _, s := range []int64{5, 20, 12} {
+		c := &dyntable.Chunk{Changes: []dyntable.Change{{Kind: dyntable.Insert, Row: types.Row{types.NewTimestamp(s * sec)}}}}
+		if err := a.ProcessChunk(0, c, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out.wms) != 0 {
+		t.Fatalf("a periodic assigner emitted %v on chunks", out.wms)
+	}
+	for i := 0; i < 2; i++ {
+		if err := a.OnProcessingTime(time.Time{}, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out.wms) != 1 || out.wms[0] != 20*sec {
+		t.Fatalf("ticks emitted %v, want [20 s] once", out.wms)
 	}
 }

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"time"
+
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
@@ -32,4 +34,27 @@ func currentWatermarkCalc(n *CalcNode, in dataflow.Edge, p int) *dataflow.Node {
 			}
 			return operators.NewWatermarkCalc(operators.NewCalc(predicate(f), ps), cell), nil
 		}}
+}
+
+// watermarkInterval is the periodic watermark interval of an assigner:
+// pipeline.auto-watermark-interval over an unbounded source; 0 (a
+// watermark after every chunk) over a bounded one, whose input is all
+// there is, so that results do not depend on timing (the values
+// connector's tests rely on a watermark after every row).
+func (t *translator) watermarkInterval(n *WatermarkNode) time.Duration {
+	in := n.inputs[0]
+	for {
+		switch x := in.(type) {
+		case *NormalizeNode:
+			in = x.inputs[0]
+			continue
+		case *ScanNode:
+			sc, err := x.Table.Scan(t.p.Env)
+			if err != nil || sc.Bounded() {
+				return 0
+			}
+			return t.p.Conf.Duration("pipeline.auto-watermark-interval")
+		}
+		return 0
+	}
 }

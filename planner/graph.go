@@ -114,8 +114,12 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 	case *WatermarkNode:
 		e, p := forward(ins[0])
 		ex := n.Expr
-		d = &dataflow.Node{Name: "WatermarkAssigner", Parallelism: p, Inputs: []dataflow.Edge{e}, GeneratesWatermarks: true, Stateful: true, // Stateful: its watermark is checkpointed
-			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWatermarkAssigner(scalar(ex)), nil }}
+		iv := t.watermarkInterval(n) // periodic watermarks: build_window_watermark.go
+		// Stateful: its watermark is checkpointed.
+		d = &dataflow.Node{Name: "WatermarkAssigner", Parallelism: p, Inputs: []dataflow.Edge{e}, GeneratesWatermarks: true, Stateful: true,
+			NewOperator: func(int) (dataflow.Operator, error) {
+				return operators.NewWatermarkAssigner(scalar(ex)).WithInterval(iv), nil
+			}}
 	case *NormalizeNode:
 		e, p := t.keyed(ins[0], n.Keys)
 		keys := n.Keys
