@@ -361,10 +361,22 @@ func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64) er
 			h.log.Warn("mysql sink: rolling back a prepared transaction numbered before the restored checkpoint's",
 				"sink", h.info.SinkName, "bqual", b, "next_seq", nextSeq)
 		}
-		if err := h.rollback(ctx, xid{Gtrid: h.gtrid, Bqual: b}); err != nil {
+		c, cancel := context.WithTimeout(ctx, opTimeout)
+		_, err := h.pool.db.ExecContext(c, "XA ROLLBACK "+xid{Gtrid: h.gtrid, Bqual: b}.sql())
+		cancel()
+		switch {
+		case errNumber(err) == 1397:
+			// Listed, yet unknown to this connection: it is attached to a
+			// live connection — a zombie of an earlier run, or a running
+			// job under the same name. Never roll back a live job's
+			// transaction; a zombie's goes when its connection dies.
+			h.log.Warn("mysql sink: a prepared transaction of this job name is attached to a live connection; left alone",
+				"sink", h.info.SinkName, "bqual", b)
+		case err != nil:
 			return err
+		default:
+			h.log.Info("mysql sink: rolled back a transaction no checkpoint owns", "sink", h.info.SinkName, "bqual", b)
 		}
-		h.log.Info("mysql sink: rolled back a transaction opened after the checkpoint", "sink", h.info.SinkName, "bqual", b)
 	}
 	return nil
 }

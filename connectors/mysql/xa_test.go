@@ -313,3 +313,38 @@ func TestXAPreCommitFailsFastOnOwnPreparedLock(t *testing.T) {
 	}
 	eqRows(t, "after committing the first", RowsForTest(t, db, "SELECT k, v FROM "+name), "1|10")
 }
+
+// Recovery never rolls back a prepared transaction that a live
+// connection holds (a running job under the same name): only detached
+// ones, left by dead processes.
+func TestXARecoveryLeavesAttachedTransactions(t *testing.T) {
+	dsn := DSNForTest(t)
+	db := OpenForTest(t, dsn)
+	name := TableForTest(t, db, "xa_live", "k BIGINT PRIMARY KEY, v BIGINT")
+	tbl, cfg := kvTable(t, dsn, name, map[string]string{"sink.semantic": "exactly-once"})
+	ctx := context.Background()
+	info := twophase.SubtaskInfo{JobName: UniqueForTest("live"), SinkName: name, Subtask: 0, Parallelism: 1}
+	live := newXAHandler(cfg, tbl, shapeOf(cfg, tbl))
+	if err := live.Open(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	txn, _ := live.BeginTransaction(ctx, 5)
+	_ = live.Write(ctx, txn, chunk(kv(dyntable.Insert, 1, 1)))
+	hd, err := live.PreCommit(ctx, txn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newXAHandler(cfg, tbl, shapeOf(cfg, tbl))
+	if err := other.Open(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.RecoverAndAbort(ctx, twophase.Recovered{Subtask: 0, Parallelism: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Commit(ctx, hd); err != nil {
+		t.Fatalf("the live job's transaction was rolled back under it: %v", err)
+	}
+	eqRows(t, "committed", RowsForTest(t, db, "SELECT k, v FROM "+name), "1|1")
+}
