@@ -39,7 +39,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
 
@@ -105,28 +104,9 @@ func (s *sink) KeepsState() bool { return s.cfg.semantic == ExactlyOnce }
 // operator's Open, on the job's start.
 func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 	if s.cfg.semantic == ExactlyOnce {
-		return &xaOperator{twophase.NewOperator(s.t.Name, newXAHandler(s.cfg, s.t, s.shape), twophase.DefaultOptions())}, nil
+		return twophase.NewOperator(s.t.Name, newXAHandler(s.cfg, s.t, s.shape), twophase.DefaultOptions()), nil
 	}
 	return &upsertOp{cfg: s.cfg, t: s.t, shape: s.shape}, nil
-}
-
-// xaOperator is the framework's operator with one change at the end of
-// a bounded input. twophase.Operator.Finish pre-commits the open
-// transaction, then commits everything pending. For XA that order
-// deadlocks whenever the last transaction updates a key that a pending
-// (prepared, not yet committed) one holds: the write waits for a commit
-// that only this goroutine can make. So Finish here first commits the
-// pending transactions (as the framework's Finish would, a moment
-// later: no later checkpoint will come), then lets the framework
-// pre-commit and commit the last one.
-// TODO: move this order into twophase.Operator.Finish, then drop this.
-type xaOperator struct{ *twophase.Operator }
-
-func (o *xaOperator) Finish(out dataflow.Collector) error {
-	if err := o.Operator.NotifyCheckpointComplete(math.MaxInt64 - 1); err != nil {
-		return err
-	}
-	return o.Operator.Finish(out)
 }
 
 // upsertOp is the at-least-once sink operator (semantics upsert and

@@ -284,15 +284,22 @@ func (o *Operator) commitUpTo(id int64) error {
 }
 
 // Finish commits everything at the end of a bounded input: no later
-// checkpoint will come to do it.
+// checkpoint will come to do it. The pending transactions are committed
+// before the open one is pre-committed: a pre-commit that writes (XA
+// writes its rows at PreCommit) could otherwise wait on a row lock that
+// a pending transaction holds, for a commit only this goroutine makes.
 func (o *Operator) Finish(dataflow.Collector) error {
 	if o.failed != nil {
 		return o.failed
 	}
-	if err := o.preCommit(int64(1) << 62); err != nil {
+	const end = int64(1) << 62
+	if err := o.commitUpTo(end); err != nil {
 		return err
 	}
-	return o.commitUpTo(int64(1) << 62)
+	if err := o.preCommit(end); err != nil {
+		return err
+	}
+	return o.commitUpTo(end)
 }
 
 // Close aborts the open transaction, if any. Pre-committed transactions
