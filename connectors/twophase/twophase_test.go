@@ -347,3 +347,34 @@ func TestRecordKeyInRange(t *testing.T) {
 		}
 	}
 }
+
+// At the end of input the pending transactions are committed before the
+// open one is pre-committed: a handler that writes at pre-commit (XA)
+// would otherwise wait on locks the pending ones hold. The fake system
+// refuses a prepare while another transaction is prepared.
+func TestFinishCommitsPendingBeforeLastPreCommit(t *testing.T) {
+	e := newExt()
+	o := open(t, e, t.TempDir(), 0, 1)
+	o.Operator.h = &lockingHandler{handler: handler{e: e, info: SubtaskInfo{SinkName: "s"}}}
+	write(t, o, "a")
+	barrier(t, o, 1) // a is prepared; checkpoint 1 never completes
+	write(t, o, "b")
+	if err := o.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "after finish", e.visible(), []string{"a", "b"})
+}
+
+type lockingHandler struct{ handler }
+
+func (h *lockingHandler) PreCommit(ctx context.Context, txn Transaction) ([]byte, error) {
+	h.e.mu.Lock()
+	for n, t := range h.e.txns {
+		if t.status == "prepared" {
+			h.e.mu.Unlock()
+			return nil, fmt.Errorf("would block on the locks of prepared transaction %s", n)
+		}
+	}
+	h.e.mu.Unlock()
+	return h.handler.PreCommit(ctx, txn)
+}
