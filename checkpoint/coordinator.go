@@ -88,13 +88,14 @@ func (c *Coordinator) crashHook(p *pending) {
 }
 
 type pending struct {
-	id       int64
-	dir      string
-	started  time.Time
-	savept   bool
-	expected int
-	acks     map[[2]int]Subtask
-	failed   error
+	id        int64
+	completed bool // metadata written; only the notices are outstanding
+	dir       string
+	started   time.Time
+	savept    bool
+	expected  int
+	acks      map[[2]int]Subtask
+	failed    error
 }
 
 // New prepares checkpointing for a job: it finds what to restore from
@@ -427,8 +428,16 @@ func (c *Coordinator) complete(p *pending) {
 	c.crashHook(p)
 	err := writeMetadata(p.dir, m)
 	c.mu.Lock()
-	if c.pending == p {
-		c.pending = nil
+	if err != nil {
+		if c.pending == p {
+			c.pending = nil
+		}
+	} else {
+		// p stays pending until every task has its completion notice in
+		// its inbox, so that the next barrier cannot overtake the notice:
+		// two-phase-commit sinks must commit n before they see barrier
+		// n+1. completed keeps a timeout from aborting it meanwhile.
+		p.completed = true
 	}
 	if err != nil {
 		c.stats.Failed++
@@ -454,6 +463,11 @@ func (c *Coordinator) complete(p *pending) {
 		if nerr := j.NotifyCheckpointComplete(p.id); nerr != nil && err == nil {
 			err = nerr
 		}
+		c.mu.Lock()
+		if c.pending == p {
+			c.pending = nil
+		}
+		c.mu.Unlock()
 	}
 	if w != nil {
 		w <- err
@@ -464,7 +478,7 @@ func (c *Coordinator) complete(p *pending) {
 func (c *Coordinator) abort(id int64, reason error) {
 	c.mu.Lock()
 	p := c.pending
-	if p == nil || p.id != id {
+	if p == nil || p.id != id || p.completed {
 		c.mu.Unlock()
 		return
 	}
@@ -540,7 +554,7 @@ func (c *Coordinator) Savepoint(dir string) error {
 	}
 	w := make(chan error, 1)
 	c.mu.Lock()
-	if c.pending == nil || c.pending.id != id {
+	if c.pending == nil || c.pending.id != id || c.pending.completed {
 		// Already completed or aborted: read the outcome from disk.
 		c.mu.Unlock()
 		_, err := ReadMetadata(dir)
