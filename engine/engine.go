@@ -333,6 +333,29 @@ func insertTarget(n *ast.InsertStmt) (string, bool) {
 	return tn.Name.O, true
 }
 
+// checkNameFree refuses to start a job under the name of a running one
+// when the name keys durable things: its checkpoint directory (with
+// checkpointing on) or the transaction names of an exactly-once sink.
+// Two such jobs would restore or abort each other's work.
+func (s *Session) checkNameFree(name string, g *dataflow.Graph) error {
+	durable := s.Conf.Duration("execution.checkpointing.interval") > 0
+	for _, n := range g.Nodes {
+		if n.Stateful && strings.HasPrefix(n.Name, "Sink(") {
+			durable = true
+		}
+	}
+	if !durable {
+		return nil
+	}
+	for _, j := range s.Jobs() {
+		if j.Name == name && j.Status() == StatusRunning {
+			return fmt.Errorf("job %s is already running under the name '%s', which keys its checkpoints and sink transactions; "+
+				"SET 'pipeline.name' = '...' to a distinct name before this statement", j.ID, name)
+		}
+	}
+	return nil
+}
+
 func (s *Session) jobName(def string) string {
 	if n := s.Conf.Get("pipeline.name"); n != "" {
 		return n
@@ -427,6 +450,9 @@ func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Gra
 				}
 			}
 		}
+	}
+	if err := s.checkNameFree(name, g); err != nil {
+		return nil, err
 	}
 	opts, coord, err := s.checkpointOptions(name, plan, g)
 	if err != nil {

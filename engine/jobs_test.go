@@ -214,3 +214,33 @@ func TestCheckpointsInShowJobsAndStopWithSavepoint(t *testing.T) {
 	}
 	jobsExec(t, s, "STOP JOB 'job-2'")
 }
+
+// Two running jobs under one name would share checkpoints: the second is
+// refused, naming the option that tells them apart.
+func TestDuplicateRunningNameRefused(t *testing.T) {
+	s := NewSession(io.Discard)
+	dir := t.TempDir()
+	stmts, err := parser.Parse(`SET 'execution.checkpointing.interval' = '1 s';
+SET 'state.checkpoints.dir' = '` + dir + `';
+CREATE TABLE gen (k BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+CREATE TABLE out_t (k BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT k FROM gen;
+INSERT INTO out_t SELECT k + 1 FROM gen;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for _, st := range stmts {
+		r, err := s.Execute(context.Background(), st)
+		if err != nil {
+			last = err
+			continue
+		}
+		if r.Job != nil {
+			defer func() { r.Job.Cancel(); _ = r.Job.Wait() }()
+		}
+	}
+	if last == nil || !strings.Contains(last.Error(), "pipeline.name") || !strings.Contains(last.Error(), "insert-into-out_t") {
+		t.Fatalf("second job: %v, want a refusal naming the job name and 'pipeline.name'", last)
+	}
+}
