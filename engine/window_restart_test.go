@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
@@ -46,14 +45,26 @@ GROUP BY auction %% 7, window_start, window_end;
 
 var windowOutLine = regexp.MustCompile(`^(?:\d+> )?(\+I|-U|\+U|-D)\[(\d+), ([^,]+), ([^,]+), (\d+), (\d+)\]$`)
 
-func startWindowJob(t *testing.T, dir string, events, tps int, extra ...string) (*Job, *bytes.Buffer) {
+// waitWindows polls cond for up to 20 s.
+func waitWindows(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 20 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func startWindowJob(t *testing.T, dir string, events, tps int, extra ...string) (*Job, *syncBuffer) {
 	return startWindowJobAt(t, dir, 2, events, tps, extra...)
 }
 
-func startWindowJobAt(t *testing.T, dir string, parallelism, events, tps int, extra ...string) (*Job, *bytes.Buffer) {
+func startWindowJobAt(t *testing.T, dir string, parallelism, events, tps int, extra ...string) (*Job, *syncBuffer) {
 	t.Helper()
-	var out bytes.Buffer
-	s := NewSession(&out)
+	out := &syncBuffer{}
+	s := NewSession(out)
 	stmts, err := parser.Parse(strings.Join(extra, "\n") + fmt.Sprintf(windowCkptJob, dir, parallelism, events, tps))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +79,7 @@ func startWindowJobAt(t *testing.T, dir string, parallelism, events, tps int, ex
 			job = r.Job
 		}
 	}
-	return job, &out
+	return job, out
 }
 
 // windowRows parses printed rows into window -> "count, sum"; a window
@@ -108,11 +119,12 @@ func TestWindowRestoreEqualsUninterruptedRun(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	j1, out1 := startWindowJob(t, dir, events, 40000)
-	time.Sleep(700 * time.Millisecond)
-	if st, ok := j1.CheckpointStats(); !ok || st.Completed == 0 {
-		t.Fatal("no checkpoint completed in 700 ms")
-	}
+	j1, out1 := startWindowJob(t, dir, events, 20000)
+	// Wait until a checkpoint completed after some windows were printed.
+	waitWindows(t, func() bool {
+		st, ok := j1.CheckpointStats()
+		return ok && st.Completed > 0 && strings.Contains(out1.String(), "+I[")
+	})
 	j1.Cancel() // the process "dies": only checkpoints survive
 	_ = j1.Wait()
 	got := map[string]string{}
@@ -156,8 +168,8 @@ func TestWindowSavepointRescaling(t *testing.T) {
 	for _, p := range []int{1, 3} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
 			sp := t.TempDir() + "/sp"
-			j1, out1 := startWindowJob(t, t.TempDir(), events, 40000)
-			time.Sleep(1000 * time.Millisecond) // past the 1 s watermark delay
+			j1, out1 := startWindowJob(t, t.TempDir(), events, 20000)
+			waitWindows(t, func() bool { return strings.Contains(out1.String(), "+I[") })
 			if err := j1.coord.Savepoint(sp); err != nil {
 				t.Fatal(err)
 			}
