@@ -170,7 +170,7 @@ func TestMetrics(t *testing.T) {
 	}
 	// Process-wide instruments say what they measure.
 	for _, name := range []string{"streamsql_sink_commit_latency_seconds", "streamsql_late_records_dropped_total"} {
-		if !regexp.MustCompile(`# HELP ` + name + ` \S`).MatchString(body) || strings.Contains(body, "Always zero") {
+		if !regexp.MustCompile(`# HELP `+name+` \S`).MatchString(body) || strings.Contains(body, "Always zero") {
 			t.Errorf("the HELP of %s is missing or says it stays at zero", name)
 		}
 	}
