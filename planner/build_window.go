@@ -230,6 +230,14 @@ func timeAttrOf(n Node, col int) timeAttr {
 			}
 		}
 		return a
+	default:
+		// Operators over time (interval and temporal joins, OVER) know
+		// which of their output columns stay rowtime attributes.
+		if r, ok := n.(rowtimeNode); ok {
+			if cols := r.rowtimeColumns(); col < len(cols) && cols[col] {
+				return attrRowtime
+			}
+		}
 	}
 	return attrNone
 }
