@@ -89,22 +89,13 @@ type connector struct{}
 func (connector) Name() string { return "filesystem" }
 
 func (connector) Options() []connectors.OptionDef {
-	return []connectors.OptionDef{
+	return format.OptionDefs([]connectors.OptionDef{
 		{Key: "path", Required: true, Description: "a file or a directory to read (a local path or a file:// URI)"},
 		{Key: "format", Required: true, Description: "'json' (JSON lines) or 'csv'; a sink may also write 'debezium-json', a changelog of Debezium events"},
 		{Key: "scan.parallelism", Description: "the source's parallelism; files are assigned to subtasks round-robin"},
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
-		{Key: "json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
-		{Key: "json.fail-on-missing-field", Default: "false", Description: "a record without a field for some column is malformed"},
-		{Key: "csv.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
-		{Key: "csv.field-delimiter", Default: ",", Description: "the field delimiter: one character, or '\\t' for a tab"},
-		{Key: "csv.quote-character", Default: "\"", Description: "the character that encloses quoted fields"},
-		{Key: "csv.disable-quote-character", Default: "false", Description: "'true' reads quote characters as plain text"},
-		{Key: "csv.allow-comments", Default: "false", Description: "skip lines that start with '#'"},
-		{Key: "csv.escape-character", Description: "a character that makes the next one literal (none by default)"},
-		{Key: "csv.null-literal", Description: "a field text that reads as NULL (none by default)"},
 		{Key: "sink.parallelism", Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
-	}
+	}, format.JSONOptionDefs, format.CSVOptionDefs)
 }
 
 type fileFormat int

@@ -23,19 +23,10 @@ const (
 )
 
 // formatOptionDefs are the options of the value formats, Flink's names.
-var formatOptionDefs = []connectors.OptionDef{
-	{Key: "json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
-	{Key: "json.fail-on-missing-field", Default: "false", Description: "a record without a field for some column is malformed"},
-	{Key: "csv.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
-	{Key: "csv.field-delimiter", Default: ",", Description: "the field delimiter: one character, or '\\t' for a tab"},
-	{Key: "csv.quote-character", Default: "\"", Description: "the character that encloses quoted fields"},
-	{Key: "csv.disable-quote-character", Default: "false", Description: "'true' reads quote characters as plain text"},
-	{Key: "csv.allow-comments", Default: "false", Description: "skip records that start with '#'"},
-	{Key: "csv.escape-character", Description: "a character that makes the next one literal (none by default)"},
-	{Key: "csv.null-literal", Description: "a field text that reads as NULL (none by default)"},
+var formatOptionDefs = format.OptionDefs(format.JSONOptionDefs, format.CSVOptionDefs, []connectors.OptionDef{
 	{Key: "debezium-json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
 	{Key: "debezium-json.schema-include", Default: "false", Description: "the messages carry Debezium's schema: {\"schema\": ..., \"payload\": {...}}"},
-}
+})
 
 // valueDecoder turns one record value into changes.
 type valueDecoder interface {
