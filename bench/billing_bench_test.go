@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
+	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/examples/billing/bills"
@@ -30,16 +29,10 @@ import (
 //
 //	go test -run=NONE -bench=BillingMySQL -benchtime=300000x ./bench
 func BenchmarkBillingMySQL(b *testing.B) {
-	dsn := os.Getenv("STREAMSQL_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = "root@tcp(127.0.0.1:3306)/test"
-	}
+	dsn := mysqltest.DSN(b)
 	db, err := sql.Open("mysql", dsn)
-	if err == nil {
-		err = db.Ping()
-	}
 	if err != nil {
-		b.Skipf("no MySQL server at %s: %v", dsn, err)
+		b.Fatal(err)
 	}
 	defer db.Close()
 	for _, q := range []string{"DROP TABLE IF EXISTS user_totals",

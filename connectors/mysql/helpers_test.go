@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,32 +18,14 @@ import (
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 )
 
-// DSNForTest returns the test server's DSN (STREAMSQL_TEST_MYSQL_DSN,
-// default root@tcp(127.0.0.1:3306)/test). Without a reachable server
-// the test is skipped with a loud message, or fails under CI=true.
+// DSNForTest returns the test server's DSN (see mysqltest.DSN).
 func DSNForTest(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("STREAMSQL_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = "root@tcp(127.0.0.1:3306)/test"
-	}
-	db, err := sql.Open("mysql", dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		db.Close()
-	}
-	if err != nil {
-		msg := fmt.Sprintf("\n*** MYSQL TESTS SKIPPED: no MySQL server reachable through STREAMSQL_TEST_MYSQL_DSN (%v).\n*** Start one (see .ci/run) or set the DSN; under CI=true this fails.", err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dsn
+	return mysqltest.DSN(t)
 }
 
 // OpenForTest opens the test server.

@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
+	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 	"github.com/streamsql/streamsql/examples/billing/bills"
 )
 
@@ -46,27 +47,10 @@ var (
 	database = "streamsql_billing_crash"
 )
 
-// mysqlDSN returns the server DSN (without a database) or skips loudly;
-// under CI=true an unreachable server fails the test.
+// mysqlDSN returns the server DSN without a database (see mysqltest.DSN
+// for the skip rules).
 func mysqlDSN(t *testing.T) string {
-	dsn := os.Getenv("STREAMSQL_TEST_MYSQL_DSN")
-	if dsn == "" {
-		dsn = "root@tcp(127.0.0.1:3306)/test"
-	}
-	db, err := sql.Open("mysql", dsn)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = db.PingContext(ctx)
-		cancel()
-		db.Close()
-	}
-	if err != nil {
-		msg := fmt.Sprintf("\n*** BILLING CRASH TEST SKIPPED: no MySQL server at %s (%v).\n*** Under CI=true this fails.", dsn, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	dsn := mysqltest.DSN(t)
 	i := strings.LastIndex(dsn, "/")
 	return dsn[:i+1]
 }
