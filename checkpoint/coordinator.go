@@ -205,6 +205,10 @@ func (c *Coordinator) NewStore(n *dataflow.Node, subtask int) state.Store {
 
 func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleStore, error) {
 	kgs := state.RangeFor(subtask, n.Parallelism)
+	opts := c.cfg.Pebble
+	if !n.StateTTL {
+		opts.TTL = 0 // table.exec.state.ttl applies to some operators only
+	}
 	work := filepath.Join(c.work, fmt.Sprintf("node-%d-%d", n.ID, subtask))
 	if c.restr != nil {
 		var srcs []state.RestoreSource
@@ -218,12 +222,12 @@ func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleSto
 			}
 		}
 		if len(srcs) > 0 {
-			if err := state.RestorePebble(work, srcs, kgs, c.cfg.Pebble); err != nil {
+			if err := state.RestorePebble(work, srcs, kgs, opts); err != nil {
 				return nil, fmt.Errorf("checkpoint: restoring %s subtask %d: %w", n.Name, subtask, err)
 			}
 		}
 	}
-	st, err := state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, c.cfg.Pebble)
+	st, err := state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,13 @@ type Node struct {
 	// Stateful marks a node whose operator keeps keyed state, which a
 	// checkpoint must snapshot.
 	Stateful bool
+	// StateTTL marks a stateful node whose keyed state may expire after
+	// table.exec.state.ttl without being written, as Flink's regular
+	// aggregations, joins, ranks and ChangelogNormalize do. Operators that
+	// clean their state by time (windows, interval and temporal joins,
+	// OVER) and state that must never vanish (sink transactions,
+	// watermarks, source positions) leave it false.
+	StateTTL bool
 	// Exactly one of NewOperator and NewSource is set. Each is called once
 	// per subtask.
 	NewOperator func(subtask int) (Operator, error)

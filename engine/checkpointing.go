@@ -30,7 +30,11 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 		if ttl := s.Conf.Duration("table.exec.state.ttl"); ttl > 0 {
 			// In-memory state with table.exec.state.ttl: idle keys expire.
 			opts.NewStore = func(n *dataflow.Node, sub int) state.Store {
-				return state.WithTTL(state.NewMemoryStore(fmt.Sprintf("%d-%s/%d", n.ID, n.Name, sub)), ttl, nil)
+				st := state.NewMemoryStore(fmt.Sprintf("%d-%s/%d", n.ID, n.Name, sub))
+				if !n.StateTTL {
+					return st // cleaned by time, or must never expire
+				}
+				return state.WithTTL(st, ttl, nil)
 			}
 		}
 		return opts, nil, nil

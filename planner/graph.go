@@ -123,7 +123,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 	case *NormalizeNode:
 		e, p := t.keyed(ins[0], n.Keys)
 		keys := n.Keys
-		d = &dataflow.Node{Name: "ChangelogNormalize", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "ChangelogNormalize", Stateful: true, StateTTL: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewChangelogNormalize(keys), nil }}
 	case *CalcNode:
 		e, p := forward(ins[0])
@@ -150,7 +150,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		if _, err := operators.NewGroupAgg(spec); err != nil {
 			return nil, err
 		}
-		d = &dataflow.Node{Name: "GroupAggregate", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "GroupAggregate", Stateful: true, StateTTL: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}
 	case *JoinNode:
 		le, p := t.keyed(ins[0], n.LeftKeys)
@@ -161,7 +161,7 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		}
 		spec := operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: cond}
-		d = &dataflow.Node{Name: "Join", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
+		d = &dataflow.Node{Name: "Join", Stateful: true, StateTTL: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}
 	case *RankNode:
 		if wd, ok, err := t.windowRank(n, ins); ok { // build_window_rank.go
@@ -178,11 +178,11 @@ func (t *translator) node(n Node) (*dataflow.Node, error) {
 		if spec.Limit == 1 && spec.Offset == 0 && len(spec.PartitionKeys) > 0 && spec.InputInsertOnly {
 			// rn = 1 over an insert-only input: the same changelog as Rank
 			// with one value read per row (operators/dedup.go).
-			d = &dataflow.Node{Name: "Deduplicate", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
+			d = &dataflow.Node{Name: "Deduplicate", Stateful: true, StateTTL: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 				NewOperator: func(int) (dataflow.Operator, error) { return operators.NewDeduplicate(spec), nil }}
 			break
 		}
-		d = &dataflow.Node{Name: "Rank", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
+		d = &dataflow.Node{Name: "Rank", Stateful: true, StateTTL: true, Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }}
 	case *UnionNode:
 		d = &dataflow.Node{Name: "Union", Parallelism: t.parallelism,
