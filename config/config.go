@@ -42,7 +42,7 @@ var Defs = []Def{
 	{Key: "parallelism.default", Kind: Int, Default: "1", Description: "Number of parallel subtasks of each operator that is not fixed by its connector."},
 	{Key: "pipeline.name", Kind: String, Default: "", Description: "Name of the jobs the session submits; defaults to a name derived from the statement."},
 	{Key: "pipeline.max-parallelism", Kind: Int, Default: "128", Description: "Number of key groups keyed state is split into; the upper bound of parallelism.", Pending: true},
-	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Idle keyed state older than this may be dropped; 0 keeps state forever."},
+	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Keyed state of regular aggregations, joins, ranks, deduplication and ChangelogNormalize not written for this long may be dropped (windows and joins over time clean by the watermark instead); 0 keeps state forever."},
 	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update.", Pending: true},
 	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "An input channel (a source subtask, or any operator's input) without data or watermarks for this long stops holding back the watermark of the operator it feeds, until it sends again; 0 disables."},
 	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often the watermark assigner of an unbounded source emits a watermark (periodic watermarks); over a bounded source it emits one after every chunk, so results do not depend on timing. 0: after every chunk everywhere."},
