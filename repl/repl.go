@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamsql/streamsql/connectors"
 	"io"
 	"os"
 	"os/signal"
@@ -224,12 +225,7 @@ func (r *repl) loop() {
 		if !Complete(sql) {
 			continue
 		}
-		// One history entry per statement, on one line (the history file
-		// is line based), so that Up and Ctrl-R bring it back whole.
-		for i := range lines {
-			lines[i] = strings.TrimSpace(lines[i])
-		}
-		_ = r.rl.SaveHistory(strings.Join(lines, " "))
+		_ = r.rl.SaveHistory(historyEntry(lines))
 		lines = nil
 		r.execute(sql)
 		r.flushNotes()
@@ -449,4 +445,16 @@ func (r *repl) errorf(format string, args ...any) {
 // and a caret under the column.
 func (r *repl) printError(err error) {
 	r.errorf("%v", err)
+}
+
+// historyEntry is the history line of a statement typed as lines: one
+// line (the history file is line based), so that Up and Ctrl-R bring it
+// back whole, with secret option values (passwords, user:pass@ in URLs)
+// masked, since the file outlives the session.
+func historyEntry(lines []string) string {
+	parts := make([]string, len(lines))
+	for i, l := range lines {
+		parts[i] = strings.TrimSpace(l)
+	}
+	return connectors.MaskSecrets(strings.Join(parts, " "))
 }
