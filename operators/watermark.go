@@ -24,7 +24,7 @@ import (
 //
 // Its watermark survives checkpoints: at each barrier it files the last
 // watermark it emitted in keyed state (under the key-group anchors of its
-// subtask, see windowTimers), and a restored assigner starts from the
+// subtask, see eventTimers), and a restored assigner starts from the
 // lowest of the restored values, emitting it with its first chunk.
 type WatermarkAssigner struct {
 	base
@@ -85,7 +85,7 @@ func (w *WatermarkAssigner) Open(ctx *dataflow.OpContext) error {
 	w.groups = state.RangeFor(ctx.Subtask, max(ctx.Parallelism, 1))
 	restored, found := int64(dataflow.MaxWatermark), false
 	for kg := w.groups.Start; kg < w.groups.End; kg++ {
-		v, ok, err := w.saved.Get(anchorKey(kg))
+		v, ok, err := w.saved.Get(timerAnchor(kg))
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (w *WatermarkAssigner) SnapshotState(dataflow.Barrier) error {
 		return nil
 	}
 	for kg := w.groups.Start; kg < w.groups.End; kg++ {
-		if err := w.saved.Put(anchorKey(kg), w.wm); err != nil {
+		if err := w.saved.Put(timerAnchor(kg), w.wm); err != nil {
 			return err
 		}
 	}

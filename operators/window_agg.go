@@ -185,7 +185,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 		// in a local group, so that state is read and written once per
 		// (key, slice) and chunk rather than once per row.
 		w.key = types.EncodeKey(w.key[:0], ch.Row, w.spec.Keys)
-		w.mk = append(timeKey(w.mk[:0], se), w.key...)
+		w.mk = append(appendSortableTime(w.mk[:0], se), w.key...)
 		idx, ok := w.local[string(w.mk)]
 		if !ok {
 			idx = len(w.pend)
@@ -213,7 +213,7 @@ func (w *WindowAgg) flushLocal() error {
 	win := w.spec.Window
 	for i := range w.pend {
 		p := &w.pend[i]
-		w.mk = timeKey(w.mk[:0], p.se)
+		w.mk = appendSortableTime(w.mk[:0], p.se)
 		gs, ok, err := w.slices.Get(p.key, w.mk)
 		if err != nil {
 			return err
@@ -296,7 +296,7 @@ func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
 	seen := map[string]bool{}
 	for q.Len() > 0 {
 		t := heap.Pop(&q).(timer)
-		id := string(timeKey(nil, t.ts)) + string(t.key)
+		id := string(appendSortableTime(nil, t.ts)) + string(t.key)
 		if seen[id] {
 			continue
 		}
@@ -365,7 +365,7 @@ func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok
 	remaining := int64(dataflow.MaxWatermark)
 	var mergeErr error
 	err = w.slices.Range(key, func(mk []byte, gs groupState) bool {
-		se := decodeTimeKey(mk)
+		se := sortableTime(mk)
 		if se > ws && se <= e {
 			if err := w.g.mergeGroup(&acc, &gs); err != nil {
 				mergeErr = err

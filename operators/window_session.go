@@ -115,7 +115,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		s.key = types.EncodeKey(s.key[:0], ch.Row, s.spec.Keys)
 		var merge []sessionRef
 		err := s.sessions.Range(s.key, func(mk []byte, st sessionState) bool {
-			st0 := decodeTimeKey(mk)
+			st0 := sortableTime(mk)
 			if st0 > end {
 				return false // sessions are ordered by start
 			}
@@ -138,7 +138,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		// The earliest merged session, when the row does not start
 		// before it, keeps its state (the common case: a row extends its
 		// key's open session); the others merge into it.
-		s.mk = timeKey(s.mk[:0], start)
+		s.mk = appendSortableTime(s.mk[:0], start)
 		var ns sessionState
 		rest := merge
 		if len(merge) > 0 && merge[0].start == start {
@@ -193,7 +193,7 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		start := len(done)
 		err := s.sessions.Range(t.key, func(mk []byte, st sessionState) bool {
 			if fired(st.end, s.wm) {
-				done = append(done, firedSession{sessionRef{append([]byte(nil), mk...), decodeTimeKey(mk), st.end, st}, t.key})
+				done = append(done, firedSession{sessionRef{append([]byte(nil), mk...), sortableTime(mk), st.end, st}, t.key})
 			} else {
 				rearm = append(rearm, st.end)
 			}

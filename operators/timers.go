@@ -13,10 +13,11 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// eventTimers is a keyed event-time timer service for the time-based
-// joins and OVER aggregation: an operator registers (time, tag, key)
-// and, when the watermark reaches time, gets the timer back in
-// (time, tag, key) order.
+// eventTimers is the keyed event-time timer service of every operator
+// over time (windows, interval, temporal and window joins, OVER): an
+// operator registers (time, tag, key) and, when the watermark reaches
+// time, gets the timer back in (time, tag, key) order. Window operators
+// use it through windowTimers, which speaks in window ends.
 //
 // The timers live in keyed state so that checkpoints (memory or Pebble)
 // cover them and a rescaled restore re-splits them with the data they
@@ -35,11 +36,12 @@ type eventTimers struct {
 	// before it costs nothing; MinInt64 means unknown (after a restore),
 	// and the next watermark scans.
 	next int64
+	mk   []byte // scratch map key; the state copies what it stores
 }
 
 // newEventTimers creates the timer state name in the subtask's store.
 func newEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, error) {
-	st, err := state.NewMapState[struct{}](ctx.State, name, tjEmptyCodec{})
+	st, err := state.NewMapState[struct{}](ctx.State, name, emptyCodec{})
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +94,13 @@ func (t *eventTimers) restoredWatermark() (int64, error) {
 // register adds the timer (ts, tag, key); registering it twice is one
 // timer.
 func (t *eventTimers) register(ts int64, tag byte, key []byte) error {
-	mk := make([]byte, 0, 9+len(key))
-	mk = appendSortableTime(mk, ts)
-	mk = append(mk, tag)
-	mk = append(mk, key...)
+	t.mk = appendSortableTime(t.mk[:0], ts)
+	t.mk = append(t.mk, tag)
+	t.mk = append(t.mk, key...)
 	if t.next != math.MinInt64 {
 		t.next = min(t.next, ts)
 	}
-	return t.st.Put(timerAnchor(state.KeyGroup(key)), mk, struct{}{})
+	return t.st.Put(timerAnchor(state.KeyGroup(key)), t.mk, struct{}{})
 }
 
 // firedTimer is a timer whose time the watermark has reached.
@@ -111,7 +112,12 @@ type firedTimer struct {
 
 // due removes and returns the timers with time <= wm, in (time, tag,
 // key) order over all key groups.
-func (t *eventTimers) due(wm int64) ([]firedTimer, error) {
+func (t *eventTimers) due(wm int64) ([]firedTimer, error) { return t.collect(wm, true) }
+
+// collect is due, in (time, tag, key) order when sorted is set, else in
+// that order per key group only (cheaper, for callers that order them
+// themselves).
+func (t *eventTimers) collect(wm int64, sorted bool) ([]firedTimer, error) {
 	if t.next != math.MinInt64 && wm < t.next {
 		return nil, nil
 	}
@@ -137,7 +143,9 @@ func (t *eventTimers) due(wm int64) ([]firedTimer, error) {
 		}
 	}
 	t.next = next
-	slices.SortFunc(hits, func(a, b hit) int { return bytes.Compare(a.mk, b.mk) })
+	if sorted {
+		slices.SortFunc(hits, func(a, b hit) int { return bytes.Compare(a.mk, b.mk) })
+	}
 	out := make([]firedTimer, len(hits))
 	for i, h := range hits {
 		if err := t.st.Delete(h.anchor, h.mk); err != nil {
@@ -180,17 +188,6 @@ func timerAnchor(g int) []byte {
 	return timerAnchors[g]
 }
 
-// tjEmptyCodec serializes the empty value of set-like map states.
-type tjEmptyCodec struct{}
-
-func (tjEmptyCodec) Encode(dst []byte, _ struct{}) []byte { return dst }
-func (tjEmptyCodec) Decode(b []byte) (struct{}, error) {
-	if len(b) != 0 {
-		return struct{}{}, fmt.Errorf("timer state: %d unexpected bytes", len(b))
-	}
-	return struct{}{}, nil
-}
-
 // addSat returns a + b, saturated to the int64 range, so that bounds
 // near the ends of time never wrap around.
 func addSat(a, b int64) int64 {
@@ -202,4 +199,50 @@ func addSat(a, b int64) int64 {
 		return math.MinInt64
 	}
 	return s
+}
+
+// windowTimers is the window operators' view of eventTimers: a timer is
+// the end of a window (with the key it belongs to), due once the window
+// has fired under the watermark (fired: end - WindowTimeOffset <= wm).
+type windowTimers struct{ t *eventTimers }
+
+// timer is a due window timer.
+type timer struct {
+	ts  int64 // the window end
+	key []byte
+}
+
+func openWindowTimers(ctx *dataflow.OpContext) (*windowTimers, error) {
+	t, err := newEventTimers(ctx, "timers")
+	if err != nil {
+		return nil, err
+	}
+	return &windowTimers{t}, nil
+}
+
+// restoredWatermark: see eventTimers.restoredWatermark.
+func (w *windowTimers) restoredWatermark() (int64, error) { return w.t.restoredWatermark() }
+
+// saveWatermark: see eventTimers.saveWatermark.
+func (w *windowTimers) saveWatermark(wm int64) error { return w.t.saveWatermark(wm) }
+
+// register sets a timer for the window ending at end; setting it twice
+// is one timer.
+func (w *windowTimers) register(end int64, key []byte) error {
+	return w.t.register(end-WindowTimeOffset, 0, key)
+}
+
+// due removes and returns the timers of the windows that have fired
+// under wm, in (end, key) order per key group (the window operators
+// order them themselves).
+func (w *windowTimers) due(wm int64) ([]timer, error) {
+	fs, err := w.t.collect(wm, false)
+	if err != nil || len(fs) == 0 {
+		return nil, err
+	}
+	out := make([]timer, len(fs))
+	for i, f := range fs {
+		out[i] = timer{ts: f.ts + WindowTimeOffset, key: f.key}
+	}
+	return out, nil
 }
