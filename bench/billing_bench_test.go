@@ -29,7 +29,7 @@ import (
 //
 //	go test -run=NONE -bench=BillingMySQL -benchtime=300000x ./bench
 func BenchmarkBillingMySQL(b *testing.B) {
-	dsn := mysqltest.DSN(b)
+	dsn := mysqltest.Database(b, "streamsql_billing_bench")
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		b.Fatal(err)

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 
 	_ "github.com/streamsql/streamsql/connectors/all"
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
@@ -82,8 +82,11 @@ func run() int {
 	var db *sql.DB
 	jobFile := "to_files.sql"
 	if !*files {
-		if db, err = openMySQL(*dsn); err == nil {
+		var demoDSN string
+		if db, demoDSN, err = openMySQL(*dsn); err == nil {
 			jobFile = "to_mysql.sql"
+			vars["mysql_url"] = demoDSN
+			fmt.Printf("writing to MySQL table %s.user_totals\n", demoDatabase)
 			defer db.Close()
 		} else {
 			fmt.Printf("MySQL at %s does not answer (%v); writing to the exactly-once filesystem sink instead\n", *dsn, err)
@@ -193,25 +196,43 @@ func printTotals(got map[int64]bills.Total) {
 	}
 }
 
-// openMySQL connects and (re)creates the sink table, empty.
-func openMySQL(dsn string) (*sql.DB, error) {
-	db, err := sql.Open("mysql", dsn)
+// demoDatabase is the database the demo writes to, created if needed, so
+// that it never touches a table of the server's other databases.
+const demoDatabase = "streamsql_billing_demo"
+
+// openMySQL connects to the server of dsn, (re)creates the sink table,
+// empty, in demoDatabase, and returns the DSN of that database.
+func openMySQL(dsn string) (*sql.DB, string, error) {
+	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	cfg.DBName = ""
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, err
+	srv, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, "", err
+	}
+	defer srv.Close()
+	if err := srv.PingContext(ctx); err != nil {
+		return nil, "", err
+	}
+	if _, err := srv.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+demoDatabase); err != nil {
+		return nil, "", err
+	}
+	cfg.DBName = demoDatabase
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return nil, "", err
 	}
 	for _, q := range []string{"DROP TABLE IF EXISTS user_totals", "CREATE TABLE user_totals (user_id BIGINT PRIMARY KEY, total_cents BIGINT NOT NULL, bills BIGINT NOT NULL)"} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			db.Close()
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return db, nil
+	return db, cfg.FormatDSN(), nil
 }
 
 // sourceDir finds the example's SQL files: next to this program when run

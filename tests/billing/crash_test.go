@@ -47,36 +47,17 @@ var (
 	database = "streamsql_billing_crash"
 )
 
-// mysqlDSN returns the server DSN without a database (see mysqltest.DSN
-// for the skip rules).
-func mysqlDSN(t *testing.T) string {
-	dsn := mysqltest.DSN(t)
-	i := strings.LastIndex(dsn, "/")
-	return dsn[:i+1]
-}
-
 func TestBillingCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the billing crash loop takes about two minutes; it runs in CI without -short")
 	}
-	server := mysqlDSN(t)
-	root, err := sql.Open("mysql", server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + database} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rollbackLeftovers(t, root) // of an earlier, interrupted run of this test
-	dsn := server + database
+	dsn := mysqltest.Database(t, database)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	rollbackLeftovers(t, db) // of an earlier, interrupted run of this test
 	for _, q := range []string{"DROP TABLE IF EXISTS user_totals",
 		"CREATE TABLE user_totals (user_id BIGINT PRIMARY KEY, total_cents BIGINT NOT NULL, bills BIGINT NOT NULL)"} {
 		if _, err := db.Exec(q); err != nil {
@@ -224,7 +205,7 @@ func TestBillingCrashLoop(t *testing.T) {
 	}
 	lost, duplicated, mismatched := bills.Diff(ref, got)
 	topicLost, topicDup, topicBad := checkTopic(t, b.Addr(), ref)
-	prepared := preparedXids(t, root)
+	prepared := preparedXids(t, db)
 	t.Logf("mysql: lost=%d duplicated=%d mismatched=%d; topic: users short=%d repeated or decreasing counts=%d wrong finals=%d; prepared xids left=%d; hook kills=%d",
 		lost, duplicated, mismatched, topicLost, topicDup, topicBad, len(prepared), hooked)
 	fmt.Printf("kills=%d lost=%d duplicated=%d mismatched=%d\n", killed, lost+topicLost, duplicated+topicDup, mismatched+topicBad)

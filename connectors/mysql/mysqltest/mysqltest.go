@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // the "mysql" driver
+	"github.com/go-sql-driver/mysql"
 )
 
 // DefaultDSN is the server tests use when STREAMSQL_TEST_MYSQL_DSN is
@@ -42,4 +42,27 @@ func DSN(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return dsn
+}
+
+// Database creates the database name on the test server if it does not
+// exist and returns the DSN that uses it (skipping like DSN when there is
+// no server). Tests that create fixed table names use a database of
+// their own, so that they never touch another's tables.
+func Database(t testing.TB, name string) string {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = ""
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE DATABASE IF NOT EXISTS `" + name + "`"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	return cfg.FormatDSN()
 }
