@@ -221,7 +221,7 @@ func TestExactlyOnceSurvivesOutage(t *testing.T) {
 	var n sql.NullInt64
 	_ = db.QueryRow("SELECT SUM(n) FROM " + table).Scan(&n)
 	during.Store(n.Int64)
-	time.Sleep(2 * time.Second)
+	time.Sleep(10 * time.Second) // the drill: unreachable for 10 s
 	_ = db.QueryRow("SELECT SUM(n) FROM " + table).Scan(&n)
 	if n.Int64 != during.Load() {
 		t.Fatalf("rows were committed while the server was unreachable (%d -> %d): the outage did not happen", during.Load(), n.Int64)
