@@ -404,7 +404,7 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 	}
 	lt, ok := expr.ColumnIndex(te)
 	if !ok || !isRowtime(l.node, lt) {
-		return nil, b.errf(asOf.TsExpr, "FOR SYSTEM_TIME AS OF needs a rowtime attribute of the left side (a column with a WATERMARK); %s is not one (processing-time temporal joins are not supported yet)", te)
+		return nil, b.errf(asOf.TsExpr, "FOR SYSTEM_TIME AS OF needs a rowtime attribute of the left side (a column with a WATERMARK); %s is not one (or a PROCTIME() attribute, for a lookup join)", te)
 	}
 	ln, rn := jn.inputs[0], jn.inputs[1]
 	if !ln.Mode().IsInsertOnly() {
@@ -490,6 +490,10 @@ func (b *builder) timeJoin(jn *JoinNode, tb *intervalBounds, asOf *ast.AsOfClaus
 	case tb != nil:
 		return newIntervalJoin(jn, tb), nil
 	case asOf != nil:
+		// AS OF a PROCTIME() attribute: a lookup join (build_lookupjoin.go).
+		if lj, ok, err := b.lookupJoin(jn, asOf, l); ok || err != nil {
+			return lj, err
+		}
 		return b.newTemporalJoin(jn, asOf, l)
 	}
 	if wj := newWindowJoin(jn); wj != nil {

@@ -396,3 +396,20 @@ func (o *sinkOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) er
 func (o *sinkOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
 func (o *sinkOp) Finish(dataflow.Collector) error                  { return nil }
 func (o *sinkOp) Close() error                                     { return nil }
+
+// Lookup makes an insert-only values table a lookup table
+// (connectors.LookupSource), for tests of lookup joins: each join
+// subtask takes the table's rows when it opens (sink rows, then VALUES
+// rows) and indexes them by key. Rows inserted later are not seen.
+func (sc *scan) Lookup(keys []int) (connectors.Lookuper, error) {
+	if sc.all {
+		return nil, fmt.Errorf("values table '%s' with 'changelog-mode' = '%s' cannot be looked up; only an insert-only one can", sc.t.Name, connectors.Option(sc.t.Options, "changelog-mode", ""))
+	}
+	return connectors.NewLoadingLookuper(keys, func(context.Context) ([]types.Row, error) {
+		var rows []types.Row
+		for _, e := range sc.snapshot() {
+			rows = append(rows, e.ch.Row)
+		}
+		return rows, nil
+	}), nil
+}
