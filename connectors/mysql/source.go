@@ -51,6 +51,8 @@ type scan struct {
 	t      *connectors.Table
 	shape  *tableShape
 	intKey int // column of the single integer primary key, or -1
+	// lookupStats counts the lookup joins' cache hits and misses (lookup.go).
+	lookupStats connectors.LookupStats
 }
 
 func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
