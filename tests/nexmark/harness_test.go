@@ -25,6 +25,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/nexmark"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
+	nexmarkq "github.com/streamsql/streamsql/examples/nexmark"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -104,6 +105,13 @@ func runQuery(t *testing.T, q string) []string { return runQueryPar(t, q, 1) }
 func runQueryPar(t *testing.T, q string, par int) []string {
 	t.Helper()
 	sql := substitute(t, readExample(t, "ddl.sql"), readExample(t, q+".sql"))
+	if strings.Contains(sql, nexmarkq.SideInputPath) { // q13's side-input file
+		p, err := nexmarkq.WriteSideInput(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sql = nexmarkq.WithSideInput(sql, p)
+	}
 	s := engine.NewSession(io.Discard)
 	if err := s.Conf.Set("parallelism.default", strconv.Itoa(par)); err != nil {
 		t.Fatal(err)
