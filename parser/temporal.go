@@ -36,6 +36,11 @@ func (c *stmtCtx) rewriteTemporalJoins() *posError {
 		if !c.isName(e) {
 			return c.errAt(e, "FOR SYSTEM_TIME AS OF takes a time attribute column (like o.ts), found %s", c.describe(e))
 		}
+		if c.isKw(e, "PROCTIME") && c.isPunct(e+1, "(") && c.isPunct(e+2, ")") {
+			// AS OF PROCTIME(): the processing time itself (a lookup join;
+			// see planner/build_lookupjoin.go).
+			e += 2
+		}
 		for c.isPunct(e+1, ".") && c.isName(e+2) {
 			e += 2
 		}

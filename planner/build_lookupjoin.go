@@ -43,8 +43,9 @@ func (b *builder) lookupJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (n Node,
 	if err != nil {
 		return nil, false, err
 	}
+	// AS OF a PROCTIME() attribute of the left side, or PROCTIME() itself.
 	lt, isCol := expr.ColumnIndex(te)
-	if !isCol || timeAttrOf(l.node, lt) != attrProctime {
+	if !strings.EqualFold(te.String(), "PROCTIME()") && (!isCol || timeAttrOf(l.node, lt) != attrProctime) {
 		return nil, false, nil
 	}
 	if jn.Type != operators.InnerJoin && jn.Type != operators.LeftJoin {
