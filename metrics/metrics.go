@@ -22,8 +22,15 @@ var (
 	})
 )
 
+// KafkaSkippedRecords counts malformed Kafka records skipped because of
+// '<format>.ignore-parse-errors', per topic.
+var KafkaSkippedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "streamsql_kafka_source_skipped_records_total",
+	Help: "Malformed Kafka records skipped because of '<format>.ignore-parse-errors'.",
+}, []string{"topic"})
+
 // Pending lists the instruments above, for registering them. (The name
 // is historical: they were registered before their features landed.)
 func Pending() []prometheus.Collector {
-	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency}
+	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, KafkaSkippedRecords}
 }

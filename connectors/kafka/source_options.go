@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/metrics"
 )
 
 // sourceOptionDefs are the source's options, Flink's names.
@@ -285,12 +285,5 @@ func fnv32(s string) uint32 {
 }
 
 // skippedRecords counts malformed records skipped with
-// '<format>.ignore-parse-errors', per topic. Collectors exposes it for a
-// metrics registry.
-var skippedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "streamsql_kafka_source_skipped_records_total",
-	Help: "Malformed Kafka records skipped because of '<format>.ignore-parse-errors'.",
-}, []string{"topic"})
-
-// Collectors returns the Kafka source's Prometheus instruments.
-func Collectors() []prometheus.Collector { return []prometheus.Collector{skippedRecords} }
+// '<format>.ignore-parse-errors', per topic (exported by /metrics).
+var skippedRecords = metrics.KafkaSkippedRecords
