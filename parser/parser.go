@@ -34,6 +34,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values in the AST
 )
 
@@ -188,13 +189,22 @@ type Command struct {
 	WithSavepoint bool   // STOP JOB 'id' WITH SAVEPOINT
 }
 
+// newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
+// PIPES_AS_CONCAT, so that a || b concatenates strings as in Flink SQL
+// (and standard SQL) instead of being MySQL's logical OR.
+func newTiDBParser() *parser.Parser {
+	p := parser.New()
+	p.SetSQLMode(mysql.ModePipesAsConcat)
+	return p
+}
+
 // Parse splits a script into statements, rewrites Flink forms and parses
 // each with TiDB. It returns the first error as *Error, positioned in the
 // original text, together with the statements before the failing one.
 func Parse(sql string) ([]*Statement, error) {
 	lr, lexErr := lex(sql)
 	var stmts []*Statement
-	p := parser.New() // not goroutine-safe: one per call
+	p := newTiDBParser() // not goroutine-safe: one per call
 	pos := newPositioner(sql)
 	begin := 0
 	for i := 0; i <= len(lr.toks); i++ {
@@ -250,7 +260,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 
 	nodes, panicked, err := parseTiDB(*p, rw)
 	if panicked {
-		*p = parser.New() // its state is unknown after a panic
+		*p = newTiDBParser() // its state is unknown after a panic
 		return nil, st.errorAtOrig(st.start, "internal error in the SQL parser")
 	}
 	if err != nil {
