@@ -70,7 +70,17 @@ type Coordinator struct {
 	stopped bool
 	closed  chan struct{}
 	runDone int // checkpoints that reached completion in this run
+	// The final checkpoint, taken once every source is at the end of its
+	// input (dataflow.Options.FinalCheckpoint): its id once triggered, and
+	// the attempts that were aborted.
+	finalID    int64
+	finalFails int
 }
+
+// maxFinalFails is how many aborted final checkpoints are retried before
+// the sources are released anyway (the two-phase-commit sinks then
+// commit their last transactions when the input ends).
+const maxFinalFails = 3
 
 // crashHook lets the kill -9 test die at the worst moment: after every
 // subtask has written its snapshot and before the metadata that makes
@@ -301,6 +311,10 @@ func (c *Coordinator) loop(j *dataflow.Job) {
 			return
 		case now := <-tick.C:
 			c.expire(now)
+			if j.SourcesAtEnd() {
+				c.triggerFinal(j)
+				continue
+			}
 			if now.Before(next) {
 				continue
 			}
@@ -322,6 +336,26 @@ func (c *Coordinator) loop(j *dataflow.Job) {
 			next = time.Now().Add(c.cfg.Interval)
 		}
 	}
+}
+
+// triggerFinal triggers the final checkpoint once no other is pending;
+// its completion releases the sources (see complete).
+func (c *Coordinator) triggerFinal(j *dataflow.Job) {
+	c.mu.Lock()
+	busy := c.pending != nil || c.finalID != 0
+	c.mu.Unlock()
+	if busy {
+		return
+	}
+	id, err := c.trigger(false, "")
+	if err != nil {
+		c.log.Debug("final checkpoint not triggered yet", "err", err)
+		return
+	}
+	c.mu.Lock()
+	c.finalID = id
+	c.mu.Unlock()
+	c.log.Debug("final checkpoint triggered", "checkpoint", id)
 }
 
 // trigger starts checkpoint n+1 (into dir for a savepoint).
@@ -471,7 +505,14 @@ func (c *Coordinator) complete(p *pending) {
 		if c.pending == p {
 			c.pending = nil
 		}
+		final := c.finalID != 0 && p.id == c.finalID
 		c.mu.Unlock()
+		if final {
+			// Every sink has its commit notice queued before the sources
+			// end their streams: the input's tail is committed by this
+			// checkpoint, and a restart from it replays nothing.
+			j.ReleaseFinishedSources()
+		}
 	}
 	if w != nil {
 		w <- err
@@ -490,7 +531,18 @@ func (c *Coordinator) abort(id int64, reason error) {
 	c.stats.Failed++
 	w := c.waiters[id]
 	delete(c.waiters, id)
+	release := false
+	if c.finalID == id {
+		c.finalID = 0 // try again
+		c.finalFails++
+		release = c.finalFails >= maxFinalFails
+	}
+	j := c.job
 	c.mu.Unlock()
+	if release && j != nil {
+		c.log.Warn("final checkpoint failed; the sinks commit at the end of input instead", "attempts", maxFinalFails, "reason", reason)
+		j.ReleaseFinishedSources()
+	}
 	if !p.savept {
 		_ = os.RemoveAll(p.dir)
 	}

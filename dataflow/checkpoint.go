@@ -145,3 +145,16 @@ func (so *sourceOutput) injectBarrier(b Barrier) error {
 	}
 	return nil
 }
+
+// SourcesAtEnd reports whether every source subtask has reached the end
+// of its input and waits for the final checkpoint (Options.FinalCheckpoint).
+func (j *Job) SourcesAtEnd() bool {
+	return len(j.sources) > 0 && int(j.atEnd.Load()) == len(j.sources)
+}
+
+// ReleaseFinishedSources lets the sources waiting at the end of their
+// input end their streams: the final checkpoint has completed (or could
+// not be taken). Calling it again does nothing.
+func (j *Job) ReleaseFinishedSources() {
+	j.releaseOnce.Do(func() { close(j.release) })
+}

@@ -30,6 +30,15 @@ type Options struct {
 	// RestorePosition returns the saved position of a source subtask, or
 	// nil to start from the beginning.
 	RestorePosition func(node *Node, subtask int) []byte
+	// FinalCheckpoint makes a source subtask that has reached the end of
+	// its input keep taking barriers (at its final position) instead of
+	// ending its stream, until ReleaseFinishedSources: the checkpointer
+	// then takes one last checkpoint once every source is at its end, so
+	// that two-phase-commit sinks commit the tail of a bounded input on a
+	// completed checkpoint, and checkpoints go on while other sources
+	// still run (Flink's FLIP-147). The final watermark is emitted at the
+	// end as usual. Only with a Checkpointer that triggers checkpoints.
+	FinalCheckpoint bool
 }
 
 // NodeMetrics are a node's counters, summed over its subtasks.
@@ -61,6 +70,11 @@ type Job struct {
 	sources     []*sourceOutput
 	sourcesDone atomic.Int32
 	finished    atomic.Int32 // tasks whose nodes all finished
+	// atEnd counts source subtasks waiting at the end of their input
+	// (FinalCheckpoint); release lets them end their streams.
+	atEnd       atomic.Int32
+	release     chan struct{}
+	releaseOnce sync.Once
 }
 
 type nodeCounters struct {
@@ -103,7 +117,7 @@ func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
 			return state.NewMemoryStore(fmt.Sprintf("%d-%s/%d", n.ID, n.Name, subtask))
 		}
 	}
-	j := &Job{g: g, opts: opts, done: make(chan struct{})}
+	j := &Job{g: g, opts: opts, done: make(chan struct{}), release: make(chan struct{})}
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	j.metrics = make([]*nodeCounters, len(g.Nodes))
 	for i, n := range g.Nodes {
@@ -469,16 +483,37 @@ func (j *Job) runSource(so *sourceOutput) {
 	}()
 	defer j.guard(n.Name)
 	err := src.Run(j.ctx, so)
-	j.sourcesDone.Add(1)
 	if err != nil {
+		j.sourcesDone.Add(1)
 		if !errors.Is(err, context.Canceled) || j.ctx.Err() == nil {
 			j.fail(fmt.Errorf("%s: %w", n.Name, err))
 		}
 		return
 	}
 	if err := so.EmitWatermark(MaxWatermark); err != nil {
+		j.sourcesDone.Add(1)
 		return
 	}
+	if j.opts.FinalCheckpoint && j.opts.Checkpointer != nil {
+		// At the end: keep taking barriers until the final checkpoint.
+		j.atEnd.Add(1)
+	wait:
+		for {
+			select {
+			case b := <-so.inject:
+				if err := so.injectBarrier(b); err != nil {
+					j.sourcesDone.Add(1)
+					return
+				}
+			case <-j.release:
+				break wait
+			case <-j.ctx.Done():
+				j.sourcesDone.Add(1)
+				return
+			}
+		}
+	}
+	j.sourcesDone.Add(1)
 	for _, o := range outs {
 		if err := o.send(Element{Kind: KindEndOfInput}); err != nil {
 			return

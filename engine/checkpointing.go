@@ -81,6 +81,10 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 	opts.Checkpointer = coord
 	opts.NewStore = coord.NewStore
 	opts.RestorePosition = coord.RestorePosition
+	// With periodic checkpoints, sources at the end of their input wait
+	// for a final checkpoint (FLIP-147): exactly-once sinks commit the
+	// tail on it, and other sources keep checkpointing meanwhile.
+	opts.FinalCheckpoint = interval > 0
 	return opts, coord, nil
 }
 

@@ -281,3 +281,32 @@ INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;`, out)) {
 		t.Fatalf("reading the debezium-json table: %v, want a write-only error", err)
 	}
 }
+
+// A bounded job commits its tail on a final checkpoint taken once every
+// source is at its end (FLIP-147): submitting the finished job again
+// restores that checkpoint, reads nothing more, and writes nothing twice.
+// (Committing the tail without a checkpoint, a restart would replay it
+// from the last periodic checkpoint.)
+func TestFileSinkFinalCheckpoint(t *testing.T) {
+	ckpt, out := t.TempDir(), t.TempDir()
+	const rows = 30000
+	if err := startFS(t, ckpt, out, "json", 0, rows).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	j2 := startFS(t, ckpt, out, "json", 0, rows)
+	if err := j2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if in, _ := j2.Records(); in != 0 {
+		t.Fatalf("the resubmitted finished job read %d rows, want 0 (restored at the end)", in)
+	}
+	seen, hidden := visible(t, out)
+	if len(hidden) != 0 || len(seen) != rows {
+		t.Fatalf("%d distinct rows and hidden files %v; want %d rows", len(seen), hidden, rows)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("k=%d committed %d times", k, n)
+		}
+	}
+}
