@@ -22,8 +22,11 @@
 //     (RecoverAndCommit; commits are idempotent, some may have been
 //     committed before the crash) and then aborts whatever this subtask
 //     opened after that checkpoint (RecoverAndAbort);
-//   - at the end of a bounded input it pre-commits and commits
-//     everything, since no later checkpoint will come.
+//   - at the end of a bounded input the job takes a final checkpoint
+//     once every source has ended (dataflow.Options.FinalCheckpoint), so
+//     the tail is committed like any other checkpoint; Finish then finds
+//     nothing left. Without checkpointing, or if the final checkpoint
+//     keeps failing, Finish pre-commits and commits what is left.
 //
 // The state record of a subtask is kept in keyed state under a key that
 // falls in the subtask's key-group range, so the checkpoint machinery
