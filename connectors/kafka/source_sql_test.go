@@ -351,7 +351,25 @@ func (s *slowBuffer) Write(p []byte) (int, error) {
 // folded from both runs' output, must equal those computed from the
 // input: a row read twice would count twice (the restored state already
 // holds it), a skipped row would be missing.
+//
+// The first checkpoint can, rarely, land only after every row was read;
+// the resume then proves nothing, so such an attempt is repeated (up to
+// five times) rather than passed.
 func TestSQLCrashMidStream(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		if sqlCrashMidStream(t) || t.Failed() {
+			return
+		}
+		if attempt == 5 {
+			t.Fatal("in 5 attempts the first checkpoint never landed mid-stream")
+		}
+		t.Logf("attempt %d: the first checkpoint came after the last row; again", attempt)
+	}
+}
+
+// sqlCrashMidStream runs one attempt; it reports false when the restored
+// run had nothing left to read.
+func sqlCrashMidStream(t *testing.T) bool {
 	b, err := broker.Start(broker.Config{Topics: []string{"bills"}, Partitions: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +434,10 @@ SET 'state.checkpoints.dir' = '%s';
 	if st2.RestoredFrom == "" {
 		t.Fatal("the second run did not restore")
 	}
-	if in2 <= 0 || in2 >= n {
+	if in2 == 0 {
+		return false
+	}
+	if in2 < 0 || in2 >= n {
 		t.Fatalf("the second run read %d rows; it should resume mid-stream", in2)
 	}
 	view := map[int64]srcAgg{}
@@ -426,4 +447,5 @@ SET 'state.checkpoints.dir' = '%s';
 		t.Fatalf("totals %v\nwant   %v", view, want)
 	}
 	t.Logf("first run read %d rows, the restored run %d", in1, in2)
+	return true
 }
