@@ -70,6 +70,8 @@ type Coordinator struct {
 	stopped bool
 	closed  chan struct{}
 	runDone int // checkpoints that reached completion in this run
+	// inflight counts completions still running (metadata, pruning).
+	inflight sync.WaitGroup
 	// The final checkpoint, taken once every source is at the end of its
 	// input (dataflow.Options.FinalCheckpoint): its id once triggered, and
 	// the attempts that were aborted.
@@ -444,7 +446,11 @@ func (c *Coordinator) ack(id int64, s Subtask) {
 		// Completing writes and fsyncs the metadata and notifies every
 		// task through its inbox: never on a task goroutine, which could
 		// then wait on its own full inbox.
-		go c.complete(p)
+		c.inflight.Add(1)
+		go func() {
+			defer c.inflight.Done()
+			c.complete(p)
+		}()
 	}
 }
 
@@ -629,6 +635,9 @@ func (c *Coordinator) Stats() Stats {
 }
 
 func (c *Coordinator) closeStores() {
+	// A completion may still be writing its metadata or pruning old
+	// checkpoints; Closed promises the directories are left alone.
+	c.inflight.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
