@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -319,15 +318,10 @@ func newIntervalJoin(jn *JoinNode, tb *intervalBounds) *IntervalJoinNode {
 }
 
 func (n *IntervalJoinNode) Explain() string {
-	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
-	}
 	s := fmt.Sprintf("IntervalJoin(joinType=[%s], windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d]",
 		joinNames[n.Type], fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime)
-	if len(eq) > 0 {
-		s += ", where=[" + strings.Join(eq, " AND ") + "]"
+	if eq := n.equalities(); eq != "" {
+		s += ", where=[" + eq + "]"
 	}
 	if n.Cond != nil {
 		s += ", condition=[" + n.Cond.String() + "]"
@@ -443,12 +437,8 @@ type TemporalJoinNode struct {
 
 func (n *TemporalJoinNode) Explain() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
-	}
 	s := fmt.Sprintf("TemporalJoin(joinType=[%s], where=[%s], leftTime=[%s], rightTime=[%s]",
-		joinNames[n.Type], strings.Join(eq, " AND "), l[n.LeftTime].Name, r[n.RightTime].Name)
+		joinNames[n.Type], n.equalities(), l[n.LeftTime].Name, r[n.RightTime].Name)
 	if n.Cond != nil {
 		s += ", condition=[" + n.Cond.String() + "]"
 	}
@@ -554,12 +544,8 @@ func procTimeWindow(n Node) bool {
 
 func (n *WindowJoinNode) Explain() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
-	}
 	s := fmt.Sprintf("WindowJoin(joinType=[%s], where=[%s], leftWindowEnd=[%s], rightWindowEnd=[%s]",
-		joinNames[n.Type], strings.Join(eq, " AND "), l[n.LeftEnd].Name, r[n.RightEnd].Name)
+		joinNames[n.Type], n.equalities(), l[n.LeftEnd].Name, r[n.RightEnd].Name)
 	if n.Cond != nil {
 		s += ", condition=[" + n.Cond.String() + "]"
 	}

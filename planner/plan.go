@@ -173,13 +173,19 @@ var joinNames = map[operators.JoinType]string{
 	operators.RightJoin: "RightOuterJoin", operators.FullJoin: "FullOuterJoin",
 }
 
-func (n *JoinNode) Explain() string {
+// equalities renders the join's key equalities ("a = b AND c = d") for
+// EXPLAIN; every kind of join prints them the same way.
+func (n *JoinNode) equalities() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
 	var eq []string
 	for i := range n.LeftKeys {
 		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
 	}
-	s := fmt.Sprintf("Join(joinType=[%s], where=[%s]", joinNames[n.Type], strings.Join(eq, " AND "))
+	return strings.Join(eq, " AND ")
+}
+
+func (n *JoinNode) Explain() string {
+	s := fmt.Sprintf("Join(joinType=[%s], where=[%s]", joinNames[n.Type], n.equalities())
 	if n.Cond != nil {
 		s += ", condition=[" + n.Cond.String() + "]"
 	}
