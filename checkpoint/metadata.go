@@ -87,16 +87,7 @@ func writeMetadata(dir string, m *Metadata) error {
 	if err := os.Rename(tmp, filepath.Join(dir, MetadataFile)); err != nil {
 		return err
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return state.SyncDir(dir)
 }
 
 // ReadMetadata reads and verifies a checkpoint's or savepoint's metadata.

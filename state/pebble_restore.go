@@ -109,7 +109,7 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 	if err := os.Rename(tmp, filepath.Join(dir, ckptManifestName)); err != nil {
 		return nil, info, err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return nil, info, err
 	}
 	info.TotalBytes += int64(buf.Len())
@@ -133,7 +133,10 @@ func writeFileSync(path string, data []byte) error {
 	return f.Close()
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, so that files created, renamed or removed
+// in it survive a crash. The checkpoint metadata and the filesystem
+// sink's part files use it too.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -348,7 +351,7 @@ func linkCheckpoint(workDir, dir string, m *ckptManifest) error {
 			return fmt.Errorf("state: restore from %s into %s: %w", dir, workDir, err)
 		}
 	}
-	if err := syncDir(workDir); err != nil {
+	if err := SyncDir(workDir); err != nil {
 		return fmt.Errorf("state: restore into %s: %w", workDir, err)
 	}
 	return nil

@@ -48,6 +48,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/state"
 )
 
 // NewSink implements connectors.SinkConnector.
@@ -233,16 +234,7 @@ func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
 	if err != nil {
 		return err
 	}
-	return syncDir(h.s.dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return state.SyncDir(h.s.dir)
 }
 
 func (h *fileHandler) Abort(_ context.Context, txn twophase.Transaction) error {
