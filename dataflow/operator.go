@@ -121,6 +121,24 @@ type OpContext struct {
 	Log    *slog.Logger
 }
 
+// Context returns Ctx, or context.Background() for an OpContext built
+// without one, or a nil OpContext (operator tests).
+func (c *OpContext) Context() context.Context {
+	if c == nil || c.Ctx == nil {
+		return context.Background()
+	}
+	return c.Ctx
+}
+
+// Logger returns Log, or slog.Default() for an OpContext built without
+// one, or a nil OpContext (operator tests).
+func (c *OpContext) Logger() *slog.Logger {
+	if c == nil || c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
+}
+
 // Shared is a job-scoped registry of objects, created on first use.
 type Shared struct {
 	mu sync.Mutex

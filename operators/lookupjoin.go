@@ -68,10 +68,7 @@ func (j *lookupJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.spec.Type != InnerJoin && j.spec.Type != LeftJoin {
 		return fmt.Errorf("lookup join: %s join is not supported (INNER or LEFT)", j.spec.Type)
 	}
-	j.ctx = context.Background()
-	if ctx != nil && ctx.Ctx != nil {
-		j.ctx = ctx.Ctx
-	}
+	j.ctx = ctx.Context()
 	l, err := j.spec.NewLookuper()
 	if err != nil {
 		return fmt.Errorf("lookup join with table '%s': %w", j.spec.Table, err)

@@ -355,11 +355,7 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 		return l.err
 	}
 	s.files = l.files
-	if ctx != nil && ctx.Log != nil {
-		s.log = ctx.Log
-	} else {
-		s.log = slog.Default()
-	}
+	s.log = ctx.Logger()
 	first := s.subtask
 	if first > len(s.files) {
 		first = len(s.files)

@@ -22,7 +22,6 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -505,14 +504,8 @@ var (
 )
 
 func (o *writerOp) Open(oc *dataflow.OpContext) error {
-	o.ctx = oc.Ctx
-	if o.ctx == nil {
-		o.ctx = context.Background()
-	}
-	log := oc.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	o.ctx = oc.Context()
+	log := oc.Logger()
 	o.cond = sync.NewCond(&o.mu)
 	o.enc = newRecordEncoder(o.cfg)
 	o.w = &kafka.Writer{

@@ -122,12 +122,9 @@ var (
 // Open finds the subtask's partitions and, for a bounded source, where
 // each ends. The source does not read before Run.
 func (s *Source) Open(ctx *dataflow.OpContext) error {
-	s.log = slog.Default()
-	base := context.Background()
+	s.log = ctx.Logger()
+	base := ctx.Context()
 	if ctx != nil {
-		if ctx.Log != nil {
-			s.log = ctx.Log
-		}
 		if ctx.Shared != nil && s.wm != nil {
 			p := s.parallelism
 			s.sharedWM = ctx.Shared.Get(fmt.Sprintf("kafka.watermarks/%p", s.sc), func() any {
@@ -137,9 +134,6 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 				}
 				return w
 			}).(*sharedWatermarks)
-		}
-		if ctx.Ctx != nil {
-			base = ctx.Ctx
 		}
 	}
 	cfg := s.sc.cfg

@@ -135,14 +135,8 @@ var (
 )
 
 func (o *upsertOp) Open(oc *dataflow.OpContext) error {
-	o.ctx = oc.Ctx
-	if o.ctx == nil {
-		o.ctx = context.Background()
-	}
-	o.log = oc.Log
-	if o.log == nil {
-		o.log = slog.Default()
-	}
+	o.ctx = oc.Context()
+	o.log = oc.Logger()
 	p, err := newPool(o.cfg)
 	if err != nil {
 		return err

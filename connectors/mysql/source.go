@@ -107,10 +107,7 @@ type plainSource struct {
 }
 
 func (p *plainSource) Open(oc *dataflow.OpContext) error {
-	ctx := context.Background()
-	if oc != nil && oc.Ctx != nil {
-		ctx = oc.Ctx
-	}
+	ctx := oc.Context()
 	pl, err := p.scan.open(ctx)
 	p.pool = pl
 	return err
@@ -183,10 +180,7 @@ type keyedPos struct {
 }
 
 func (k *keyedSource) Open(oc *dataflow.OpContext) error {
-	ctx := context.Background()
-	if oc != nil && oc.Ctx != nil {
-		ctx = oc.Ctx
-	}
+	ctx := oc.Context()
 	p, err := k.scan.open(ctx)
 	k.pool = p
 	return err

@@ -86,14 +86,8 @@ func NewOperator(sinkName string, h Handler, o Options) *Operator {
 // Open restores the subtask's record, if the job was restored from a
 // checkpoint, and recovers its transactions before any row is written.
 func (o *Operator) Open(oc *dataflow.OpContext) error {
-	o.ctx = oc.Ctx
-	if o.ctx == nil {
-		o.ctx = context.Background()
-	}
-	o.log = oc.Log
-	if o.log == nil {
-		o.log = slog.Default()
-	}
+	o.ctx = oc.Context()
+	o.log = oc.Logger()
 	o.info = SubtaskInfo{JobName: oc.JobName, SinkName: o.name, Subtask: oc.Subtask, Parallelism: oc.Parallelism}
 	st, err := state.NewValueState[*record](oc.State, "twophase", recordCodec{})
 	if err != nil {
