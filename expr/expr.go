@@ -187,11 +187,28 @@ func Walk(e Expr, fn func(Expr) bool) {
 // RemapColumns returns a copy of e with every column index rewritten
 // through m (m[old] = new). Indexes missing from m are kept.
 func RemapColumns(e Expr, m map[int]int) Expr {
-	if c, ok := e.(*colRef); ok {
-		if n, ok := m[c.idx]; ok {
-			return &colRef{idx: n, name: c.name, typ: c.typ}
+	return transform(e, func(x Expr) (Expr, bool) {
+		c, ok := x.(*colRef)
+		if !ok {
+			return nil, false
 		}
-		return c
+		if n, ok := m[c.idx]; ok {
+			return &colRef{idx: n, name: c.name, typ: c.typ}, true
+		}
+		return c, true
+	})
+}
+
+// transform returns e rebuilt bottom-up: where f returns (y, true) the
+// node becomes y (and its children are not visited); elsewhere the node
+// is rebuilt over its transformed children, or kept when it has none.
+// e itself is not changed.
+func transform(e Expr, f func(Expr) (Expr, bool)) Expr {
+	if e == nil {
+		return nil
+	}
+	if y, ok := f(e); ok {
+		return y
 	}
 	n, ok := e.(node)
 	if !ok {
@@ -203,7 +220,7 @@ func RemapColumns(e Expr, m map[int]int) Expr {
 	}
 	nk := make([]Expr, len(kids))
 	for i, k := range kids {
-		nk[i] = RemapColumns(k, m)
+		nk[i] = transform(k, f)
 	}
 	return n.withChildren(nk)
 }

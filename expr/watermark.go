@@ -76,26 +76,14 @@ func UsesCurrentWatermark(e Expr) bool {
 // WithWatermarkCell returns a copy of e whose CURRENT_WATERMARK calls
 // read *cell; e itself is not changed.
 func WithWatermarkCell(e Expr, cell *int64) Expr {
-	if e == nil {
-		return nil
-	}
-	if w, ok := e.(*currentWatermark); ok {
+	return transform(e, func(x Expr) (Expr, bool) {
+		w, ok := x.(*currentWatermark)
+		if !ok {
+			return nil, false
+		}
 		c := *w
 		c.arg = WithWatermarkCell(w.arg, cell)
 		c.cell = cell
-		return &c
-	}
-	n, ok := e.(node)
-	if !ok {
-		return e
-	}
-	kids := n.children()
-	if len(kids) == 0 {
-		return e
-	}
-	nk := make([]Expr, len(kids))
-	for i, k := range kids {
-		nk[i] = WithWatermarkCell(k, cell)
-	}
-	return n.withChildren(nk)
+		return &c, true
+	})
 }
