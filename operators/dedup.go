@@ -54,21 +54,10 @@ func (d *dedupOp) Open(ctx *dataflow.OpContext) error {
 	if s.Limit != 1 || s.Offset != 0 || len(s.PartitionKeys) == 0 || !s.InputInsertOnly {
 		return fmt.Errorf("%s: unsupported spec %+v (a Rank is needed)", dedupName, s)
 	}
-	for _, c := range s.PartitionKeys {
-		if c < 0 || c >= s.Width {
-			return fmt.Errorf("%s: partition column %d out of range (width %d)", dedupName, c, s.Width)
-		}
-	}
-	d.laterFirst = len(s.OrderBy) > 0
-	for _, o := range s.OrderBy {
-		if o.Col < 0 || o.Col >= s.Width {
-			return fmt.Errorf("%s: ORDER BY column %d out of range (width %d)", dedupName, o.Col, s.Width)
-		}
-		if !o.Desc {
-			d.laterFirst = false
-		}
-	}
 	var err error
+	if d.laterFirst, err = s.checkColumns(dedupName); err != nil {
+		return err
+	}
 	if d.first, err = state.NewValueState[types.Row](ctx.State, "dedup.first", rankRowCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", dedupName, err)
 	}

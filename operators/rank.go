@@ -177,21 +177,10 @@ func (r *rankOp) Open(ctx *dataflow.OpContext) error {
 		return fmt.Errorf("%s: offset %d + limit %d is too large", rankName, s.Offset, s.Limit)
 	}
 	r.k = int(s.Offset + s.Limit)
-	for _, c := range s.PartitionKeys {
-		if c < 0 || c >= s.Width {
-			return fmt.Errorf("%s: partition column %d out of range (width %d)", rankName, c, s.Width)
-		}
-	}
-	r.laterFirst = len(s.OrderBy) > 0
-	for _, o := range s.OrderBy {
-		if o.Col < 0 || o.Col >= s.Width {
-			return fmt.Errorf("%s: ORDER BY column %d out of range (width %d)", rankName, o.Col, s.Width)
-		}
-		if !o.Desc {
-			r.laterFirst = false
-		}
-	}
 	var err error
+	if r.laterFirst, err = s.checkColumns(rankName); err != nil {
+		return err
+	}
 	if r.entries, err = state.NewMapState[types.Row](ctx.State, "rank.entries", rankRowCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", rankName, err)
 	}
@@ -230,6 +219,27 @@ type rankItem struct {
 
 // sortKey returns the order-preserving encoding of row's sort columns.
 func (r *rankOp) sortKey(row types.Row) []byte { return appendSortKey(nil, r.spec.OrderBy, row) }
+
+// checkColumns checks that the spec's columns are inside the row, naming
+// the operator, and reports whether a later arrival ranks first among
+// ties (every sort key DESC).
+func (s RankSpec) checkColumns(op string) (laterFirst bool, err error) {
+	for _, c := range s.PartitionKeys {
+		if c < 0 || c >= s.Width {
+			return false, fmt.Errorf("%s: partition column %d out of range (width %d)", op, c, s.Width)
+		}
+	}
+	laterFirst = len(s.OrderBy) > 0
+	for _, o := range s.OrderBy {
+		if o.Col < 0 || o.Col >= s.Width {
+			return false, fmt.Errorf("%s: ORDER BY column %d out of range (width %d)", op, o.Col, s.Width)
+		}
+		if !o.Desc {
+			laterFirst = false
+		}
+	}
+	return laterFirst, nil
+}
 
 // appendSortKey appends the order-preserving encoding of row's sort
 // columns: bytes.Compare of two encodings orders the rows as ORDER BY
