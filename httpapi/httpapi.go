@@ -43,7 +43,7 @@ func Handler(src Jobs) http.Handler {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&jobCollector{src: src},
 	)
-	reg.MustRegister(metrics.Pending()...)
+	reg.MustRegister(metrics.Collectors()...)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

@@ -29,8 +29,7 @@ var KafkaSkippedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Malformed Kafka records skipped because of '<format>.ignore-parse-errors'.",
 }, []string{"topic"})
 
-// Pending lists the instruments above, for registering them. (The name
-// is historical: they were registered before their features landed.)
-func Pending() []prometheus.Collector {
+// Collectors lists the instruments above, for registering them.
+func Collectors() []prometheus.Collector {
 	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, KafkaSkippedRecords}
 }
