@@ -333,16 +333,25 @@ func insertTarget(n *ast.InsertStmt) (string, bool) {
 	return tn.Name.O, true
 }
 
+// transactionalSink returns the graph's two-phase-commit sink node, if
+// any: the only sink nodes that keep state (connectors.StatefulSink).
+func transactionalSink(g *dataflow.Graph) *dataflow.Node {
+	for _, n := range g.Nodes {
+		if n.Stateful && strings.HasPrefix(n.Name, "Sink(") {
+			return n
+		}
+	}
+	return nil
+}
+
 // checkNameFree refuses to start a job under the name of a running one
 // when the name keys durable things: its checkpoint directory (with
 // checkpointing on) or the transaction names of an exactly-once sink.
 // Two such jobs would restore or abort each other's work.
 func (s *Session) checkNameFree(name string, g *dataflow.Graph) error {
 	durable := s.Conf.Duration("execution.checkpointing.interval") > 0
-	for _, n := range g.Nodes {
-		if n.Stateful && strings.HasPrefix(n.Name, "Sink(") {
-			durable = true
-		}
+	if transactionalSink(g) != nil {
+		durable = true
 	}
 	if !durable {
 		return nil
@@ -429,11 +438,9 @@ func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Gra
 		// A two-phase-commit sink (a stateful sink node) commits only when a
 		// checkpoint completes; an unbounded job without checkpoints would
 		// never make a row visible. Flink runs such a job silently; say so.
-		for _, n := range g.Nodes {
-			if n.Stateful && strings.HasPrefix(n.Name, "Sink(") {
-				return nil, fmt.Errorf("%s writes exactly once, committing on completed checkpoints, and this job never ends: "+
-					"enable checkpointing with SET 'execution.checkpointing.interval' = '10 s' (or use the sink's at-least-once mode)", n.Name)
-			}
+		if n := transactionalSink(g); n != nil {
+			return nil, fmt.Errorf("%s writes exactly once, committing on completed checkpoints, and this job never ends: "+
+				"enable checkpointing with SET 'execution.checkpointing.interval' = '10 s' (or use the sink's at-least-once mode)", n.Name)
 		}
 	}
 	// Hook for the exactly-once Kafka sinks (connectors/kafka): a sink
