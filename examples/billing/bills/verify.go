@@ -2,11 +2,13 @@ package bills
 
 import (
 	"bufio"
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -64,11 +66,9 @@ func FileTotals(dir string) (map[int64]Total, error) {
 		parts = append(parts, p)
 	}
 	// Order by sequence within a subtask; subtasks own disjoint users.
-	for i := 1; i < len(parts); i++ {
-		for j := i; j > 0 && (parts[j].sub < parts[j-1].sub || parts[j].sub == parts[j-1].sub && parts[j].seq < parts[j-1].seq); j-- {
-			parts[j], parts[j-1] = parts[j-1], parts[j]
-		}
-	}
+	slices.SortFunc(parts, func(a, b part) int {
+		return cmp.Or(cmp.Compare(a.sub, b.sub), cmp.Compare(a.seq, b.seq))
+	})
 	got := map[int64]Total{}
 	type row struct {
 		UserID     int64 `json:"user_id"`
