@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
@@ -68,31 +65,16 @@ func (b *builder) windowRankFolded(top Node, rk *RankNode) {
 	fix(top)
 }
 
-// windowRankExplain is the EXPLAIN line of a window rank, "" for any
+// windowRankName is the EXPLAIN name of a window rank, "" for any
 // other rank.
-func windowRankExplain(n *RankNode) string {
+func windowRankName(n *RankNode) string {
 	if _, ok := windowRankOf(n); !ok {
 		return ""
 	}
-	in := n.inputs[0].Columns()
-	var ord []string
-	for _, k := range n.OrderBy {
-		d := "ASC"
-		if k.Desc {
-			d = "DESC"
-		}
-		ord = append(ord, in[k.Col].Name+" "+d)
-	}
-	name := "WindowRank"
 	if n.Offset == 0 && n.Limit == 1 {
-		name = "WindowDeduplicate"
+		return "WindowDeduplicate"
 	}
-	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", name,
-		colNames(in, n.PartitionKeys), strings.Join(ord, ", "), n.Offset+1, n.Offset+n.Limit)
-	if n.OutputRank {
-		s += ", rankNumber=[" + n.cols[len(n.cols)-1].Name + "]"
-	}
-	return s + ")"
+	return "WindowRank"
 }
 
 // windowRank translates a window rank; ok is false for other ranks.

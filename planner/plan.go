@@ -204,9 +204,6 @@ type RankNode struct {
 }
 
 func (n *RankNode) Explain() string {
-	if s := windowRankExplain(n); s != "" { // build_window_rank.go
-		return s
-	}
 	in := n.inputs[0].Columns()
 	var ord []string
 	for _, k := range n.OrderBy {
@@ -217,7 +214,10 @@ func (n *RankNode) Explain() string {
 		ord = append(ord, in[k.Col].Name+" "+d)
 	}
 	name := "Rank"
-	if n.Limit == 1 && n.Offset == 0 && len(n.PartitionKeys) > 0 {
+	switch {
+	case windowRankName(n) != "": // build_window_rank.go
+		name = windowRankName(n)
+	case n.Limit == 1 && n.Offset == 0 && len(n.PartitionKeys) > 0:
 		name = "Deduplicate"
 	}
 	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", name,
