@@ -61,7 +61,7 @@ type Coordinator struct {
 	rdir  string    // directory of restr
 
 	mu      sync.Mutex
-	job     *dataflow.Job
+	job     Job
 	nextID  int64
 	pending *pending
 	stats   Stats
@@ -73,11 +73,36 @@ type Coordinator struct {
 	// inflight counts completions still running (metadata, pruning).
 	inflight sync.WaitGroup
 	// The final checkpoint, taken once every source is at the end of its
-	// input (dataflow.Options.FinalCheckpoint): its id once triggered, and
-	// the attempts that were aborted.
-	finalID    int64
+	// input (dataflow.Options.FinalCheckpoint): the attempts that were
+	// aborted, and whether the sources have been released.
 	finalFails int
+	released   bool
+	// next is when the loop triggers the next periodic checkpoint.
+	next time.Time
+	// clock is time.Now, or a test's clock.
+	clock func() time.Time
 }
+
+// Job is the coordinator's view of a running job (*dataflow.Job). A
+// checkpoint's whole life is driven through it, so tests can drive the
+// coordinator through any interleaving with a job of their own.
+type Job interface {
+	// TriggerBarrier asks every source subtask to inject the barrier; the
+	// sources may acknowledge or decline it before TriggerBarrier returns.
+	TriggerBarrier(b dataflow.Barrier) error
+	// SourcesAtEnd reports whether every source waits at the end of its
+	// input for the final checkpoint.
+	SourcesAtEnd() bool
+	// ReleaseFinishedSources lets those sources end their streams.
+	ReleaseFinishedSources()
+	// NotifyCheckpointComplete tells every operator that a checkpoint
+	// completed.
+	NotifyCheckpointComplete(id int64) error
+	// Done is closed when the job has stopped.
+	Done() <-chan struct{}
+}
+
+var _ Job = (*dataflow.Job)(nil)
 
 // maxFinalFails is how many aborted final checkpoints are retried before
 // the sources are released anyway (the two-phase-commit sinks then
@@ -105,9 +130,14 @@ type pending struct {
 	dir       string
 	started   time.Time
 	savept    bool
-	expected  int
-	acks      map[[2]int]Subtask
-	failed    error
+	// final marks the final checkpoint: its completion releases the
+	// sources waiting at the end of their input. It is set when the
+	// checkpoint is created, under mu, so a decline or a completion that
+	// races with the trigger sees it.
+	final    bool
+	expected int
+	acks     map[[2]int]Subtask
+	failed   error
 }
 
 // New prepares checkpointing for a job: it finds what to restore from
@@ -120,7 +150,7 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 		cfg.Retained = 1
 	}
 	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(cfg.Dir, "work"),
-		stores: map[[2]int]*state.PebbleStore{}, waiters: map[int64]chan error{}, closed: make(chan struct{})}
+		stores: map[[2]int]*state.PebbleStore{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -284,7 +314,7 @@ func (c *Coordinator) CheckSources() error {
 
 // Start begins periodic checkpoints of the running job. It returns at
 // once; checkpointing stops when the job does.
-func (c *Coordinator) Start(j *dataflow.Job) {
+func (c *Coordinator) Start(j Job) {
 	c.mu.Lock()
 	c.job = j
 	c.mu.Unlock()
@@ -302,8 +332,8 @@ func (c *Coordinator) Start(j *dataflow.Job) {
 // new run of the same job may then open the directories.
 func (c *Coordinator) Closed() <-chan struct{} { return c.closed }
 
-func (c *Coordinator) loop(j *dataflow.Job) {
-	next := time.Now().Add(c.cfg.Interval)
+func (c *Coordinator) loop(j Job) {
+	c.next = c.clock().Add(c.cfg.Interval)
 	tick := time.NewTicker(min(c.cfg.Interval/4+time.Millisecond, 50*time.Millisecond))
 	defer tick.Stop()
 	for {
@@ -312,63 +342,76 @@ func (c *Coordinator) loop(j *dataflow.Job) {
 			c.closeStores()
 			return
 		case now := <-tick.C:
-			c.expire(now)
-			if j.SourcesAtEnd() {
-				c.triggerFinal(j)
-				continue
-			}
-			if now.Before(next) {
-				continue
-			}
-			c.mu.Lock()
-			busy := c.pending != nil
-			c.mu.Unlock()
-			if busy {
-				continue
-			}
-			if _, err := c.trigger(false, ""); err != nil {
-				if errors.Is(err, dataflow.ErrSourceFinished) {
-					c.log.Debug("sources finishing; no further checkpoints")
-					// Keep waiting for the job to end.
-					next = time.Now().Add(24 * time.Hour)
-					continue
-				}
-				c.log.Warn("checkpoint not triggered", "err", err)
-			}
-			next = time.Now().Add(c.cfg.Interval)
+			c.tick(now)
 		}
 	}
 }
 
-// triggerFinal triggers the final checkpoint once no other is pending;
-// its completion releases the sources (see complete).
-func (c *Coordinator) triggerFinal(j *dataflow.Job) {
+// tick is one beat of the loop: it expires a checkpoint that took too
+// long, triggers the final checkpoint once every source is at its end,
+// and otherwise the next periodic checkpoint when it is due.
+func (c *Coordinator) tick(now time.Time) {
+	c.expire(now)
+	if c.job.SourcesAtEnd() {
+		c.triggerFinal()
+		return
+	}
+	if now.Before(c.next) {
+		return
+	}
 	c.mu.Lock()
-	busy := c.pending != nil || c.finalID != 0
+	// A checkpoint in flight, or min-pause not yet over since the last
+	// completion: wait for a later tick.
+	busy := c.pending != nil || c.stats.LastCompleted.Add(c.cfg.MinPause).After(now)
 	c.mu.Unlock()
 	if busy {
 		return
 	}
-	id, err := c.trigger(false, "")
+	if _, err := c.trigger(false, "", false); err != nil {
+		if errors.Is(err, dataflow.ErrSourceFinished) {
+			c.log.Debug("sources finishing; no further checkpoints")
+			// Keep waiting for the job to end.
+			c.next = now.Add(24 * time.Hour)
+			return
+		}
+		c.log.Warn("checkpoint not triggered", "err", err)
+	}
+	c.next = now.Add(c.cfg.Interval)
+}
+
+// triggerFinal triggers the final checkpoint once no other is pending
+// and the sources have not been released yet; its completion releases
+// the sources (see complete), and its abort lets the next tick try
+// again (see abort).
+func (c *Coordinator) triggerFinal() {
+	c.mu.Lock()
+	busy := c.pending != nil || c.released
+	c.mu.Unlock()
+	if busy {
+		return
+	}
+	id, err := c.trigger(false, "", true)
 	if err != nil {
 		c.log.Debug("final checkpoint not triggered yet", "err", err)
 		return
 	}
-	c.mu.Lock()
-	c.finalID = id
-	c.mu.Unlock()
 	c.log.Debug("final checkpoint triggered", "checkpoint", id)
 }
 
-// trigger starts checkpoint n+1 (into dir for a savepoint).
-func (c *Coordinator) trigger(savepoint bool, dir string) (int64, error) {
+// trigger starts checkpoint n+1 (into dir for a savepoint; final for the
+// final checkpoint).
+func (c *Coordinator) trigger(savepoint bool, dir string, final bool) (int64, error) {
 	c.mu.Lock()
+	if c.released {
+		c.mu.Unlock()
+		return 0, dataflow.ErrSourceFinished
+	}
 	if c.pending != nil {
 		id := c.pending.id
 		c.mu.Unlock()
 		return 0, fmt.Errorf("checkpoint: checkpoint %d is still in progress", id)
 	}
-	if c.stats.LastCompleted.Add(c.cfg.MinPause).After(time.Now()) && !savepoint {
+	if c.stats.LastCompleted.Add(c.cfg.MinPause).After(c.clock()) && !savepoint {
 		c.mu.Unlock()
 		return 0, fmt.Errorf("checkpoint: min-pause not over")
 	}
@@ -381,7 +424,7 @@ func (c *Coordinator) trigger(savepoint bool, dir string) (int64, error) {
 	for _, n := range c.g.Nodes {
 		expected += n.Parallelism
 	}
-	c.pending = &pending{id: id, dir: dir, started: time.Now(), savept: savepoint, expected: expected, acks: map[[2]int]Subtask{}}
+	c.pending = &pending{id: id, dir: dir, started: c.clock(), savept: savepoint, final: final, expected: expected, acks: map[[2]int]Subtask{}}
 	j := c.job
 	c.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -459,7 +502,7 @@ func (c *Coordinator) ack(id int64, s Subtask) {
 // the previous one is no longer pending), so notifications stay in order.
 func (c *Coordinator) complete(p *pending) {
 	m := &Metadata{Version: 1, Job: c.cfg.JobName, PlanHash: c.cfg.PlanHash, CheckpointID: p.id, Savepoint: p.savept,
-		Time: time.Now().UTC(), DurationMs: time.Since(p.started).Milliseconds()}
+		Time: c.clock().UTC(), DurationMs: c.clock().Sub(p.started).Milliseconds()}
 	var total, fresh int64
 	for _, n := range c.g.Nodes {
 		for s := 0; s < n.Parallelism; s++ {
@@ -488,9 +531,9 @@ func (c *Coordinator) complete(p *pending) {
 	} else {
 		c.stats.Completed++
 		c.stats.LastID = p.id
-		c.stats.LastDuration = time.Since(p.started)
+		c.stats.LastDuration = c.clock().Sub(p.started)
 		c.stats.LastTotalBytes, c.stats.LastNewBytes = total, fresh
-		c.stats.LastCompleted = time.Now()
+		c.stats.LastCompleted = c.clock()
 	}
 	w := c.waiters[p.id]
 	delete(c.waiters, p.id)
@@ -511,9 +554,9 @@ func (c *Coordinator) complete(p *pending) {
 		if c.pending == p {
 			c.pending = nil
 		}
-		final := c.finalID != 0 && p.id == c.finalID
+		c.released = c.released || p.final
 		c.mu.Unlock()
-		if final {
+		if p.final {
 			// Every sink has its commit notice queued before the sources
 			// end their streams: the input's tail is committed by this
 			// checkpoint, and a restart from it replays nothing.
@@ -538,10 +581,11 @@ func (c *Coordinator) abort(id int64, reason error) {
 	w := c.waiters[id]
 	delete(c.waiters, id)
 	release := false
-	if c.finalID == id {
-		c.finalID = 0 // try again
+	if p.final {
+		// The next tick tries again, up to maxFinalFails attempts.
 		c.finalFails++
-		release = c.finalFails >= maxFinalFails
+		release = c.finalFails >= maxFinalFails && !c.released
+		c.released = c.released || release
 	}
 	j := c.job
 	c.mu.Unlock()
@@ -603,7 +647,7 @@ func (c *Coordinator) Savepoint(dir string) error {
 	var id int64
 	var err error
 	for i := 0; i < 200; i++ { // wait out a checkpoint in flight
-		if id, err = c.trigger(true, dir); err == nil {
+		if id, err = c.trigger(true, dir, false); err == nil {
 			break
 		}
 		if errors.Is(err, dataflow.ErrSourceFinished) {

@@ -107,10 +107,18 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 	if s.Conf.Duration("execution.checkpointing.interval") <= 0 || s.Conf.Get("state.checkpoints.dir") == "" {
 		return dataflow.Options{JobName: name, Log: s.log}, nil, noop, nil
 	}
-	s.mu.Lock()
-	s.nextQuery++
-	unique := fmt.Sprintf("%s-query-%d-%d", name, os.Getpid(), s.nextQuery)
-	s.mu.Unlock()
+	// A directory no other query of any session or process can have: a
+	// query never restores from another's checkpoints, not even those a
+	// killed process with the same pid left behind.
+	root := s.Conf.Get("state.checkpoints.dir")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return dataflow.Options{}, nil, noop, fmt.Errorf("state.checkpoints.dir: %w", err)
+	}
+	tmp, err := os.MkdirTemp(root, safeName(name)+"-query-")
+	if err != nil {
+		return dataflow.Options{}, nil, noop, fmt.Errorf("state.checkpoints.dir: %w", err)
+	}
+	unique := filepath.Base(tmp)
 	saved := s.Conf.Get("execution.savepoint.path")
 	if saved != "" {
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
@@ -118,8 +126,8 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 	}
 	opts, coord, err := s.checkpointOptions(unique, plan, g)
 	if err != nil {
+		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err
 	}
-	dir := filepath.Join(s.Conf.Get("state.checkpoints.dir"), safeName(unique))
-	return opts, coord, func() { _ = os.RemoveAll(dir) }, nil
+	return opts, coord, func() { _ = os.RemoveAll(tmp) }, nil
 }

@@ -36,10 +36,9 @@ type Session struct {
 	env     *connectors.Env
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	jobs      []*Job
-	nextID    int
-	nextQuery int
+	mu     sync.Mutex
+	jobs   []*Job
+	nextID int
 }
 
 // NewSession returns a session whose print sinks write to stdout.

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/streamsql/streamsql/connectors"
@@ -258,17 +259,41 @@ func (c *collectOp) ProcessWatermark(int64, dataflow.Collector) error { return n
 func (c *collectOp) Finish(dataflow.Collector) error                  { return nil }
 func (c *collectOp) Close() error                                     { return nil }
 
-// constSource emits constant rows once.
-type constSource struct{ rows []types.Row }
+// constSource emits the constant rows of a FROM-less query or a VALUES
+// list once. Its position is the number of rows emitted, so it takes part
+// in checkpoints like any other bounded source.
+type constSource struct {
+	rows    []types.Row
+	emitted int
+}
 
 func (s *constSource) Open(*dataflow.OpContext) error { return nil }
 func (s *constSource) Close() error                   { return nil }
 func (s *constSource) Run(_ context.Context, out dataflow.SourceOutput) error {
+	if s.emitted >= len(s.rows) {
+		return nil
+	}
 	c := &dyntable.Chunk{}
-	for _, r := range s.rows {
+	for _, r := range s.rows[s.emitted:] {
 		c.Append(dyntable.Insert, r)
 	}
+	s.emitted = len(s.rows) // the position is advanced before Emit
 	return out.Emit(c)
+}
+
+// SnapshotPosition implements dataflow.CheckpointedSource.
+func (s *constSource) SnapshotPosition() ([]byte, error) {
+	return binary.AppendUvarint(nil, uint64(s.emitted)), nil
+}
+
+// RestorePosition implements dataflow.CheckpointedSource.
+func (s *constSource) RestorePosition(pos []byte) error {
+	n, k := binary.Uvarint(pos)
+	if k <= 0 || k != len(pos) || n > uint64(len(s.rows)) {
+		return fmt.Errorf("constant rows: invalid saved position %x for %d rows", pos, len(s.rows))
+	}
+	s.emitted = int(n)
+	return nil
 }
 
 // pushWatermark hands w's strategy to the scan right below it when its
