@@ -90,6 +90,8 @@ type discard struct{ rows int }
 
 func (d *discard) Emit(c *dyntable.Chunk) { d.rows += len(c.Changes) }
 
+func (*discard) EmitWatermark(int64) error { return nil }
+
 func BenchmarkTumbleWindowOperator(b *testing.B) {
 	benchWindowOp(b, operators.WindowSpec{Kind: operators.WindowTumble, Size: 10e9})
 }

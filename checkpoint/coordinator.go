@@ -65,7 +65,7 @@ type Coordinator struct {
 	nextID  int64
 	pending *pending
 	stats   Stats
-	stores  map[[2]int]*state.PebbleStore
+	stores  map[[2]int]state.Store
 	waiters map[int64]chan error
 	stopped bool
 	closed  chan struct{}
@@ -150,7 +150,7 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 		cfg.Retained = 1
 	}
 	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(cfg.Dir, "work"),
-		stores: map[[2]int]*state.PebbleStore{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
+		stores: map[[2]int]state.Store{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
@@ -242,6 +242,9 @@ func (c *Coordinator) NewStore(n *dataflow.Node, subtask int) state.Store {
 	if err != nil {
 		return &state.FailedStore{ID: id, Err: err}
 	}
+	c.mu.Lock()
+	c.stores[[2]int{n.ID, subtask}] = st
+	c.mu.Unlock()
 	return st
 }
 
@@ -269,14 +272,7 @@ func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleSto
 			}
 		}
 	}
-	st, err := state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, opts)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.stores[[2]int{n.ID, subtask}] = st
-	c.mu.Unlock()
-	return st, nil
+	return state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, opts)
 }
 
 // RestorePosition returns a source subtask's saved position.
@@ -448,22 +444,19 @@ func (c *Coordinator) SourceBarrier(b dataflow.Barrier, n *dataflow.Node, subtas
 func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subtask int, st state.Store) error {
 	kgs := state.RangeFor(subtask, n.Parallelism)
 	s := Subtask{Node: n.ID, Name: n.Name, Subtask: subtask, Parallelism: n.Parallelism, KeyGroups: [2]int{kgs.Start, kgs.End}}
-	switch st := st.(type) {
-	case *state.PebbleStore:
-		c.mu.Lock()
-		p := c.pending
-		c.mu.Unlock()
-		if p == nil || p.id != b.CheckpointID {
-			return fmt.Errorf("checkpoint %d is no longer pending", b.CheckpointID)
-		}
-		rel := fmt.Sprintf("node-%d-%d", n.ID, subtask)
-		info, err := st.Snapshot(filepath.Join(p.dir, rel))
-		if err != nil {
-			return err
-		}
+	c.mu.Lock()
+	p := c.pending
+	c.mu.Unlock()
+	if p == nil || p.id != b.CheckpointID {
+		return nil // aborted meanwhile: nothing to save, nobody to tell
+	}
+	rel := fmt.Sprintf("node-%d-%d", n.ID, subtask)
+	info, err := st.Checkpoint(filepath.Join(p.dir, rel))
+	if err != nil {
+		return err
+	}
+	if info.Dir != "" {
 		s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
-	case *state.FailedStore:
-		return st.Err
 	}
 	c.ack(b.CheckpointID, s)
 	return nil
@@ -486,9 +479,9 @@ func (c *Coordinator) ack(id int64, s Subtask) {
 	done := len(p.acks) == p.expected
 	c.mu.Unlock()
 	if done {
-		// Completing writes and fsyncs the metadata and notifies every
-		// task through its inbox: never on a task goroutine, which could
-		// then wait on its own full inbox.
+		// Completing writes and fsyncs the metadata and queues the notice
+		// at every source: never on a task or source goroutine, which
+		// could then wait on itself.
 		c.inflight.Add(1)
 		go func() {
 			defer c.inflight.Done()
@@ -520,10 +513,11 @@ func (c *Coordinator) complete(p *pending) {
 			c.pending = nil
 		}
 	} else {
-		// p stays pending until every task has its completion notice in
-		// its inbox, so that the next barrier cannot overtake the notice:
-		// two-phase-commit sinks must commit n before they see barrier
-		// n+1. completed keeps a timeout from aborting it meanwhile.
+		// p stays pending until every source has the completion notice
+		// queued, ahead of the next barrier, so that the notice reaches
+		// every operator before barrier n+1: two-phase-commit sinks must
+		// commit n before they pre-commit n+1. completed keeps a timeout
+		// from aborting it meanwhile.
 		p.completed = true
 	}
 	if err != nil {
@@ -557,8 +551,8 @@ func (c *Coordinator) complete(p *pending) {
 		c.released = c.released || p.final
 		c.mu.Unlock()
 		if p.final {
-			// Every sink has its commit notice queued before the sources
-			// end their streams: the input's tail is committed by this
+			// Every source has the notice queued before it ends its
+			// stream, so every sink commits the input's tail on this
 			// checkpoint, and a restart from it replays nothing.
 			j.ReleaseFinishedSources()
 		}

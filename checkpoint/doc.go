@@ -12,7 +12,8 @@
 //  3. when every subtask has acknowledged, the coordinator writes
 //     chk-n/_metadata durably (checksummed, fsynced, atomically renamed)
 //     — only then is checkpoint n complete — and notifies every operator
-//     (NotifyCheckpointComplete), where two-phase-commit sinks commit;
+//     (NotifyCheckpointComplete: each source sends the notice down its
+//     stream, ahead of barrier n+1), where two-phase-commit sinks commit;
 //  4. a decline or a timeout aborts checkpoint n only; the job goes on.
 //
 // On start it restores from the newest valid checkpoint of the job (or

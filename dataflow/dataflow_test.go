@@ -17,6 +17,7 @@ import (
 // seqSource emits rows 0..n-1 of one BIGINT column in chunks, then
 // optionally barriers and watermarks between chunks.
 type seqSource struct {
+	BaseSource
 	n, chunk int
 	offset   int64
 	wmEvery  bool
@@ -67,6 +68,7 @@ func (s *seqSource) Run(ctx context.Context, out SourceOutput) error {
 
 // recorder is a terminal operator that records what it sees.
 type recorder struct {
+	BaseOperator
 	mu        *sync.Mutex
 	rows      *[]int64
 	events    *[]string
@@ -129,7 +131,7 @@ func (x *rec) op() *recorder {
 }
 
 // passThrough forwards chunks.
-type passThrough struct{}
+type passThrough struct{ BaseOperator }
 
 func (passThrough) Open(*OpContext) error { return nil }
 func (passThrough) ProcessChunk(_ int, c *dyntable.Chunk, out Collector) error {
@@ -334,7 +336,7 @@ func TestOperatorPanicIsALoudJobError(t *testing.T) {
 }
 
 // endless never ends until cancelled.
-type endless struct{}
+type endless struct{ BaseSource }
 
 func (endless) Open(*OpContext) error { return nil }
 func (endless) Close() error          { return nil }

@@ -10,12 +10,29 @@ import (
 // ElementKind tells what an Element carries.
 type ElementKind uint8
 
-// The element kinds: data and the three control elements.
+// The element kinds: data and the control elements. Every control
+// signal of the runtime is an element, in order with the data it
+// describes; none travels on a side channel.
 const (
 	KindData ElementKind = iota
+	// KindWatermark declares that no row older than Element.Watermark
+	// follows from this sender.
 	KindWatermark
+	// KindBarrier cuts the stream for checkpoint Element.Barrier.
 	KindBarrier
+	// KindEndOfInput: the sender sends nothing more.
 	KindEndOfInput
+	// KindIdle: the sender has no input for now (its source has been
+	// silent for table.exec.source.idle-timeout). It is left out of the
+	// watermark minimum until it sends data or a watermark again. A node
+	// whose every sender is idle is idle itself and says so downstream.
+	KindIdle
+	// KindCheckpointComplete: checkpoint Element.Barrier.CheckpointID has
+	// completed everywhere. Sources send it into their streams when the
+	// coordinator tells them, so it reaches every operator once, after
+	// barrier n and before barrier n+1: a two-phase-commit sink commits n
+	// before it pre-commits n+1.
+	KindCheckpointComplete
 )
 
 func (k ElementKind) String() string {
@@ -28,6 +45,10 @@ func (k ElementKind) String() string {
 		return "barrier"
 	case KindEndOfInput:
 		return "end-of-input"
+	case KindIdle:
+		return "idle"
+	case KindCheckpointComplete:
+		return "checkpoint-complete"
 	}
 	return fmt.Sprintf("ElementKind(%d)", k)
 }
@@ -52,7 +73,7 @@ type Element struct {
 	Kind      ElementKind
 	Chunk     *dyntable.Chunk // KindData
 	Watermark int64           // KindWatermark: event time in ns since the epoch
-	Barrier   Barrier         // KindBarrier
+	Barrier   Barrier         // KindBarrier, KindCheckpointComplete
 }
 
 // DataElement wraps a chunk.

@@ -48,10 +48,12 @@ type NodeMetrics struct {
 	RecordsIn  int64
 	RecordsOut int64
 	Watermark  int64 // the lowest current watermark among its subtasks
-	// LateRecordsDropped sums the subtasks' LateRecordCounter counts;
-	// CountsLateRecords says whether the operator counts them at all.
+	// LateRecordsDropped counts the rows its operator dropped for
+	// arriving behind the watermark (OpContext.LateRecordsDropped).
 	LateRecordsDropped int64
-	CountsLateRecords  bool
+	// SnapshotDuration is the longest time one of its subtasks took for
+	// its part of the last checkpoint (operator snapshot and store).
+	SnapshotDuration time.Duration
 }
 
 // Job is a running graph.
@@ -78,14 +80,14 @@ type Job struct {
 }
 
 type nodeCounters struct {
-	in, out atomic.Int64
-	wm      []atomic.Int64 // per subtask
+	in, out, late atomic.Int64
+	wm            []atomic.Int64 // per subtask
+	snapshotNanos []atomic.Int64 // per subtask: its part of the last checkpoint
 }
 
 // envelope is what travels on a task's inbox.
 type envelope struct {
-	notify int64 // with node -1: checkpoint notify is complete
-	node   int   // target node id
+	node   int // target node id
 	input  int
 	sender int
 	elem   Element
@@ -95,9 +97,6 @@ type task struct {
 	inbox chan envelope
 	nodes map[int]*nodeRuntime
 	live  int // nodes not yet finished
-	// tick counts the idle-timeout ticks of the task's goroutine; the
-	// task's node runtimes stamp their senders' activity with it.
-	tick uint32
 }
 
 // Start validates g and starts running it. The job stops when every
@@ -121,7 +120,7 @@ func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	j.metrics = make([]*nodeCounters, len(g.Nodes))
 	for i, n := range g.Nodes {
-		j.metrics[i] = &nodeCounters{wm: make([]atomic.Int64, n.Parallelism)}
+		j.metrics[i] = &nodeCounters{wm: make([]atomic.Int64, n.Parallelism), snapshotNanos: make([]atomic.Int64, n.Parallelism)}
 		for s := range j.metrics[i].wm {
 			j.metrics[i].wm[s].Store(MinWatermark)
 		}
@@ -162,20 +161,13 @@ func (j *Job) Metrics() []NodeMetrics {
 	for i, n := range j.g.Nodes {
 		c := j.metrics[i]
 		wm := int64(MaxWatermark)
+		var snap time.Duration
 		for s := range c.wm {
 			wm = min(wm, c.wm[s].Load())
+			snap = max(snap, time.Duration(c.snapshotNanos[s].Load()))
 		}
-		out[i] = NodeMetrics{ID: n.ID, Name: n.Name, RecordsIn: c.in.Load(), RecordsOut: c.out.Load(), Watermark: wm}
-	}
-	// Operators (not their nodes' runtimes) count late rows; the tasks'
-	// node maps are fixed once the job runs.
-	for _, t := range j.tasks {
-		for _, nr := range t.nodes {
-			if lc, ok := nr.op.(LateRecordCounter); ok {
-				out[nr.node.ID].LateRecordsDropped += lc.LateRecordsDropped()
-				out[nr.node.ID].CountsLateRecords = true
-			}
-		}
+		out[i] = NodeMetrics{ID: n.ID, Name: n.Name, RecordsIn: c.in.Load(), RecordsOut: c.out.Load(), Watermark: wm,
+			LateRecordsDropped: c.late.Load(), SnapshotDuration: snap}
 	}
 	return out
 }
@@ -264,9 +256,6 @@ func (j *Job) build() error {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
 			nr := &nodeRuntime{job: j, node: n, subtask: s, op: op, counters: j.metrics[n.ID], wm: MinWatermark, outWm: MinWatermark}
-			if g.IdleTimeout > 0 {
-				nr.clock = &taskOf(n.ID, s).tick
-			}
 			store := j.opts.NewStore(n, s)
 			nr.store = store
 			nr.inputs = make([]inputState, len(n.Inputs))
@@ -280,7 +269,7 @@ func (j *Job) build() error {
 			}
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
 				Parallelism: n.Parallelism, State: store, Shared: shared,
-				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
+				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
 				closeAll()
@@ -345,7 +334,7 @@ func (j *Job) build() error {
 			}
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
 				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
-				Log: j.opts.Log.With("node", n.Name, "subtask", s)}
+				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := src.Open(ctx); err != nil {
 				_ = src.Close()
 				closeAll()
@@ -353,13 +342,7 @@ func (j *Job) build() error {
 			}
 			if j.opts.RestorePosition != nil {
 				if pos := j.opts.RestorePosition(n, s); pos != nil {
-					cs, ok := src.(CheckpointedSource)
-					if !ok {
-						_ = src.Close()
-						closeAll()
-						return fmt.Errorf("%s: a saved position exists but the source cannot restore positions", n.Name)
-					}
-					if err := cs.RestorePosition(pos); err != nil {
+					if err := src.RestorePosition(pos); err != nil {
 						_ = src.Close()
 						closeAll()
 						return fmt.Errorf("%s: restoring position: %w", n.Name, err)
@@ -377,7 +360,8 @@ func (j *Job) build() error {
 	}
 	for _, sr := range srcs {
 		j.sources = append(j.sources, &sourceOutput{j: j, outs: sr.outs, counters: j.metrics[sr.n.ID],
-			node: sr.n, subtask: sr.s, src: sr.src, wm: MinWatermark, inject: make(chan Barrier, 1)})
+			node: sr.n, subtask: sr.s, src: sr.src, wm: MinWatermark, ctl: make(chan Element, sourceControlSize),
+			finished: make(chan struct{}), idleTimeout: g.IdleTimeout, lastActive: time.Now()})
 	}
 	for _, t := range j.tasks {
 		j.wg.Add(1)
@@ -413,15 +397,6 @@ func (j *Job) runTask(t *task) {
 			j.finished.Add(1)
 		}
 	}()
-	// With an idle timeout, the task ticks idleTicks times per timeout and
-	// its nodes stop waiting for the watermark of senders silent for a
-	// whole timeout.
-	var tick <-chan time.Time
-	if d := j.g.IdleTimeout; d > 0 {
-		tk := time.NewTicker(max(d/idleTicks, time.Millisecond))
-		defer tk.Stop()
-		tick = tk.C
-	}
 	// Operators that act on the wall clock get called at their interval.
 	var ptick <-chan time.Time
 	if d := t.processingInterval(); d > 0 {
@@ -440,22 +415,7 @@ func (j *Job) runTask(t *task) {
 					return
 				}
 			}
-		case <-tick:
-			t.tick++
-			for _, nr := range t.nodes {
-				if err := nr.checkIdle(t.tick); err != nil {
-					j.fail(err)
-					return
-				}
-			}
 		case env := <-t.inbox:
-			if env.node < 0 {
-				if err := t.notify(env.notify); err != nil {
-					j.fail(err)
-					return
-				}
-				continue
-			}
 			nr := t.nodes[env.node]
 			if err := nr.handle(env.input, env.sender, env.elem); err != nil {
 				j.fail(err)
@@ -474,7 +434,7 @@ func (j *Job) runTask(t *task) {
 }
 
 func (j *Job) runSource(so *sourceOutput) {
-	n, src, outs := so.node, so.src, so.outs
+	n, src := so.node, so.src
 	defer j.wg.Done()
 	defer func() {
 		if err := src.Close(); err != nil {
@@ -482,48 +442,65 @@ func (j *Job) runSource(so *sourceOutput) {
 		}
 	}()
 	defer j.guard(n.Name)
+	defer close(so.finished)
+	// The source counts as done before its end-of-input travels, so no
+	// barrier is triggered that it would never take.
+	done := sync.OnceFunc(func() { j.sourcesDone.Add(1) })
+	defer done()
+	if so.idleTimeout > 0 {
+		stop := so.checkIdleEvery(so.idleTimeout / idleChecks)
+		defer stop()
+	}
 	err := src.Run(j.ctx, so)
 	if err != nil {
-		j.sourcesDone.Add(1)
 		if !errors.Is(err, context.Canceled) || j.ctx.Err() == nil {
 			j.fail(fmt.Errorf("%s: %w", n.Name, err))
 		}
 		return
 	}
 	if err := so.EmitWatermark(MaxWatermark); err != nil {
-		j.sourcesDone.Add(1)
 		return
 	}
 	if j.opts.FinalCheckpoint && j.opts.Checkpointer != nil {
-		// At the end: keep taking barriers until the final checkpoint.
+		// At the end: keep taking barriers and notices until the final
+		// checkpoint has completed (or could not be taken).
 		j.atEnd.Add(1)
 	wait:
 		for {
 			select {
-			case b := <-so.inject:
-				if err := so.injectBarrier(b); err != nil {
-					j.sourcesDone.Add(1)
+			case e := <-so.ctl:
+				if err := so.Handle(e); err != nil {
 					return
 				}
 			case <-j.release:
 				break wait
 			case <-j.ctx.Done():
-				j.sourcesDone.Add(1)
 				return
 			}
 		}
-	}
-	j.sourcesDone.Add(1)
-	for _, o := range outs {
-		if err := o.send(Element{Kind: KindEndOfInput}); err != nil {
+		// The notice of the final checkpoint was queued before the
+		// release: pass on whatever is still waiting.
+		if err := so.handlePending(); err != nil {
 			return
 		}
 	}
+	done()
+	_ = so.send(Element{Kind: KindEndOfInput})
 }
 
-// sourceOutput is the SourceOutput of one source subtask. Barriers the
-// coordinator asks for are injected between chunks, on the source's own
-// goroutine, so the position saved with them is exact.
+// sourceControlSize is the capacity of a source's control channel: a
+// barrier, the notice of the checkpoint before it, and an idleness check
+// at the most are ever waiting at once.
+const sourceControlSize = 4
+
+// idleChecks is how many idleness checks a source gets per idle timeout,
+// so that it goes idle between 1 and 5/4 timeouts after its last row.
+const idleChecks = 4
+
+// sourceOutput is the SourceOutput of one source subtask. It runs on the
+// source's goroutine only: barriers and notices reach it on ctl and are
+// handled between chunks, so the position saved with a barrier is exact
+// and the source needs no locks.
 type sourceOutput struct {
 	j        *Job
 	outs     []output
@@ -532,28 +509,151 @@ type sourceOutput struct {
 	subtask  int
 	src      Source
 	wm       int64
-	inject   chan Barrier
+	ctl      chan Element
+	// finished is closed when the source's goroutine ends: nothing
+	// handles ctl any more.
+	finished chan struct{}
+	// lastBarrier is the newest barrier put on ctl, taken the newest one
+	// the source handled: a new barrier waits until the last was taken.
+	lastBarrier, taken atomic.Int64
+
+	// Idleness (table.exec.source.idle-timeout): when the source last
+	// emitted a row or advanced its watermark, and whether it told
+	// downstream that it is idle.
+	idleTimeout time.Duration
+	lastActive  time.Time
+	idle        bool
 }
 
 func (so *sourceOutput) Emit(c *dyntable.Chunk) error {
+	if err := so.activity(); err != nil {
+		return err
+	}
 	so.counters.out.Add(int64(c.Len()))
 	if err := emitTo(so.outs, c); err != nil {
 		return err
 	}
-	return so.injectPending()
+	return so.handlePending()
 }
 
 func (so *sourceOutput) EmitWatermark(ts int64) error {
-	if err := so.injectPending(); err != nil {
-		return err
+	if ts > so.wm {
+		if err := so.activity(); err != nil {
+			return err
+		}
+		so.wm = ts
+		so.counters.wm[so.subtask].Store(ts)
+		if err := so.send(WatermarkElement(ts)); err != nil {
+			return err
+		}
 	}
-	if ts <= so.wm {
+	return so.handlePending()
+}
+
+func (so *sourceOutput) Control() <-chan Element { return so.ctl }
+
+func (so *sourceOutput) Handle(e Element) error {
+	switch e.Kind {
+	case KindBarrier:
+		return so.injectBarrier(e.Barrier)
+	case KindCheckpointComplete:
+		if err := so.src.NotifyCheckpointComplete(e.Barrier.CheckpointID); err != nil {
+			so.j.opts.Log.Warn("source: checkpoint complete", "node", so.node.Name, "subtask", so.subtask,
+				"checkpoint", e.Barrier.CheckpointID, "err", err)
+		}
+		return so.send(e)
+	case KindIdle:
+		// An idleness check: the source goes idle once it has been silent
+		// for the whole timeout.
+		if so.idleTimeout <= 0 || so.idle || time.Since(so.lastActive) < so.idleTimeout {
+			return nil
+		}
+		so.idle = true
+		return so.send(e)
+	}
+	return fmt.Errorf("dataflow: %s is not a control element for a source", e.Kind)
+}
+
+func (so *sourceOutput) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return so.handlePending()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case e := <-so.ctl:
+			if err := so.Handle(e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handlePending handles the control elements waiting, without blocking.
+func (so *sourceOutput) handlePending() error {
+	for {
+		select {
+		case e := <-so.ctl:
+			if err := so.Handle(e); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+}
+
+// activity notes a row or a watermark advance. A source that was idle
+// becomes active and says so downstream by repeating its watermark, so
+// that downstream counts it in the watermark minimum again before its
+// rows arrive.
+func (so *sourceOutput) activity() error {
+	if so.idleTimeout <= 0 {
 		return nil
 	}
-	so.wm = ts
-	so.counters.wm[so.subtask].Store(ts)
+	so.lastActive = time.Now()
+	if !so.idle {
+		return nil
+	}
+	so.idle = false
+	return so.send(WatermarkElement(so.wm))
+}
+
+// checkIdleEvery puts an idleness check on ctl every d while the source
+// runs, if none is waiting; the source handles it between its rows, or
+// in its wait, like a barrier. It returns a function that stops it.
+func (so *sourceOutput) checkIdleEvery(d time.Duration) (stop func()) {
+	d = max(d, time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		tk := time.NewTicker(d)
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tk.C:
+				if len(so.ctl) == 0 {
+					select {
+					case so.ctl <- Element{Kind: KindIdle}:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// send hands a control element to every output.
+func (so *sourceOutput) send(e Element) error {
 	for _, o := range so.outs {
-		if err := o.send(WatermarkElement(ts)); err != nil {
+		if err := o.send(e); err != nil {
 			return err
 		}
 	}

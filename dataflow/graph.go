@@ -37,7 +37,7 @@ type Node struct {
 	Name        string // shown in logs and metrics, e.g. "GroupAggregate"
 	Parallelism int
 	Inputs      []Edge
-	// GeneratesWatermarks marks a watermark assigner: see WatermarkEmitter.
+	// GeneratesWatermarks marks a watermark assigner: see Collector.EmitWatermark.
 	GeneratesWatermarks bool
 	// Stateful marks a node whose operator keeps keyed state, which a
 	// checkpoint must snapshot.
@@ -59,9 +59,9 @@ type Node struct {
 type Graph struct {
 	Name  string
 	Nodes []*Node
-	// IdleTimeout (table.exec.source.idle-timeout) is how long an input
-	// channel may stay silent before it stops holding back the
-	// watermark of the node it feeds; 0 never. See nodeRuntime.checkIdle.
+	// IdleTimeout (table.exec.source.idle-timeout) is how long a source
+	// subtask may emit nothing before it tells downstream it is idle
+	// (KindIdle), so that it no longer holds back the watermark; 0 never.
 	IdleTimeout time.Duration
 }
 

@@ -8,9 +8,12 @@ import (
 	"github.com/streamsql/streamsql/dyntable"
 )
 
-// scriptedSource emits the watermarks it is sent, then waits for the job
-// to be cancelled.
-type scriptedSource struct{ wms chan int64 }
+// scriptedSource emits the watermarks it is sent, and takes control
+// elements (idleness checks) while it waits, until the job is cancelled.
+type scriptedSource struct {
+	BaseSource
+	wms chan int64
+}
 
 func (s *scriptedSource) Open(*OpContext) error { return nil }
 func (s *scriptedSource) Close() error          { return nil }
@@ -23,12 +26,19 @@ func (s *scriptedSource) Run(ctx context.Context, out SourceOutput) error {
 			if err := out.EmitWatermark(w); err != nil {
 				return err
 			}
+		case e := <-out.Control():
+			if err := out.Handle(e); err != nil {
+				return err
+			}
 		}
 	}
 }
 
 // wmProbe reports every watermark it processes.
-type wmProbe struct{ seen chan int64 }
+type wmProbe struct {
+	BaseOperator
+	seen chan int64
+}
 
 func (p *wmProbe) Open(*OpContext) error                              { return nil }
 func (p *wmProbe) ProcessChunk(int, *dyntable.Chunk, Collector) error { return nil }
@@ -104,7 +114,10 @@ func TestIdleInputStopsHoldingWatermarkBack(t *testing.T) {
 }
 
 // ticker counts processing-time calls.
-type ticker struct{ calls chan time.Time }
+type ticker struct {
+	BaseOperator
+	calls chan time.Time
+}
 
 func (p *ticker) Open(*OpContext) error                              { return nil }
 func (p *ticker) ProcessChunk(int, *dyntable.Chunk, Collector) error { return nil }
@@ -120,7 +133,7 @@ func (p *ticker) OnProcessingTime(now time.Time, _ Collector) error {
 	return nil
 }
 
-// An operator that implements ProcessingTimer is called at its interval
+// An operator with a ProcessingTimeInterval is called at that interval
 // while no element arrives.
 func TestProcessingTimerIsCalledWhileIdle(t *testing.T) {
 	calls := make(chan time.Time, 100)

@@ -14,15 +14,14 @@ type inputState struct {
 	wm      []int64
 	ended   []bool
 	barrier []int64 // last barrier id received per sender
-	// With an idle timeout: the task tick of each sender's last element,
-	// and whether it is idle (left out of the watermark minimum).
-	seen []uint32
+	// idle marks the senders that said they are idle (KindIdle): they are
+	// left out of the watermark minimum until they send again.
 	idle []bool
 }
 
 func newInputState(senders int) inputState {
 	in := inputState{wm: make([]int64, senders), ended: make([]bool, senders), barrier: make([]int64, senders),
-		seen: make([]uint32, senders), idle: make([]bool, senders)}
+		idle: make([]bool, senders)}
 	for i := range in.wm {
 		in.wm[i] = MinWatermark
 	}
@@ -34,8 +33,9 @@ type pending struct {
 	elem          Element
 }
 
-// nodeRuntime runs one operator subtask: it tracks watermarks, barrier
-// alignment and end-of-input over all of the operator's senders.
+// nodeRuntime runs one operator subtask: it tracks watermarks, idleness,
+// barrier alignment, checkpoint notices and end-of-input over all of the
+// operator's senders.
 type nodeRuntime struct {
 	job          *Job
 	node         *Node
@@ -50,14 +50,14 @@ type nodeRuntime struct {
 
 	wm    int64 // combined input watermark
 	outWm int64 // last watermark forwarded
-	// clock is the task's tick counter when an idle timeout is set.
-	clock    *uint32
+	// outIdle: every sender is idle, and the node said so downstream.
+	outIdle  bool
+	notified int64 // the newest checkpoint notice handled
 	ended    int
 	finished bool
 
 	// Barrier alignment.
 	aligning       int64 // checkpoint id being aligned, 0 if none
-	arrived        int   // senders that delivered it
 	held           []pending
 	pendingBarrier Barrier
 
@@ -93,27 +93,50 @@ func (nr *nodeRuntime) handle(input, sender int, e Element) error {
 		return nil
 	}
 	in := &nr.inputs[input]
-	if nr.clock != nil {
-		in.seen[sender] = *nr.clock
-		in.idle[sender] = false
-	}
 	switch e.Kind {
 	case KindData:
+		if err := nr.active(in, sender); err != nil {
+			return err
+		}
 		nr.counters.in.Add(int64(e.Chunk.Len()))
 		return nr.check(nr.op.ProcessChunk(input, e.Chunk, &nr.collector))
 	case KindWatermark:
+		if err := nr.active(in, sender); err != nil {
+			return err
+		}
 		if e.Watermark <= in.wm[sender] {
 			return nil
 		}
 		in.wm[sender] = e.Watermark
 		return nr.advanceWatermark()
+	case KindIdle:
+		if in.idle[sender] || in.ended[sender] {
+			return nil
+		}
+		in.idle[sender] = true
+		if err := nr.advanceWatermark(); err != nil {
+			return err
+		}
+		return nr.maybeIdle()
 	case KindBarrier:
 		return nr.onBarrier(input, sender, e.Barrier)
+	case KindCheckpointComplete:
+		// Every source sends the notice; the first copy to arrive counts.
+		id := e.Barrier.CheckpointID
+		if id <= nr.notified {
+			return nil
+		}
+		nr.notified = id
+		if err := nr.op.NotifyCheckpointComplete(id); err != nil {
+			return fmt.Errorf("%s: checkpoint %d complete: %w", nr.node.Name, id, err)
+		}
+		return nr.send(e)
 	case KindEndOfInput:
 		if in.ended[sender] {
 			return fmt.Errorf("%s: duplicate end-of-input on input %d", nr.node.Name, input)
 		}
 		in.ended[sender] = true
+		in.idle[sender] = false
 		in.wm[sender] = MaxWatermark
 		nr.ended++
 		if err := nr.advanceWatermark(); err != nil {
@@ -132,14 +155,52 @@ func (nr *nodeRuntime) handle(input, sender int, e Element) error {
 			return err
 		}
 		nr.finished = true
-		for _, o := range nr.outputs {
-			if err := o.send(Element{Kind: KindEndOfInput}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return nr.send(Element{Kind: KindEndOfInput})
 	}
 	return fmt.Errorf("%s: unknown element kind %d", nr.node.Name, e.Kind)
+}
+
+// send forwards a control element to every output.
+func (nr *nodeRuntime) send(e Element) error {
+	for _, o := range nr.outputs {
+		if err := o.send(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// active marks a sender that sent data or a watermark as active again.
+// A node that was idle becomes active with it and says so downstream by
+// repeating its output watermark, so that downstream counts it in the
+// watermark minimum again before any row of its arrives.
+func (nr *nodeRuntime) active(in *inputState, sender int) error {
+	if !in.idle[sender] {
+		return nil
+	}
+	in.idle[sender] = false
+	if !nr.outIdle {
+		return nil
+	}
+	nr.outIdle = false
+	return nr.send(WatermarkElement(nr.outWm))
+}
+
+// maybeIdle tells downstream that the node is idle once every sender
+// that has not ended is idle (Flink's watermark status valve).
+func (nr *nodeRuntime) maybeIdle() error {
+	if nr.outIdle {
+		return nil
+	}
+	for i := range nr.inputs {
+		for s := range nr.inputs[i].idle {
+			if !nr.inputs[i].idle[s] && !nr.inputs[i].ended[s] {
+				return nil
+			}
+		}
+	}
+	nr.outIdle = true
+	return nr.send(Element{Kind: KindIdle})
 }
 
 func (nr *nodeRuntime) advanceWatermark() error {
@@ -179,10 +240,8 @@ func (nr *nodeRuntime) advanceWatermark() error {
 func (t *task) processingInterval() time.Duration {
 	var d time.Duration
 	for _, nr := range t.nodes {
-		if pt, ok := nr.op.(ProcessingTimer); ok {
-			if i := pt.ProcessingTimeInterval(); i > 0 && (d == 0 || i < d) {
-				d = i
-			}
+		if i := nr.op.ProcessingTimeInterval(); i > 0 && (d == 0 || i < d) {
+			d = i
 		}
 	}
 	return d
@@ -190,42 +249,10 @@ func (t *task) processingInterval() time.Duration {
 
 // onProcessingTime passes a processing-time tick to the operator.
 func (nr *nodeRuntime) onProcessingTime(now time.Time) error {
-	pt, ok := nr.op.(ProcessingTimer)
-	if !ok || nr.finished || pt.ProcessingTimeInterval() <= 0 {
+	if nr.finished || nr.op.ProcessingTimeInterval() <= 0 {
 		return nil
 	}
-	return nr.check(pt.OnProcessingTime(now, &nr.collector))
-}
-
-// idleTicks is how many task ticks make one idle timeout.
-const idleTicks = 4
-
-// checkIdle marks the senders that have been silent for an idle timeout
-// (idleTicks ticks, so between 3/4 and 1 timeout of silence) as idle:
-// they no longer hold back the watermark, which may then advance. The
-// next element from a sender makes it active again; its watermark then
-// counts again, and the combined watermark never goes back (rows it
-// sends behind the watermark are late), as in Flink. It runs on the
-// task's goroutine, like handle.
-func (nr *nodeRuntime) checkIdle(tick uint32) error {
-	if nr.finished || nr.clock == nil {
-		return nil
-	}
-	changed := false
-	for i := range nr.inputs {
-		in := &nr.inputs[i]
-		for s := range in.seen {
-			// A sender held back by barrier alignment is waiting, not idle.
-			if !in.idle[s] && !in.ended[s] && !nr.blocked(i, s) && tick-in.seen[s] >= idleTicks {
-				in.idle[s] = true
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return nil
-	}
-	return nr.advanceWatermark()
+	return nr.check(nr.op.OnProcessingTime(now, &nr.collector))
 }
 
 // forwardWatermark sends wm downstream if it advances the node's output
@@ -235,12 +262,7 @@ func (nr *nodeRuntime) forwardWatermark(wm int64) error {
 		return nil
 	}
 	nr.outWm = wm
-	for _, o := range nr.outputs {
-		if err := o.send(WatermarkElement(wm)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nr.send(WatermarkElement(wm))
 }
 
 func (nr *nodeRuntime) onBarrier(input, sender int, b Barrier) error {
@@ -248,12 +270,10 @@ func (nr *nodeRuntime) onBarrier(input, sender int, b Barrier) error {
 	switch {
 	case nr.aligning == 0:
 		nr.aligning = b.CheckpointID
-		nr.arrived = 0
 	case b.CheckpointID != nr.aligning:
 		return fmt.Errorf("%s: barrier %d arrived while aligning barrier %d", nr.node.Name, b.CheckpointID, nr.aligning)
 	}
 	in.barrier[sender] = b.CheckpointID
-	nr.arrived++
 	nr.pendingBarrier = b
 	return nr.maybeAligned()
 }
@@ -271,29 +291,12 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
-	var err error
-	if sn, ok := nr.op.(Snapshotter); ok {
-		err = sn.SnapshotState(b)
-	}
-	cp := nr.job.opts.Checkpointer
-	if cp == nil && err != nil {
-		return fmt.Errorf("%s: snapshot for barrier %d: %w", nr.node.Name, b.CheckpointID, err)
-	}
-	if cp != nil {
-		if err == nil {
-			err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
-		}
-		if err != nil {
-			// Declining aborts this checkpoint only; the job goes on and
-			// the barrier still travels, so that downstream stays aligned.
-			cp.Decline(b, nr.node, nr.subtask, fmt.Errorf("%s: %w", nr.node.Name, err))
-		}
+	if err := nr.snapshot(b); err != nil {
+		return err
 	}
 	nr.aligning = 0
-	for _, o := range nr.outputs {
-		if err := o.send(Element{Kind: KindBarrier, Barrier: b}); err != nil {
-			return err
-		}
+	if err := nr.send(Element{Kind: KindBarrier, Barrier: b}); err != nil {
+		return err
 	}
 	held := nr.held
 	nr.held = nil
@@ -302,6 +305,30 @@ func (nr *nodeRuntime) maybeAligned() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// snapshot takes the subtask's part of checkpoint b: the operator puts
+// what it keeps outside its store into it, then the checkpointer
+// snapshots the store and acknowledges. A failure declines checkpoint b
+// only: the barrier still travels, so that downstream stays aligned.
+func (nr *nodeRuntime) snapshot(b Barrier) error {
+	started := time.Now()
+	err := nr.op.SnapshotState(b)
+	cp := nr.job.opts.Checkpointer
+	if cp == nil {
+		if err != nil {
+			return fmt.Errorf("%s: snapshot for barrier %d: %w", nr.node.Name, b.CheckpointID, err)
+		}
+		return nil
+	}
+	if err == nil {
+		err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
+	}
+	if err != nil {
+		cp.Decline(b, nr.node, nr.subtask, fmt.Errorf("%s: %w", nr.node.Name, err))
+	}
+	nr.counters.snapshotNanos[nr.subtask].Store(int64(time.Since(started)))
 	return nil
 }
 
@@ -322,8 +349,8 @@ func (c *collector) Emit(ch *dyntable.Chunk) {
 	}
 }
 
-// EmitWatermark implements WatermarkEmitter for nodes that generate
-// watermarks.
+// EmitWatermark forwards a watermark generated by the operator of a node
+// that generates watermarks.
 func (c *collector) EmitWatermark(ts int64) error {
 	if !c.nr.node.GeneratesWatermarks {
 		return fmt.Errorf("%s emits watermarks but its node does not generate them", c.nr.node.Name)

@@ -89,7 +89,7 @@ CREATE TABLE seq (k BIGINT) WITH ('connector' = 'datagen', 'fields.k.kind' = 'se
 			for r := 0; r < rounds; r++ {
 				for _, qq := range queries {
 					before := len(logs.String())
-					got, err := runBounded(s, qq.sql, 5*time.Second)
+					got, err := runBounded(s, qq.sql, 10*time.Second)
 					if err != nil {
 						t.Fatalf("round %d: %s: %v\nlog:\n%s", r, qq.sql, err, logs.String())
 					}
@@ -123,7 +123,7 @@ CREATE TABLE seq (k BIGINT) WITH ('connector' = 'datagen', 'fields.k.kind' = 'se
 						}
 					}
 					for i := 0; i < burst; i++ {
-						if n, err := runBounded(s, "SELECT 1", 5*time.Second); err != nil || n != 1 {
+						if n, err := runBounded(s, "SELECT 1", 10*time.Second); err != nil || n != 1 {
 							errs <- fmt.Errorf("query %d of a burst: %d rows, %v", i, n, err)
 							return
 						}

@@ -144,7 +144,9 @@ var (
 	descWatermark = prometheus.NewDesc("streamsql_operator_watermark_seconds",
 		"The operator's current watermark (the lowest over its subtasks) as event time in seconds since the epoch; absent before the first watermark and after the end of input.", opLabels, nil)
 	descLate = prometheus.NewDesc("streamsql_operator_late_records_dropped_total",
-		"Rows an operator dropped for arriving behind the watermark (window operators only), summed over its parallel subtasks.", opLabels, nil)
+		"Rows an operator dropped for arriving behind the watermark (windows, OVER, window joins), summed over its parallel subtasks.", opLabels, nil)
+	descSnapshot = prometheus.NewDesc("streamsql_operator_checkpoint_duration_seconds",
+		"The longest time one of the operator's subtasks took for its part of the last checkpoint (aligned barrier to acknowledgement: operator snapshot and state store).", opLabels, nil)
 	descStatus = prometheus.NewDesc("streamsql_job_status",
 		"1 for the job's current status, 0 for the others.", []string{"job_id", "job_name", "status"}, nil)
 	descStart = prometheus.NewDesc("streamsql_job_start_time_seconds",
@@ -163,7 +165,7 @@ var (
 var statuses = []string{engine.StatusRunning, engine.StatusFinished, engine.StatusCanceled, engine.StatusFailed}
 
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descLate, descStatus, descStart,
+	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descLate, descSnapshot, descStatus, descStart,
 		descCompleted, descFailures, descCkptDuration, descCkptSize} {
 		ch <- d
 	}
@@ -192,9 +194,8 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			lv := []string{j.ID, j.Name, strconv.Itoa(m.ID), m.Name}
 			ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(m.RecordsIn), lv...)
 			ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(m.RecordsOut), lv...)
-			if m.CountsLateRecords {
-				ch <- prometheus.MustNewConstMetric(descLate, prometheus.CounterValue, float64(m.LateRecordsDropped), lv...)
-			}
+			ch <- prometheus.MustNewConstMetric(descLate, prometheus.CounterValue, float64(m.LateRecordsDropped), lv...)
+			ch <- prometheus.MustNewConstMetric(descSnapshot, prometheus.GaugeValue, m.SnapshotDuration.Seconds(), lv...)
 			if m.Watermark != dataflow.MinWatermark && m.Watermark != dataflow.MaxWatermark {
 				ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(m.Watermark)/1e9, lv...)
 			}

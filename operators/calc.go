@@ -12,7 +12,7 @@ import (
 // is also let out; that needs the filter to be deterministic, which the
 // planner checks.
 type Calc struct {
-	base
+	dataflow.BaseOperator
 	filter      Predicate // nil: keep every row
 	projections []Scalar  // nil: keep the row as is
 }

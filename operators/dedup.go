@@ -36,7 +36,7 @@ func NewDeduplicate(spec RankSpec) dataflow.Operator {
 }
 
 type dedupOp struct {
-	base
+	dataflow.BaseOperator
 
 	spec       RankSpec
 	laterFirst bool

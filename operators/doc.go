@@ -22,14 +22,6 @@ type Scalar func(row types.Row) (types.Value, error)
 // Predicate is a compiled condition; only TRUE passes (NULL does not).
 type Predicate func(row types.Row) (bool, error)
 
-// base gives operators no-op defaults for the calls they do not need.
-type base struct{}
-
-func (base) Open(*dataflow.OpContext) error                   { return nil }
-func (base) ProcessWatermark(int64, dataflow.Collector) error { return nil }
-func (base) Finish(dataflow.Collector) error                  { return nil }
-func (base) Close() error                                     { return nil }
-
 // emitter accumulates output changes and emits them as one chunk.
 type emitter struct{ c *dyntable.Chunk }
 

@@ -33,7 +33,7 @@ type GroupAggSpec struct {
 // A retraction for a group that has no state is an invariant violation
 // of the input changelog and fails the job.
 type GroupAgg struct {
-	base
+	dataflow.BaseOperator
 	spec GroupAggSpec
 	plan []aggPlan // one per aggregate, in spec.Aggs order
 	// nnCols are the argument columns whose non-NULL count some word

@@ -205,6 +205,8 @@ func (c *gaCollector) Emit(ch *dyntable.Chunk) {
 	c.changes = append(c.changes, ch.Changes...)
 }
 
+func (*gaCollector) EmitWatermark(int64) error { return nil }
+
 func gaOpen(t testing.TB, spec GroupAggSpec) *GroupAgg {
 	t.Helper()
 	g, err := NewGroupAgg(spec)
@@ -601,6 +603,8 @@ func gaStateResults(g *GroupAgg, gs groupState) types.Row {
 type gaDiscard struct{}
 
 func (gaDiscard) Emit(*dyntable.Chunk) {}
+
+func (gaDiscard) EmitWatermark(int64) error { return nil }
 
 // BenchmarkGroupAgg is the aggregation of bench.BenchmarkAggPipeline
 // alone: 10,000 BIGINT keys; COUNT(*), SUM, MAX over BIGINT, insert-only.

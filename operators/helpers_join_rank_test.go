@@ -77,6 +77,8 @@ func (c *joinCollector) Emit(ch *dyntable.Chunk) {
 	c.changes = append(c.changes, ch.Changes...)
 }
 
+func (*joinCollector) EmitWatermark(int64) error { return nil }
+
 // joinHarness drives one operator directly and materializes its output
 // as a multiset table.
 type joinHarness struct {
@@ -196,5 +198,6 @@ func joinRemoveRow(rows []types.Row, r types.Row) []types.Row {
 
 // joinNewCtx returns a fresh operator context with a memory store.
 func joinNewCtx() *dataflow.OpContext {
-	return &dataflow.OpContext{JobName: "test", NodeName: "op", Parallelism: 1, State: state.NewMemoryStore("t")}
+	return &dataflow.OpContext{JobName: "test", NodeName: "op", Parallelism: 1, State: state.NewMemoryStore("t"),
+		Metrics: dataflow.NewSubtaskMetrics()}
 }

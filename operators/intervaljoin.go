@@ -142,6 +142,7 @@ func (ijRowsCodec) Decode(b []byte) (ijRows, error) {
 }
 
 type intervalJoinOp struct {
+	dataflow.BaseOperator
 	spec   IntervalJoinSpec
 	name   string
 	sides  [2]state.MapState[ijRows]
@@ -200,7 +201,7 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	return nil
 }
 
-// SnapshotState implements dataflow.Snapshotter: the watermark goes into
+// SnapshotState implements dataflow.Operator: the watermark goes into
 // the checkpoint with the state.
 func (j *intervalJoinOp) SnapshotState(dataflow.Barrier) error {
 	return j.timers.saveWatermark(j.wm)
@@ -392,11 +393,7 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 	if wm == dataflow.MaxWatermark {
 		return nil // the runtime forwards the final watermark itself
 	}
-	we, ok := out.(dataflow.WatermarkEmitter)
-	if !ok {
-		return fmt.Errorf("%s: collector %T cannot emit watermarks", j.name, out)
-	}
-	return we.EmitWatermark(addSat(wm, -j.delay))
+	return out.EmitWatermark(addSat(wm, -j.delay))
 }
 
 // expire removes the rows of side under key whose expiry is at or before
@@ -434,6 +431,3 @@ func (j *intervalJoinOp) expire(side int, key []byte, wm int64, pads []ijPad) ([
 	}
 	return pads, nil
 }
-
-func (j *intervalJoinOp) Finish(dataflow.Collector) error { return nil }
-func (j *intervalJoinOp) Close() error                    { return nil }

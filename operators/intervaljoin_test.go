@@ -355,10 +355,10 @@ func TestIntervalJoinRestoreRescaled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.(dataflow.Snapshotter).SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
+	if err := a.SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Snapshot(dir + "/ckpt"); err != nil {
+	if _, err := st.Checkpoint(dir + "/ckpt"); err != nil {
 		t.Fatal(err)
 	}
 	_ = a.Close()

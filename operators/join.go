@@ -127,7 +127,7 @@ func (joinEntryCodec) Decode(b []byte) (joinEntry, error) {
 }
 
 type joinOp struct {
-	base // no-op ProcessWatermark, Finish and Close
+	dataflow.BaseOperator
 
 	spec  JoinSpec
 	name  string

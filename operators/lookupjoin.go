@@ -55,6 +55,7 @@ func NewLookupJoin(spec LookupJoinSpec) dataflow.Operator {
 }
 
 type lookupJoinOp struct {
+	dataflow.BaseOperator
 	spec LookupJoinSpec
 	ctx  context.Context
 	l    Lookuper
@@ -153,9 +154,6 @@ func (j *lookupJoinOp) ProcessChunk(_ int, c *dyntable.Chunk, out dataflow.Colle
 	}
 	return nil
 }
-
-func (j *lookupJoinOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
-func (j *lookupJoinOp) Finish(dataflow.Collector) error                  { return nil }
 
 func (j *lookupJoinOp) Close() error {
 	if j.l == nil {

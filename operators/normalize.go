@@ -29,7 +29,7 @@ func NewChangelogNormalize(keyCols []int) dataflow.Operator {
 const normName = "ChangelogNormalize"
 
 type normOp struct {
-	base // no-op ProcessWatermark, Finish and Close
+	dataflow.BaseOperator
 
 	keyCols []int
 	last    state.ValueState[types.Row]

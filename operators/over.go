@@ -6,7 +6,6 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -117,6 +116,8 @@ func (c overAccCodec) fresh() (overAcc, error) {
 }
 
 type overAggOp struct {
+	dataflow.BaseOperator
+	oc      *dataflow.OpContext // counts late rows
 	spec    OverAggSpec
 	name    string
 	codec   overAccCodec
@@ -129,6 +130,7 @@ type overAggOp struct {
 }
 
 func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
+	o.oc = ctx
 	s := o.spec
 	o.name = "OverAggregate"
 	if ctx == nil || ctx.State == nil {
@@ -166,7 +168,7 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 	return nil
 }
 
-// SnapshotState implements dataflow.Snapshotter: the watermark, which
+// SnapshotState implements dataflow.Operator: the watermark, which
 // decides what is late, goes into the checkpoint with the state.
 func (o *overAggOp) SnapshotState(dataflow.Barrier) error {
 	return o.timers.saveWatermark(o.wm)
@@ -190,7 +192,7 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 		}
 		ts := tv.Timestamp()
 		if ts <= o.wm {
-			metrics.LateRecordsDropped.Inc() // late
+			o.oc.LateRecordsDropped(1) // late
 			continue
 		}
 		key, _ := joinEncodeKey(nil, row, o.spec.PartitionKeys) // NULL is a partition like any other
@@ -456,6 +458,3 @@ func (o *overAggOp) retractOldest(key []byte, acc *overAcc) error {
 	}
 	return nil
 }
-
-func (o *overAggOp) Finish(dataflow.Collector) error { return nil }
-func (o *overAggOp) Close() error                    { return nil }

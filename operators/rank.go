@@ -97,7 +97,7 @@ func NewRank(spec RankSpec) dataflow.Operator {
 }
 
 type rankOp struct {
-	base // no-op ProcessWatermark, Finish and Close
+	dataflow.BaseOperator
 
 	spec       RankSpec
 	k          int // Offset + Limit: the number of leading entries that matter

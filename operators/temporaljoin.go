@@ -91,6 +91,7 @@ func (tjVersionCodec) Decode(b []byte) (tjVersion, error) {
 }
 
 type temporalJoinOp struct {
+	dataflow.BaseOperator
 	spec     TemporalJoinSpec
 	name     string
 	left     state.MapState[ijRows]
@@ -338,6 +339,3 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 	}
 	return outs, nil
 }
-
-func (j *temporalJoinOp) Finish(dataflow.Collector) error { return nil }
-func (j *temporalJoinOp) Close() error                    { return nil }

@@ -8,7 +8,7 @@ import (
 // Union is UNION ALL: it forwards every input's changes unchanged. The
 // runtime already merges watermarks (minimum over inputs) and waits for
 // end-of-input on all of them.
-type Union struct{ base }
+type Union struct{ dataflow.BaseOperator }
 
 var _ dataflow.Operator = (*Union)(nil)
 

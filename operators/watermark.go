@@ -27,7 +27,7 @@ import (
 // subtask, see eventTimers), and a restored assigner starts from the
 // lowest of the restored values, emitting it with its first chunk.
 type WatermarkAssigner struct {
-	base
+	dataflow.BaseOperator
 	expr   Scalar // the watermark expression over the row, a TIMESTAMP
 	max    int64
 	wm     int64
@@ -38,9 +38,7 @@ type WatermarkAssigner struct {
 }
 
 var (
-	_ dataflow.Operator        = (*WatermarkAssigner)(nil)
-	_ dataflow.Snapshotter     = (*WatermarkAssigner)(nil)
-	_ dataflow.ProcessingTimer = (*WatermarkAssigner)(nil)
+	_ dataflow.Operator = (*WatermarkAssigner)(nil)
 )
 
 // WithInterval makes the assigner emit every d (periodic watermarks)
@@ -50,10 +48,10 @@ func (w *WatermarkAssigner) WithInterval(d time.Duration) *WatermarkAssigner {
 	return w
 }
 
-// ProcessingTimeInterval implements dataflow.ProcessingTimer.
+// ProcessingTimeInterval implements dataflow.Operator.
 func (w *WatermarkAssigner) ProcessingTimeInterval() time.Duration { return w.interval }
 
-// OnProcessingTime implements dataflow.ProcessingTimer: the periodic
+// OnProcessingTime implements dataflow.Operator: the periodic
 // emission.
 func (w *WatermarkAssigner) OnProcessingTime(_ time.Time, out dataflow.Collector) error {
 	return w.emit(out)
@@ -65,12 +63,7 @@ func (w *WatermarkAssigner) emit(out dataflow.Collector) error {
 		return nil
 	}
 	w.wm = w.max
-	// The runtime forwards watermarks that operators emit through the
-	// collector when it implements WatermarkEmitter.
-	if we, ok := out.(dataflow.WatermarkEmitter); ok {
-		return we.EmitWatermark(w.wm)
-	}
-	return fmt.Errorf("watermark assigner: collector %T cannot emit watermarks", out)
+	return out.EmitWatermark(w.wm)
 }
 
 // Open implements dataflow.Operator: it restores the saved watermark.
@@ -99,7 +92,7 @@ func (w *WatermarkAssigner) Open(ctx *dataflow.OpContext) error {
 	return nil
 }
 
-// SnapshotState implements dataflow.Snapshotter.
+// SnapshotState implements dataflow.Operator.
 func (w *WatermarkAssigner) SnapshotState(dataflow.Barrier) error {
 	if w.saved == nil || w.wm == dataflow.MinWatermark {
 		return nil

@@ -3,12 +3,10 @@ package operators
 import (
 	"container/heap"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -77,13 +75,13 @@ type WindowAggSpec struct {
 // windows fired but a later one has not is kept for the later ones, as
 // Flink does.
 type WindowAgg struct {
-	base
+	oc *dataflow.OpContext // counts late rows
+	dataflow.BaseOperator
 	spec    WindowAggSpec
 	g       *GroupAgg // the aggregate planning, update, result and codec code
 	slices  state.MapState[groupState]
 	timers  *windowTimers
 	wm      int64
-	late    atomic.Int64 // read by the metrics scrape
 	key, mk []byte
 	// local and pend combine a chunk's rows per (slice, key) before they
 	// reach state; empty between chunks.
@@ -92,14 +90,7 @@ type WindowAgg struct {
 }
 
 var (
-	_ dataflow.Operator        = (*WindowAgg)(nil)
-	_ dataflow.Snapshotter     = (*WindowAgg)(nil)
-	_ dataflow.ProcessingTimer = (*WindowAgg)(nil)
-
-	_ dataflow.LateRecordCounter = (*WindowAgg)(nil)
-	_ dataflow.LateRecordCounter = (*SessionAgg)(nil)
-	_ dataflow.LateRecordCounter = (*WindowRank)(nil)
-	_ dataflow.LateRecordCounter = (*WindowTableFunction)(nil)
+	_ dataflow.Operator = (*WindowAgg)(nil)
 )
 
 // NewWindowAgg returns a window aggregation; it fails on an aggregate it
@@ -124,12 +115,9 @@ func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 	return &WindowAgg{spec: spec, g: g, wm: dataflow.MinWatermark, local: map[string]int{}}, nil
 }
 
-// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
-// this subtask dropped as late.
-func (w *WindowAgg) LateRecordsDropped() int64 { return w.late.Load() }
-
 // Open implements dataflow.Operator.
 func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
+	w.oc = ctx
 	var err error
 	if w.slices, err = state.NewMapState[groupState](ctx.State, "slices", groupCodec{w.g}); err != nil {
 		return err
@@ -141,7 +129,7 @@ func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
 	return err
 }
 
-// SnapshotState implements dataflow.Snapshotter: the watermark goes into
+// SnapshotState implements dataflow.Operator: the watermark goes into
 // the checkpoint with the slices and timers.
 func (w *WindowAgg) SnapshotState(dataflow.Barrier) error { return w.timers.saveWatermark(w.wm) }
 
@@ -177,8 +165,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 		}
 		se := win.sliceEnd(ts)
 		if fired(win.lastWindowEnd(se), w.wm) {
-			w.late.Add(1)
-			metrics.LateRecordsDropped.Inc()
+			w.oc.LateRecordsDropped(1)
 			continue
 		}
 		// Rows of one key and slice within the chunk are first combined
@@ -243,7 +230,7 @@ func (w *WindowAgg) flushLocal() error {
 	return nil
 }
 
-// ProcessingTimeInterval implements dataflow.ProcessingTimer: windows
+// ProcessingTimeInterval implements dataflow.Operator: windows
 // over processing time are fired by the clock even while no row arrives,
 // checked a few times per slice (at most every 100 ms).
 func (w *WindowAgg) ProcessingTimeInterval() time.Duration {
@@ -253,7 +240,7 @@ func (w *WindowAgg) ProcessingTimeInterval() time.Duration {
 	return max(min(time.Duration(w.spec.Window.sliceSize())/4, 100*time.Millisecond), time.Millisecond)
 }
 
-// OnProcessingTime implements dataflow.ProcessingTimer.
+// OnProcessingTime implements dataflow.Operator.
 func (w *WindowAgg) OnProcessingTime(_ time.Time, out dataflow.Collector) error {
 	return w.fire(w.now()-WindowTimeOffset, out)
 }

@@ -112,6 +112,8 @@ func (c *winCollector) Emit(ch *dyntable.Chunk) {
 	}
 }
 
+func (*winCollector) EmitWatermark(int64) error { return nil }
+
 // runWindowOp drives op through rows with a watermark of max(ts) - delay
 // after each chunk of 1..3 rows, then the final watermark.
 func runWindowOp(t *testing.T, op dataflow.Operator, ctx *dataflow.OpContext, rows []types.Row, delay int64, r *rand.Rand, model func(row types.Row, wm int64)) []string {
@@ -192,15 +194,16 @@ func TestWindowAggMatchesModel(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got := runWindowOp(t, op, joinNewCtx(), rows, delay, r, func(row types.Row, wm int64) {
+					ctx := joinNewCtx()
+					got := runWindowOp(t, op, ctx, rows, delay, r, func(row types.Row, wm int64) {
 						m.add(spec, row[0].Int(), row[1].Int(), row[2].Timestamp(), wm)
 					})
 					want := m.results()
 					if !slices.Equal(got, want) {
 						t.Fatalf("got %d windows, want %d\n%s", len(got), len(want), winDiff(got, want))
 					}
-					if op.LateRecordsDropped() != int64(m.late) {
-						t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
+					if ctx.Metrics.LateRecords() != int64(m.late) {
+						t.Fatalf("late rows: got %d, want %d", ctx.Metrics.LateRecords(), m.late)
 					}
 					if d := lateCounter(t) - lateBefore; d < float64(m.late) {
 						t.Fatalf("streamsql_late_records_dropped_total grew by %v, want at least %d", d, m.late)

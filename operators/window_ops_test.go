@@ -102,7 +102,8 @@ func TestSessionAggMatchesModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := driveWindowOps(t, []dataflow.Operator{op}, []int{0}, []*dataflow.OpContext{joinNewCtx()}, rows, delay,
+				ctx := joinNewCtx()
+				got := driveWindowOps(t, []dataflow.Operator{op}, []int{0}, []*dataflow.OpContext{ctx}, rows, delay,
 					func(row types.Row) {
 						before := len(m.open[row[0].Int()])
 						m.add(row[0].Int(), row[1].Int(), row[2].Timestamp())
@@ -115,8 +116,8 @@ func TestSessionAggMatchesModel(t *testing.T) {
 				if !slices.Equal(got, m.out) {
 					t.Fatalf("got %d sessions, want %d\n%s", len(got), len(m.out), winDiff(got, m.out))
 				}
-				if op.LateRecordsDropped() != int64(m.late) {
-					t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
+				if ctx.Metrics.LateRecords() != int64(m.late) {
+					t.Fatalf("late rows: got %d, want %d", ctx.Metrics.LateRecords(), m.late)
 				}
 			})
 		}
@@ -239,15 +240,16 @@ func TestWindowRankMatchesModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := driveWindowOps(t, []dataflow.Operator{op}, []int{3, 0}, []*dataflow.OpContext{joinNewCtx()}, rows, delay,
+				ctx := joinNewCtx()
+				got := driveWindowOps(t, []dataflow.Operator{op}, []int{3, 0}, []*dataflow.OpContext{ctx}, rows, delay,
 					m.add, m.advance)
 				m.advance(dataflow.MaxWatermark)
 				sort.Strings(m.out)
 				if !slices.Equal(got, m.out) {
 					t.Fatalf("got %d rows, want %d\n%s", len(got), len(m.out), winDiff(got, m.out))
 				}
-				if op.LateRecordsDropped() != int64(m.late) {
-					t.Fatalf("late rows: got %d, want %d", op.LateRecordsDropped(), m.late)
+				if ctx.Metrics.LateRecords() != int64(m.late) {
+					t.Fatalf("late rows: got %d, want %d", ctx.Metrics.LateRecords(), m.late)
 				}
 			})
 		}
@@ -312,10 +314,10 @@ func TestWindowOpsRescaledRestore(t *testing.T) {
 			}
 			half := len(rows) / 2
 			got := driveWindowOpsNoFinish(t, first, c.keys, rows[:half], delay)
-			if err := first.(dataflow.Snapshotter).SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
+			if err := first.SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.Snapshot(dir + "/ckpt"); err != nil {
+			if _, err := st.Checkpoint(dir + "/ckpt"); err != nil {
 				t.Fatal(err)
 			}
 			_ = first.Close()

@@ -4,11 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
-	"sync/atomic"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,18 +32,17 @@ type WindowRankSpec struct {
 // State: partition key -> the buffered rows (ValueState), and a timer per
 // partition at its window's end.
 type WindowRank struct {
-	base
+	oc *dataflow.OpContext // counts late rows
+	dataflow.BaseOperator
 	spec   WindowRankSpec
 	bufs   state.ValueState[[]types.Row]
 	timers *windowTimers
 	wm     int64
-	late   atomic.Int64 // read by the metrics scrape
 	key    []byte
 }
 
 var (
-	_ dataflow.Operator    = (*WindowRank)(nil)
-	_ dataflow.Snapshotter = (*WindowRank)(nil)
+	_ dataflow.Operator = (*WindowRank)(nil)
 )
 
 // NewWindowRank returns a window rank operator.
@@ -56,12 +53,9 @@ func NewWindowRank(spec WindowRankSpec) (*WindowRank, error) {
 	return &WindowRank{spec: spec, wm: dataflow.MinWatermark}, nil
 }
 
-// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
-// this subtask dropped as late.
-func (r *WindowRank) LateRecordsDropped() int64 { return r.late.Load() }
-
 // Open implements dataflow.Operator.
 func (r *WindowRank) Open(ctx *dataflow.OpContext) error {
+	r.oc = ctx
 	var err error
 	if r.bufs, err = state.NewValueState[[]types.Row](ctx.State, "topn", rowListCodec{}); err != nil {
 		return err
@@ -73,7 +67,7 @@ func (r *WindowRank) Open(ctx *dataflow.OpContext) error {
 	return err
 }
 
-// SnapshotState implements dataflow.Snapshotter.
+// SnapshotState implements dataflow.Operator.
 func (r *WindowRank) SnapshotState(dataflow.Barrier) error { return r.timers.saveWatermark(r.wm) }
 
 // less orders two rows by the ORDER BY keys.
@@ -103,8 +97,7 @@ func (r *WindowRank) ProcessChunk(_ int, in *dyntable.Chunk, _ dataflow.Collecto
 		}
 		end := ev.Timestamp()
 		if fired(end, r.wm) {
-			r.late.Add(1)
-			metrics.LateRecordsDropped.Inc()
+			r.oc.LateRecordsDropped(1)
 			continue
 		}
 		r.key = types.EncodeKey(r.key[:0], ch.Row, r.spec.PartitionKeys)

@@ -4,11 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
-	"sync/atomic"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,19 +32,18 @@ import (
 // A firing timer emits every session of its key that the watermark has
 // passed.
 type SessionAgg struct {
-	base
+	oc *dataflow.OpContext // counts late rows
+	dataflow.BaseOperator
 	spec     WindowAggSpec
 	g        *GroupAgg
 	sessions state.MapState[sessionState]
 	timers   *windowTimers
 	wm       int64
-	late     atomic.Int64 // read by the metrics scrape
 	key, mk  []byte
 }
 
 var (
-	_ dataflow.Operator    = (*SessionAgg)(nil)
-	_ dataflow.Snapshotter = (*SessionAgg)(nil)
+	_ dataflow.Operator = (*SessionAgg)(nil)
 )
 
 type sessionState struct {
@@ -72,12 +69,9 @@ func NewSessionAgg(spec WindowAggSpec) (*SessionAgg, error) {
 	return &SessionAgg{spec: spec, g: g, wm: dataflow.MinWatermark}, nil
 }
 
-// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
-// this subtask dropped as late.
-func (s *SessionAgg) LateRecordsDropped() int64 { return s.late.Load() }
-
 // Open implements dataflow.Operator.
 func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
+	s.oc = ctx
 	var err error
 	if s.sessions, err = state.NewMapState[sessionState](ctx.State, "sessions", sessionCodec{groupCodec{s.g}}); err != nil {
 		return err
@@ -89,7 +83,7 @@ func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
 	return err
 }
 
-// SnapshotState implements dataflow.Snapshotter.
+// SnapshotState implements dataflow.Operator.
 func (s *SessionAgg) SnapshotState(dataflow.Barrier) error { return s.timers.saveWatermark(s.wm) }
 
 type sessionRef struct {
@@ -131,8 +125,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 			start, end = min(start, m.start), max(end, m.end)
 		}
 		if fired(end, s.wm) {
-			s.late.Add(1)
-			metrics.LateRecordsDropped.Inc()
+			s.oc.LateRecordsDropped(1)
 			continue
 		}
 		// The earliest merged session, when the row does not start

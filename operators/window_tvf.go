@@ -2,12 +2,10 @@ package operators
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -24,24 +22,24 @@ import (
 // row with no open window left is dropped and counted, as Flink's window
 // table function operator does. Output is insert-only.
 type WindowTableFunction struct {
-	base
+	oc *dataflow.OpContext // counts late rows
+	dataflow.BaseOperator
 	win      WindowSpec
 	timeCol  int
 	procTime bool
 	clock    func() time.Time
 	wm       int64
-	late     atomic.Int64 // read by the metrics scrape
 	buf      [][2]int64
 	timers   *windowTimers // only its watermark cells are used
 }
 
 var (
-	_ dataflow.Operator    = (*WindowTableFunction)(nil)
-	_ dataflow.Snapshotter = (*WindowTableFunction)(nil)
+	_ dataflow.Operator = (*WindowTableFunction)(nil)
 )
 
 // Open implements dataflow.Operator: it restores the watermark.
 func (w *WindowTableFunction) Open(ctx *dataflow.OpContext) error {
+	w.oc = ctx
 	if ctx == nil || ctx.State == nil {
 		return nil
 	}
@@ -53,7 +51,7 @@ func (w *WindowTableFunction) Open(ctx *dataflow.OpContext) error {
 	return err
 }
 
-// SnapshotState implements dataflow.Snapshotter.
+// SnapshotState implements dataflow.Operator.
 func (w *WindowTableFunction) SnapshotState(dataflow.Barrier) error {
 	if w.timers == nil {
 		return nil
@@ -76,10 +74,6 @@ func NewWindowTableFunction(win WindowSpec, timeCol int, procTime bool, clock fu
 	}
 	return &WindowTableFunction{win: win, timeCol: timeCol, procTime: procTime, clock: clock, wm: dataflow.MinWatermark}, nil
 }
-
-// LateRecordsDropped implements dataflow.LateRecordCounter: the rows
-// this subtask dropped as late.
-func (w *WindowTableFunction) LateRecordsDropped() int64 { return w.late.Load() }
 
 // ProcessWatermark implements dataflow.Operator.
 func (w *WindowTableFunction) ProcessWatermark(wm int64, _ dataflow.Collector) error {
@@ -121,8 +115,7 @@ func (w *WindowTableFunction) ProcessChunk(_ int, in *dyntable.Chunk, out datafl
 			n++
 		}
 		if n == 0 {
-			w.late.Add(1)
-			metrics.LateRecordsDropped.Inc()
+			w.oc.LateRecordsDropped(1)
 		}
 	}
 	if len(res.Changes) > 0 {

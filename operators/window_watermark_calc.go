@@ -2,7 +2,6 @@ package operators
 
 import (
 	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 )
 
 // WatermarkCalc is a Calc whose expressions call CURRENT_WATERMARK: it
@@ -12,8 +11,8 @@ import (
 // to the function) until the first watermark. The cell belongs to this
 // subtask alone.
 type WatermarkCalc struct {
-	calc *Calc
-	cell *int64
+	*Calc // every call but ProcessWatermark
+	cell  *int64
 }
 
 var _ dataflow.Operator = (*WatermarkCalc)(nil)
@@ -21,15 +20,7 @@ var _ dataflow.Operator = (*WatermarkCalc)(nil)
 // NewWatermarkCalc wraps calc, whose expressions read cell.
 func NewWatermarkCalc(calc *Calc, cell *int64) *WatermarkCalc {
 	*cell = dataflow.MinWatermark
-	return &WatermarkCalc{calc: calc, cell: cell}
-}
-
-// Open implements dataflow.Operator.
-func (w *WatermarkCalc) Open(ctx *dataflow.OpContext) error { return w.calc.Open(ctx) }
-
-// ProcessChunk implements dataflow.Operator.
-func (w *WatermarkCalc) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
-	return w.calc.ProcessChunk(input, c, out)
+	return &WatermarkCalc{Calc: calc, cell: cell}
 }
 
 // ProcessWatermark implements dataflow.Operator.
@@ -37,9 +28,3 @@ func (w *WatermarkCalc) ProcessWatermark(wm int64, out dataflow.Collector) error
 	*w.cell = wm
 	return nil
 }
-
-// Finish implements dataflow.Operator.
-func (w *WatermarkCalc) Finish(out dataflow.Collector) error { return w.calc.Finish(out) }
-
-// Close implements dataflow.Operator.
-func (w *WatermarkCalc) Close() error { return w.calc.Close() }

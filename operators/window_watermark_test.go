@@ -43,7 +43,7 @@ func TestWatermarkAssignerRestoresWatermark(t *testing.T) {
 	if err := a.SnapshotState(dataflow.Barrier{CheckpointID: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Snapshot(dir + "/ckpt"); err != nil {
+	if _, err := st.Checkpoint(dir + "/ckpt"); err != nil {
 		t.Fatal(err)
 	}
 	_ = st.Close()

@@ -5,7 +5,6 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -47,6 +46,8 @@ func NewWindowJoin(spec WindowJoinSpec) dataflow.Operator {
 }
 
 type windowJoinOp struct {
+	dataflow.BaseOperator
+	oc     *dataflow.OpContext // counts late rows
 	spec   WindowJoinSpec
 	name   string
 	sides  [2]state.ValueState[ijRows]
@@ -59,6 +60,7 @@ type windowJoinOp struct {
 }
 
 func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
+	j.oc = ctx
 	s := j.spec
 	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
 	if s.Join.Type > FullJoin {
@@ -97,7 +99,7 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	return nil
 }
 
-// SnapshotState implements dataflow.Snapshotter: the watermark, which
+// SnapshotState implements dataflow.Operator: the watermark, which
 // decides what is late, goes into the checkpoint with the state.
 func (j *windowJoinOp) SnapshotState(dataflow.Barrier) error {
 	return j.timers.saveWatermark(j.wm)
@@ -124,7 +126,7 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		}
 		fireAt := addSat(ev.Timestamp(), -WindowTimeOffset)
 		if fireAt <= j.wm {
-			metrics.LateRecordsDropped.Inc() // late: the window has fired
+			j.oc.LateRecordsDropped(1) // late: the window has fired
 			continue
 		}
 		key, hasNull := joinEncodeKey(nil, row, j.keys[input])
@@ -205,6 +207,3 @@ func (j *windowJoinOp) fire(key []byte, em *emitter) error {
 	}
 	return nil
 }
-
-func (j *windowJoinOp) Finish(dataflow.Collector) error { return nil }
-func (j *windowJoinOp) Close() error                    { return nil }

@@ -249,26 +249,24 @@ func (t *translator) sink(n *SinkNode, in *dataflow.Node) (*dataflow.Node, error
 }
 
 // collectOp hands the query result to the client.
-type collectOp struct{ fn CollectFunc }
+type collectOp struct {
+	dataflow.BaseOperator
+	fn CollectFunc
+}
 
-func (c *collectOp) Open(*dataflow.OpContext) error { return nil }
 func (c *collectOp) ProcessChunk(_ int, ch *dyntable.Chunk, _ dataflow.Collector) error {
 	return c.fn(ch)
 }
-func (c *collectOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
-func (c *collectOp) Finish(dataflow.Collector) error                  { return nil }
-func (c *collectOp) Close() error                                     { return nil }
 
 // constSource emits the constant rows of a FROM-less query or a VALUES
 // list once. Its position is the number of rows emitted, so it takes part
 // in checkpoints like any other bounded source.
 type constSource struct {
+	dataflow.BaseSource
 	rows    []types.Row
 	emitted int
 }
 
-func (s *constSource) Open(*dataflow.OpContext) error { return nil }
-func (s *constSource) Close() error                   { return nil }
 func (s *constSource) Run(_ context.Context, out dataflow.SourceOutput) error {
 	if s.emitted >= len(s.rows) {
 		return nil
@@ -281,12 +279,12 @@ func (s *constSource) Run(_ context.Context, out dataflow.SourceOutput) error {
 	return out.Emit(c)
 }
 
-// SnapshotPosition implements dataflow.CheckpointedSource.
-func (s *constSource) SnapshotPosition() ([]byte, error) {
+// SnapshotPosition implements dataflow.Source.
+func (s *constSource) SnapshotPosition(int64) ([]byte, error) {
 	return binary.AppendUvarint(nil, uint64(s.emitted)), nil
 }
 
-// RestorePosition implements dataflow.CheckpointedSource.
+// RestorePosition implements dataflow.Source.
 func (s *constSource) RestorePosition(pos []byte) error {
 	n, k := binary.Uvarint(pos)
 	if k <= 0 || k != len(pos) || n > uint64(len(s.rows)) {
@@ -336,42 +334,11 @@ func (t *translator) pushWatermark(w *WatermarkNode) bool {
 }
 
 // projectingSource narrows a source's rows to the columns a scan reads.
+// Embedding the source passes every call but Run through, so the wrapped
+// source's abilities (positions, notices) are its own.
 type projectingSource struct {
 	dataflow.Source
 	fields []int
-}
-
-// SnapshotPosition passes the wrapped source's position through.
-func (s *projectingSource) SnapshotPosition() ([]byte, error) {
-	cs, ok := s.Source.(dataflow.CheckpointedSource)
-	if !ok {
-		return nil, fmt.Errorf("source cannot save its position")
-	}
-	return cs.SnapshotPosition()
-}
-
-// RestorePosition passes the saved position to the wrapped source.
-func (s *projectingSource) RestorePosition(pos []byte) error {
-	cs, ok := s.Source.(dataflow.CheckpointedSource)
-	if !ok {
-		return fmt.Errorf("source cannot restore a position")
-	}
-	return cs.RestorePosition(pos)
-}
-
-// PositionSaved and NotifyCheckpointComplete pass checkpoint events to a
-// wrapped dataflow.SourceCheckpointListener (the Kafka source).
-func (s *projectingSource) PositionSaved(id int64, pos []byte) {
-	if l, ok := s.Source.(dataflow.SourceCheckpointListener); ok {
-		l.PositionSaved(id, pos)
-	}
-}
-
-func (s *projectingSource) NotifyCheckpointComplete(id int64) error {
-	if l, ok := s.Source.(dataflow.SourceCheckpointListener); ok {
-		return l.NotifyCheckpointComplete(id)
-	}
-	return nil
 }
 
 func (s *projectingSource) Run(ctx context.Context, out dataflow.SourceOutput) error {

@@ -26,7 +26,7 @@ func benchStore(b *testing.B, n, cache int) (*PebbleStore, ValueState[*bigGroup]
 			b.Fatal(err)
 		}
 	}
-	if _, err := s.Snapshot(filepath.Join(b.TempDir(), "c")); err != nil {
+	if _, err := s.Checkpoint(filepath.Join(b.TempDir(), "c")); err != nil {
 		b.Fatal(err)
 	}
 	return s, v

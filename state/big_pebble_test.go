@@ -144,7 +144,7 @@ func TestPebbleBigState(t *testing.T) {
 		if (i+1)%(n/2) == 0 {
 			snaps++
 			st := time.Now()
-			info, err := s.Snapshot(filepath.Join(root, "ckpt"+strconv.Itoa(snaps)))
+			info, err := s.Checkpoint(filepath.Join(root, "ckpt"+strconv.Itoa(snaps)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestPebbleBigState(t *testing.T) {
 		t.Logf("pebble metrics:\n%s", s.db.Metrics())
 	}
 	st := time.Now()
-	info, err := s.Snapshot(filepath.Join(root, "ckpt-final"))
+	info, err := s.Checkpoint(filepath.Join(root, "ckpt-final"))
 	if err != nil {
 		t.Fatal(err)
 	}

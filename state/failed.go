@@ -16,4 +16,10 @@ func (f *FailedStore) OperatorID() string { return f.ID }
 // Backend implements Store.
 func (f *FailedStore) Backend() string { return "failed" }
 
+// Checkpoint implements Store: the reason the store could not be opened.
+func (f *FailedStore) Checkpoint(string) (SnapshotInfo, error) { return SnapshotInfo{}, f.Err }
+
+// Close implements Store.
+func (f *FailedStore) Close() error { return nil }
+
 func (f *FailedStore) register(string) error { return f.Err }

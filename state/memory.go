@@ -30,6 +30,19 @@ func (s *MemoryStore) OperatorID() string { return s.id }
 // Backend implements Store.
 func (s *MemoryStore) Backend() string { return "memory" }
 
+// Checkpoint implements Store. A memory store without states (that of a
+// stateless operator) has nothing to save; one with states cannot be
+// checkpointed, and says so.
+func (s *MemoryStore) Checkpoint(string) (SnapshotInfo, error) {
+	if len(s.names) == 0 {
+		return SnapshotInfo{}, nil
+	}
+	return SnapshotInfo{}, fmt.Errorf("state: operator %s keeps its state in memory, which cannot be checkpointed", s.id)
+}
+
+// Close implements Store: the maps are left to the garbage collector.
+func (s *MemoryStore) Close() error { return nil }
+
 func (s *MemoryStore) register(name string) error {
 	if s.names[name] {
 		return fmt.Errorf("state: operator %s registers state %q twice", s.id, name)

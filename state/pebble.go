@@ -607,7 +607,7 @@ func (s *PebbleStore) cleanupTTL() error {
 // It then writes a manifest of the checkpoint's files with their sizes
 // and checksums, which RestorePebble verifies. Cached entries stay
 // cached, clean.
-func (s *PebbleStore) Snapshot(dir string) (SnapshotInfo, error) {
+func (s *PebbleStore) Checkpoint(dir string) (SnapshotInfo, error) {
 	if err := s.check(); err != nil {
 		return SnapshotInfo{}, err
 	}

@@ -162,7 +162,7 @@ func testValueModel(t *testing.T, cache, steps int) {
 			delete(model, string(k))
 		case op < 67:
 			dir := filepath.Join(root, fmt.Sprintf("snap%d", step))
-			if _, err := s.Snapshot(dir); err != nil {
+			if _, err := s.Checkpoint(dir); err != nil {
 				t.Fatal(err)
 			}
 			snaps = append(snaps, snap{dir, maps.Clone(model)})
@@ -196,7 +196,7 @@ func testValueModel(t *testing.T, cache, steps int) {
 			t.Fatalf("final Get(%q) = %v %v %v, want %v", k, b, ok, err, want)
 		}
 	}
-	if _, err := s.Snapshot(filepath.Join(root, "final")); err != nil {
+	if _, err := s.Checkpoint(filepath.Join(root, "final")); err != nil {
 		t.Fatal(err)
 	}
 	if n := dbEntries(t, s); n != len(model) {
@@ -336,7 +336,7 @@ func testMapModel(t *testing.T, cache, steps int) {
 			}
 		case op < 83:
 			dir := filepath.Join(root, fmt.Sprintf("snap%d", step))
-			if _, err := s.Snapshot(dir); err != nil {
+			if _, err := s.Checkpoint(dir); err != nil {
 				t.Fatal(err)
 			}
 			snaps = append(snaps, snap{dir, cloneModel(model)})
@@ -355,7 +355,7 @@ func testMapModel(t *testing.T, cache, steps int) {
 			t.Fatalf("step %d: cache holds %d entries, bound %d", step, s.size, cache)
 		}
 	}
-	if _, err := s.Snapshot(filepath.Join(root, "final")); err != nil {
+	if _, err := s.Checkpoint(filepath.Join(root, "final")); err != nil {
 		t.Fatal(err)
 	}
 	// The DB alone (a fresh store) agrees with the model.
@@ -412,7 +412,7 @@ func TestPebbleIncrementalSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want1 := fillValues(t, v, allGroups, 10_000)
-	i1, err := s.Snapshot(filepath.Join(root, "c1"))
+	i1, err := s.Checkpoint(filepath.Join(root, "c1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,11 +423,11 @@ func TestPebbleIncrementalSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want2["key77"] = *b
-	i2, err := s.Snapshot(filepath.Join(root, "c2"))
+	i2, err := s.Checkpoint(filepath.Join(root, "c2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	i3, err := s.Snapshot(filepath.Join(root, "c3")) // nothing changed
+	i3, err := s.Checkpoint(filepath.Join(root, "c3")) // nothing changed
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestPebbleRescale(t *testing.T) {
 			}
 		}
 		dir := filepath.Join(root, fmt.Sprintf("ckpt%d", sub))
-		if _, err := s.Snapshot(dir); err != nil {
+		if _, err := s.Checkpoint(dir); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Close(); err != nil {
@@ -593,7 +593,7 @@ func TestPebbleRestoreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	fillValues(t, v, allGroups, 5000)
-	good, err := s.Snapshot(filepath.Join(root, "good"))
+	good, err := s.Checkpoint(filepath.Join(root, "good"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -716,7 +716,7 @@ func TestPebbleTTL(t *testing.T) {
 			m, _ := NewMapState[int64](s, "m", i64Codec{})
 			testTTL(t, clk, v, m, func() {
 				dir := filepath.Join(root, fmt.Sprintf("c%d", clk.t.UnixMilli()))
-				if _, err := s.Snapshot(dir); err != nil {
+				if _, err := s.Checkpoint(dir); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -728,7 +728,7 @@ func TestPebbleTTL(t *testing.T) {
 			for i := 0; i < 10; i++ { // push it out of the small cache
 				_, _, _ = v.Get([]byte(fmt.Sprint("push", i)))
 			}
-			if _, err := s.Snapshot(filepath.Join(root, "lazy1")); err != nil {
+			if _, err := s.Checkpoint(filepath.Join(root, "lazy1")); err != nil {
 				t.Fatal(err)
 			}
 			n0 := dbEntries(t, s)
@@ -736,7 +736,7 @@ func TestPebbleTTL(t *testing.T) {
 			if _, ok, _ := v.Get([]byte("lazy")); ok {
 				t.Fatal("lazy outlived its TTL")
 			}
-			if _, err := s.Snapshot(filepath.Join(root, "lazy2")); err != nil {
+			if _, err := s.Checkpoint(filepath.Join(root, "lazy2")); err != nil {
 				t.Fatal(err)
 			}
 			if n1 := dbEntries(t, s); cache < 10 && n1 != n0-1 {
@@ -748,14 +748,14 @@ func TestPebbleTTL(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := s.Snapshot(filepath.Join(root, "before")); err != nil {
+			if _, err := s.Checkpoint(filepath.Join(root, "before")); err != nil {
 				t.Fatal(err)
 			}
 			before := dbEntries(t, s)
 			clk.advance(time.Minute)
 			s.opts.TTLCleanupKeys = 30 // a few passes
 			for i := 0; i < 10; i++ {
-				if _, err := s.Snapshot(filepath.Join(root, fmt.Sprintf("after%d", i))); err != nil {
+				if _, err := s.Checkpoint(filepath.Join(root, fmt.Sprintf("after%d", i))); err != nil {
 					t.Fatal(err)
 				}
 			}

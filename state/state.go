@@ -53,11 +53,22 @@ type MapState[V any] interface {
 // Store is one operator subtask's state namespace. Names must be unique
 // within a store; a persistent backend prefixes every key with the
 // operator id and the state name.
+//
+// Lifecycle: the runtime creates the store before Operator.Open, calls
+// Checkpoint on the operator's goroutine once the operator has aligned a
+// checkpoint barrier and put its extra state into the store, and Close
+// once the job has stopped.
 type Store interface {
 	// OperatorID identifies the owning operator in the job graph.
 	OperatorID() string
 	// Backend returns the backend kind, for diagnostics ("memory").
 	Backend() string
+	// Checkpoint writes the store's state for a checkpoint into dir,
+	// which must not exist, and reports its size. A store that holds no
+	// state writes nothing and returns SnapshotInfo{} (Dir empty).
+	Checkpoint(dir string) (SnapshotInfo, error)
+	// Close releases the store. Closing twice is a no-op.
+	Close() error
 	register(name string) error
 }
 

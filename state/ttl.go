@@ -50,6 +50,12 @@ func (s *TTLStore) Backend() string { return s.inner.Backend() }
 // Inner returns the wrapped store.
 func (s *TTLStore) Inner() Store { return s.inner }
 
+// Checkpoint implements Store: the inner store's checkpoint.
+func (s *TTLStore) Checkpoint(dir string) (SnapshotInfo, error) { return s.inner.Checkpoint(dir) }
+
+// Close implements Store.
+func (s *TTLStore) Close() error { return s.inner.Close() }
+
 func (s *TTLStore) register(name string) error { return s.inner.register(name) }
 
 // CleanUp deletes every expired value that the queues of the states

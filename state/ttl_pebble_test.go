@@ -108,7 +108,7 @@ func TestTTLWrapperOnPebble(t *testing.T) {
 		t.Fatal(err)
 	}
 	testTTL(t, clk, v, m, func() {
-		if _, err := ps.Snapshot(filepath.Join(root, fmt.Sprint(clk.t.UnixMilli()))); err != nil {
+		if _, err := ps.Checkpoint(filepath.Join(root, fmt.Sprint(clk.t.UnixMilli()))); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -30,10 +30,6 @@ func (sink) Create(int, int) (dataflow.Operator, error) {
 	return op{}, nil
 }
 
-type op struct{}
+type op struct{ dataflow.BaseOperator }
 
-func (op) Open(*dataflow.OpContext) error                              { return nil }
 func (op) ProcessChunk(int, *dyntable.Chunk, dataflow.Collector) error { return nil }
-func (op) ProcessWatermark(int64, dataflow.Collector) error            { return nil }
-func (op) Finish(dataflow.Collector) error                             { return nil }
-func (op) Close() error                                                { return nil }

@@ -245,6 +245,7 @@ func clampInt(f float64) int64 {
 }
 
 type source struct {
+	dataflow.BaseSource
 	s        *scan
 	next, to int64
 	from     int64
@@ -252,18 +253,14 @@ type source struct {
 	rng      *rand.Rand
 }
 
-var _ dataflow.CheckpointedSource = (*source)(nil)
-
-func (g *source) Open(*dataflow.OpContext) error { return nil }
-
-// SnapshotPosition implements dataflow.CheckpointedSource: the index of
+// SnapshotPosition implements dataflow.Source: the index of
 // the next row. Random fields are drawn afresh after a restore, so a
 // restored random source is not bit-for-bit the one that would have run.
-func (g *source) SnapshotPosition() ([]byte, error) {
+func (g *source) SnapshotPosition(int64) ([]byte, error) {
 	return binary.AppendVarint(nil, g.next), nil
 }
 
-// RestorePosition implements dataflow.CheckpointedSource.
+// RestorePosition implements dataflow.Source.
 func (g *source) RestorePosition(pos []byte) error {
 	n, k := binary.Varint(pos)
 	if k <= 0 || k != len(pos) {
@@ -275,7 +272,6 @@ func (g *source) RestorePosition(pos []byte) error {
 	g.next = n
 	return nil
 }
-func (g *source) Close() error { return nil }
 
 func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	start := time.Now()
@@ -297,10 +293,9 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		if g.rps > 0 {
 			// Never get ahead of the configured rate.
 			if ahead := time.Duration(float64(emitted+n)/g.rps*float64(time.Second)) - time.Since(start); ahead > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(ahead):
+				// Barriers and idleness checks are taken while waiting.
+				if err := out.Sleep(ctx, ahead); err != nil {
+					return err
 				}
 			}
 		}

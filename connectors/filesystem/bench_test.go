@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -41,7 +42,10 @@ func benchFile(b *testing.B, format string) string {
 	return p
 }
 
-type counter struct{ rows int }
+type counter struct {
+	dataflow.NoControl
+	rows int
+}
 
 func (c *counter) Emit(ch *dyntable.Chunk) error { c.rows += len(ch.Changes); return nil }
 func (c *counter) EmitWatermark(int64) error     { return nil }

@@ -67,23 +67,6 @@ import (
 
 func init() { connectors.Register(connector{}) }
 
-// CheckpointableSource is a source whose read position can be saved in a
-// checkpoint and restored. The checkpoint coordinator discovers it by
-// type assertion. It is declared here as documentation only; the runtime
-// looks for the same two methods (dataflow.CheckpointedSource).
-type CheckpointableSource interface {
-	dataflow.Source
-	// SnapshotPosition is called from inside SourceOutput.Emit, AFTER the
-	// chunk has been handed on, on the source's own goroutine; it must
-	// describe the position just after the last emitted row.
-	SnapshotPosition() ([]byte, error)
-	// RestorePosition is called after Open and before Run; Run then
-	// continues from there.
-	RestorePosition(pos []byte) error
-}
-
-var _ CheckpointableSource = (*Source)(nil)
-
 type connector struct{}
 
 func (connector) Name() string { return "filesystem" }
@@ -325,6 +308,7 @@ const positionVersion = 1
 // Source reads the files of one subtask. Besides dataflow.Source it
 // implements CheckpointableSource.
 type Source struct {
+	dataflow.BaseSource
 	sc          *scan
 	subtask     int
 	parallelism int
@@ -378,7 +362,7 @@ func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
 
 // SnapshotPosition returns the position after the last row handed to
 // Emit, as JSON: {"v":1,"file_index":i,"file":name,"offset":o,"line":n,"skipped":k}.
-func (s *Source) SnapshotPosition() ([]byte, error) {
+func (s *Source) SnapshotPosition(int64) ([]byte, error) {
 	if !s.opened {
 		return nil, errors.New("filesystem source: position asked before Open")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -37,7 +38,10 @@ func (s *scan) readAll(ctx context.Context) ([]types.Row, error) {
 }
 
 // collect is a dataflow.SourceOutput keeping the rows.
-type collect struct{ rows []types.Row }
+type collect struct {
+	dataflow.NoControl
+	rows []types.Row
+}
 
 func (c *collect) Emit(ch *dyntable.Chunk) error {
 	for _, x := range ch.Changes {

@@ -18,7 +18,7 @@ import (
 // positioned is the optional interface the checkpoint coordinator finds.
 type positioned interface {
 	dataflow.Source
-	SnapshotPosition() ([]byte, error)
+	SnapshotPosition(int64) ([]byte, error)
 	RestorePosition(pos []byte) error
 	SkippedRecords() int64
 }
@@ -56,6 +56,7 @@ func open(t testing.TB, sc connectors.ScanSource, subtask, parallelism int) posi
 // recorder is a SourceOutput that keeps the rows and, like the checkpoint
 // coordinator, takes the source's position inside Emit after each chunk.
 type recorder struct {
+	dataflow.NoControl
 	src       positioned
 	ts        []types.Type
 	rows      []string
@@ -71,7 +72,7 @@ func (r *recorder) Emit(c *dyntable.Chunk) error {
 		}
 		r.rows = append(r.rows, types.FormatRow(ch.Row, r.ts, "|"))
 	}
-	pos, err := r.src.SnapshotPosition()
+	pos, err := r.src.SnapshotPosition(0)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func TestRestoreAtEveryChunkBoundaryContinuesExactly(t *testing.T) {
 		sc := newScan(t, cols, opts())
 		for sub := range par {
 			first := open(t, sc, sub, par)
-			initial, err := first.SnapshotPosition()
+			initial, err := first.SnapshotPosition(0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,6 +301,7 @@ func TestCancelStopsRun(t *testing.T) {
 }
 
 type cancelling struct {
+	dataflow.NoControl
 	cancel func()
 	chunks int
 }

@@ -188,7 +188,7 @@ func TestReadCommitted(t *testing.T) {
 // its last idle round when that came later.
 func lastPosition(t testing.TB, r *recorder) []byte {
 	t.Helper()
-	b, err := r.src.SnapshotPosition()
+	b, err := r.src.SnapshotPosition(0)
 	if err != nil {
 		t.Fatal(err)
 	}

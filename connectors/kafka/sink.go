@@ -479,6 +479,7 @@ func (p *partitioner) Balance(msg kafka.Message, partitions ...int) int {
 // next row, barrier or end, and at most maxInFlight rows are
 // unacknowledged at a time (backpressure).
 type writerOp struct {
+	dataflow.BaseOperator
 	cfg  *sinkConfig
 	wait bool // at-least-once: the barrier waits for acknowledgements
 	w    *kafka.Writer
@@ -499,8 +500,7 @@ type writerOp struct {
 const maxInFlight = 1 << 17
 
 var (
-	_ dataflow.Operator    = (*writerOp)(nil)
-	_ dataflow.Snapshotter = (*writerOp)(nil)
+	_ dataflow.Operator = (*writerOp)(nil)
 )
 
 func (o *writerOp) Open(oc *dataflow.OpContext) error {
@@ -583,8 +583,6 @@ func (o *writerOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 	}
 	return nil
 }
-
-func (o *writerOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
 
 // SnapshotState, at least once, waits until every row before the
 // barrier is acknowledged by the broker.

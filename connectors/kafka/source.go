@@ -84,9 +84,9 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 	return &Source{sc: s, subtask: subtask, parallelism: parallelism, wm: s.wm, idle: s.idle}, nil
 }
 
-// Source reads the partitions of one subtask. Besides dataflow.Source it
-// implements dataflow.CheckpointedSource.
+// Source reads the partitions of one subtask.
 type Source struct {
+	dataflow.BaseSource
 	sc          *scan
 	subtask     int
 	parallelism int
@@ -114,10 +114,7 @@ type Source struct {
 	kick     chan struct{}   // wakes commitLoop
 }
 
-var (
-	_ dataflow.CheckpointedSource       = (*Source)(nil)
-	_ dataflow.SourceCheckpointListener = (*Source)(nil)
-)
+var ()
 
 // Open finds the subtask's partitions and, for a bounded source, where
 // each ends. The source does not read before Run.
@@ -246,10 +243,10 @@ type positionOffset struct {
 
 const positionVersion = 1
 
-// SnapshotPosition implements dataflow.CheckpointedSource: the next offset
+// SnapshotPosition implements dataflow.Source: the next offset
 // of each partition after the last row handed to Emit, as JSON:
 // {"v":1,"offsets":[{"topic":"t","partition":0,"offset":42},...],"skipped":0}.
-func (s *Source) SnapshotPosition() ([]byte, error) {
+func (s *Source) SnapshotPosition(checkpointID int64) ([]byte, error) {
 	if !s.opened {
 		return nil, errors.New("kafka source: position asked before Open")
 	}
@@ -266,10 +263,11 @@ func (s *Source) SnapshotPosition() ([]byte, error) {
 		}
 		p.Offsets = append(p.Offsets, positionOffset{Topic: sp.topic, Partition: sp.partition, Offset: off})
 	}
+	s.positionSaved(checkpointID)
 	return json.Marshal(p)
 }
 
-// RestorePosition implements dataflow.CheckpointedSource. Partitions the
+// RestorePosition implements dataflow.Source. Partitions the
 // position names must be this subtask's; partitions of this subtask it
 // does not name (added to the topic since) start at the earliest offset,
 // as Flink starts newly discovered partitions.
@@ -370,14 +368,30 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 
 	r := &runState{s: s, out: out, next: next, dec: s.sc.newDec(),
 		b: newChunkBuilder(len(s.sc.t.Columns), sourceChunkRows), wms: newWatermarks(s)}
-	for res := range results {
-		if err := r.process(&res); err != nil {
-			cancel()
-			for range results { // let the fetcher end
+	// Between fetches, barriers and notices are taken at once, so an idle
+	// source checkpoints without waiting for a record.
+	for done := false; !done; {
+		select {
+		case res, ok := <-results:
+			if !ok {
+				done = true
+				break
 			}
-			return err
+			if err := r.process(&res); err != nil {
+				cancel()
+				for range results { // let the fetcher end
+				}
+				return err
+			}
+			f.recycle(&res)
+		case e := <-out.Control():
+			if err := out.Handle(e); err != nil {
+				cancel()
+				for range results {
+				}
+				return err
+			}
 		}
-		f.recycle(&res)
 	}
 	if err := <-ferr; err != nil {
 		if ctx.Err() != nil {
@@ -467,8 +481,6 @@ func (r *runState) process(res *fetchResult) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
-	// Emitting a watermark (an unchanged one included) is also what lets
-	// the runtime inject a pending checkpoint barrier into an idle source.
 	return r.emitWatermark()
 }
 

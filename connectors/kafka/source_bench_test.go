@@ -64,7 +64,10 @@ func benchTopic(b *testing.B) string {
 }
 
 // counter is a SourceOutput that only counts.
-type counter struct{ n atomic.Int64 }
+type counter struct {
+	dataflow.NoControl
+	n atomic.Int64
+}
 
 func (c *counter) Emit(ch *dyntable.Chunk) error { c.n.Add(int64(len(ch.Changes))); return nil }
 func (c *counter) EmitWatermark(int64) error     { return nil }

@@ -22,25 +22,23 @@ type savedPosition struct {
 // complete (declined, expired) kept while waiting.
 const maxSavedPositions = 16
 
-// PositionSaved implements dataflow.SourceCheckpointListener: it keeps the
-// offsets checkpoint id stores, to commit them when it completes.
-func (s *Source) PositionSaved(id int64, _ []byte) {
+// positionSaved keeps the offsets checkpoint id stores, to commit them
+// when it completes. s.mu is held.
+func (s *Source) positionSaved(id int64) {
 	if s.sc.cfg.group == "" {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.saved) == maxSavedPositions {
 		s.saved = s.saved[1:]
 	}
 	s.saved = append(s.saved, savedPosition{id: id, offsets: append([]int64(nil), s.pos...)})
 }
 
-// NotifyCheckpointComplete implements dataflow.SourceCheckpointListener:
-// the offsets stored in checkpoint id are handed to commitLoop, which
-// commits them to 'properties.group.id' (Flink's KafkaSource does the
-// same, for monitoring: a restore reads the checkpoint, not the group).
-// It runs on the coordinator's goroutine and never blocks.
+// NotifyCheckpointComplete implements dataflow.Source: the offsets stored
+// in checkpoint id are handed to commitLoop, which commits them to
+// 'properties.group.id' (Flink's KafkaSource does the same, for
+// monitoring: a restore reads the checkpoint, not the group). It runs on
+// the source's goroutine and never blocks.
 func (s *Source) NotifyCheckpointComplete(id int64) error {
 	if s.sc.cfg.group == "" {
 		return nil

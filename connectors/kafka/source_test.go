@@ -83,6 +83,7 @@ func srcTable(addr, topic string, opts ...string) *connectors.Table {
 // recorder is a SourceOutput that keeps the changes and, as the
 // checkpoint coordinator does, takes the position inside Emit.
 type recorder struct {
+	dataflow.NoControl
 	mu        sync.Mutex
 	src       *Source
 	rows      []string // "+I[1, a]"
@@ -97,7 +98,7 @@ func (r *recorder) Emit(c *dyntable.Chunk) error {
 	for _, ch := range c.Changes {
 		r.rows = append(r.rows, dyntable.FormatChange(ch, []types.Type{types.TypeBigInt, types.TypeString}))
 	}
-	pos, err := r.src.SnapshotPosition()
+	pos, err := r.src.SnapshotPosition(0)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ func tsMsg(p, id int, at time.Duration) srcMsg {
 
 // wmRecorder keeps rows and watermarks in emission order.
 type wmRecorder struct {
+	dataflow.NoControl
 	mu     sync.Mutex
 	events []wmEvent
 	late   []string // rows at or behind the watermark emitted before them

@@ -114,6 +114,7 @@ func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 // own calls flush by size and on barriers. mu guards the buffer and the
 // connection pool use.
 type upsertOp struct {
+	dataflow.BaseOperator
 	cfg   *config
 	t     *connectors.Table
 	shape *tableShape
@@ -130,8 +131,7 @@ type upsertOp struct {
 }
 
 var (
-	_ dataflow.Operator    = (*upsertOp)(nil)
-	_ dataflow.Snapshotter = (*upsertOp)(nil)
+	_ dataflow.Operator = (*upsertOp)(nil)
 )
 
 func (o *upsertOp) Open(oc *dataflow.OpContext) error {
@@ -218,8 +218,6 @@ func (o *upsertOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 	}
 	return nil
 }
-
-func (o *upsertOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
 
 // SnapshotState flushes on the barrier: a checkpoint completes only once
 // every change before it is in MySQL. A failure declines the checkpoint;

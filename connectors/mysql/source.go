@@ -102,6 +102,7 @@ const chunkRows = 1024
 
 // plainSource reads the whole table with one SELECT.
 type plainSource struct {
+	dataflow.BaseSource
 	scan *scan
 	pool *pool
 }
@@ -115,7 +116,7 @@ func (p *plainSource) Open(oc *dataflow.OpContext) error {
 
 // SnapshotPosition declines: a SELECT without a key order has no
 // position to resume from.
-func (p *plainSource) SnapshotPosition() ([]byte, error) {
+func (p *plainSource) SnapshotPosition(int64) ([]byte, error) {
 	return nil, fmt.Errorf("mysql source '%s' (no single integer primary key) cannot save a read position; checkpoints resume once it has finished", p.scan.t.Name)
 }
 
@@ -162,6 +163,7 @@ func (p *plainSource) Close() error {
 
 // keyedSource reads one range of an integer primary key in key order.
 type keyedSource struct {
+	dataflow.BaseSource
 	scan                 *scan
 	subtask, parallelism int
 	pool                 *pool
@@ -186,7 +188,7 @@ func (k *keyedSource) Open(oc *dataflow.OpContext) error {
 	return err
 }
 
-func (k *keyedSource) SnapshotPosition() ([]byte, error) { return json.Marshal(k.pos) }
+func (k *keyedSource) SnapshotPosition(int64) ([]byte, error) { return json.Marshal(k.pos) }
 
 func (k *keyedSource) RestorePosition(b []byte) error {
 	if err := json.Unmarshal(b, &k.pos); err != nil {

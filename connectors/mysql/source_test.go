@@ -18,7 +18,8 @@ import (
 // after a number of chunks, snapshotting its position as the runtime
 // would (inside Emit, after the chunk).
 type collect struct {
-	src       dataflow.CheckpointedSource
+	dataflow.NoControl
+	src       dataflow.Source
 	rows      []string
 	chunks    int
 	stopAfter int
@@ -33,7 +34,7 @@ func (c *collect) Emit(ch *dyntable.Chunk) error {
 	}
 	c.chunks++
 	if c.stopAfter > 0 && c.chunks == c.stopAfter {
-		p, err := c.src.SnapshotPosition()
+		p, err := c.src.SnapshotPosition(0)
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,7 @@ func TestKeyedScanSplitsAndResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs := src.(dataflow.CheckpointedSource)
+		cs := src.(dataflow.Source)
 		if err := src.Open(&dataflow.OpContext{Ctx: ctx}); err != nil {
 			t.Fatal(err)
 		}
@@ -98,10 +99,10 @@ func TestKeyedScanSplitsAndResumes(t *testing.T) {
 		if err := src2.Open(&dataflow.OpContext{Ctx: ctx}); err != nil {
 			t.Fatal(err)
 		}
-		if err := src2.(dataflow.CheckpointedSource).RestorePosition(out.pos); err != nil {
+		if err := src2.(dataflow.Source).RestorePosition(out.pos); err != nil {
 			t.Fatal(err)
 		}
-		out2 := &collect{src: src2.(dataflow.CheckpointedSource)}
+		out2 := &collect{src: src2.(dataflow.Source)}
 		if err := src2.Run(ctx, out2); err != nil {
 			t.Fatal(err)
 		}
@@ -146,13 +147,13 @@ func TestPlainScanDeclinesCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	out := &collect{src: src.(dataflow.CheckpointedSource)}
+	out := &collect{src: src.(dataflow.Source)}
 	if err := src.Run(context.Background(), out); err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(out.rows)
 	eqRows(t, "rows", out.rows, "a|1.5", "b|NULL", "c|-2")
-	if _, err := out.src.SnapshotPosition(); err == nil || !strings.Contains(err.Error(), "cannot save a read position") {
+	if _, err := out.src.SnapshotPosition(0); err == nil || !strings.Contains(err.Error(), "cannot save a read position") {
 		t.Fatalf("position: %v", err)
 	}
 	tbl.Options["scan.parallelism"] = "2"

@@ -294,6 +294,7 @@ const (
 
 // source generates event numbers first, first+stride, ... below end.
 type source struct {
+	dataflow.BaseSource
 	s                   *scan
 	gen                 *Generator
 	next, first, stride int64
@@ -301,18 +302,13 @@ type source struct {
 	rps                 float64
 }
 
-var _ dataflow.CheckpointedSource = (*source)(nil)
-
-func (g *source) Open(*dataflow.OpContext) error { return nil }
-func (g *source) Close() error                   { return nil }
-
-// SnapshotPosition implements dataflow.CheckpointedSource: the next event
+// SnapshotPosition implements dataflow.Source: the next event
 // number this subtask generates.
-func (g *source) SnapshotPosition() ([]byte, error) {
+func (g *source) SnapshotPosition(int64) ([]byte, error) {
 	return binary.AppendVarint(nil, g.next), nil
 }
 
-// RestorePosition implements dataflow.CheckpointedSource.
+// RestorePosition implements dataflow.Source.
 func (g *source) RestorePosition(pos []byte) error {
 	n, k := binary.Varint(pos)
 	if k <= 0 || k != len(pos) {
@@ -343,10 +339,9 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 			// numbers per chunk: about ten chunks a second at slow rates.
 			span = min(chunkRows, max(1, int64(g.rps/10)))
 			if ahead := time.Duration(float64(covered+span)/g.rps*float64(time.Second)) - time.Since(start); ahead > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(ahead):
+				// Barriers and idleness checks are taken while waiting.
+				if err := out.Sleep(ctx, ahead); err != nil {
+					return err
 				}
 			}
 		}

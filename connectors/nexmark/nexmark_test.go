@@ -163,6 +163,7 @@ func TestGeneratorDeterministic(t *testing.T) {
 
 // collect is a SourceOutput that keeps rows and can stop the source.
 type collect struct {
+	dataflow.NoControl
 	rows   []string
 	raw    []types.Row
 	src    *source
@@ -179,7 +180,7 @@ func (c *collect) Emit(ch *dyntable.Chunk) error {
 	}
 	c.chunks++
 	if c.stopAt > 0 && c.chunks == c.stopAt {
-		p, err := c.src.SnapshotPosition()
+		p, err := c.src.SnapshotPosition(0)
 		if err != nil {
 			return err
 		}

@@ -72,13 +72,12 @@ func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 }
 
 type op struct {
+	dataflow.BaseOperator
 	s      *sink
 	prefix string
 	types  []types.Type
 	buf    []byte
 }
-
-func (o *op) Open(*dataflow.OpContext) error { return nil }
 
 func (o *op) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
 	o.buf = o.buf[:0]
@@ -102,7 +101,3 @@ func (o *op) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error 
 	}
 	return w.Flush()
 }
-
-func (o *op) ProcessWatermark(int64, dataflow.Collector) error { return nil }
-func (o *op) Finish(dataflow.Collector) error                  { return nil }
-func (o *op) Close() error                                     { return nil }

@@ -54,10 +54,11 @@ func (recordCodec) Decode(b []byte) (*record, error) {
 	return r, nil
 }
 
-// Operator runs a Handler as a sink subtask: it implements
-// dataflow.Operator, dataflow.Snapshotter and
-// dataflow.CheckpointListener. Create one per subtask with NewOperator.
+// Operator runs a Handler as a sink subtask (a dataflow.Operator that
+// pre-commits in SnapshotState and commits in NotifyCheckpointComplete).
+// Create one per subtask with NewOperator.
 type Operator struct {
+	dataflow.BaseOperator
 	h    Handler
 	opts Options
 	name string
@@ -213,7 +214,6 @@ func (o *Operator) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 }
 
 // ProcessWatermark does nothing: sinks end the dataflow.
-func (o *Operator) ProcessWatermark(int64, dataflow.Collector) error { return nil }
 
 // preCommit pre-commits the open transaction as part of checkpoint id.
 func (o *Operator) preCommit(id int64) error {

@@ -195,7 +195,7 @@ func barrier(t *testing.T, o *sub, id int64) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(o.root, fmt.Sprintf("ckpt-%d-%d-%d", storeSeq, o.subtask, id))
-	if _, err := o.store.Snapshot(dir); err != nil {
+	if _, err := o.store.Checkpoint(dir); err != nil {
 		t.Fatal(err)
 	}
 	o.snaps[id] = dir

@@ -250,6 +250,7 @@ func (p *player) signal() {
 }
 
 type source struct {
+	dataflow.BaseSource
 	scan    *scan
 	perRow  bool
 	entries []entry
@@ -258,15 +259,13 @@ type source struct {
 	emitted int64 // rows handed on, the checkpointed position
 }
 
-var _ dataflow.CheckpointedSource = (*source)(nil)
-
-// SnapshotPosition implements dataflow.CheckpointedSource: how many of
+// SnapshotPosition implements dataflow.Source: how many of
 // the table's rows this source has emitted.
-func (s *source) SnapshotPosition() ([]byte, error) {
+func (s *source) SnapshotPosition(int64) ([]byte, error) {
 	return binary.AppendVarint(nil, s.emitted), nil
 }
 
-// RestorePosition implements dataflow.CheckpointedSource: the first n
+// RestorePosition implements dataflow.Source: the first n
 // rows are not replayed.
 func (s *source) RestorePosition(pos []byte) error {
 	n, k := binary.Varint(pos)
@@ -295,6 +294,12 @@ func (s *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case e := <-out.Control():
+			// Barriers are taken while other sources have their turn.
+			if err := out.Handle(e); err != nil {
+				return err
+			}
+			continue
 		case <-s.wake:
 		}
 		s.p.mu.Lock()
@@ -328,8 +333,6 @@ func (s *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		s.p.mu.Unlock()
 	}
 }
-
-func (s *source) Close() error { return nil }
 
 func (connector) NewSink(t *connectors.Table, env *connectors.Env) (connectors.TableSink, error) {
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
@@ -365,7 +368,10 @@ func (sk *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 }
 
 // sinkOp applies changes to the table's materialized content.
-type sinkOp struct{ sk *sink }
+type sinkOp struct {
+	dataflow.BaseOperator
+	sk *sink
+}
 
 func (o *sinkOp) Open(*dataflow.OpContext) error {
 	o.sk.s.mu.Lock()
@@ -392,10 +398,6 @@ func (o *sinkOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) er
 	}
 	return nil
 }
-
-func (o *sinkOp) ProcessWatermark(int64, dataflow.Collector) error { return nil }
-func (o *sinkOp) Finish(dataflow.Collector) error                  { return nil }
-func (o *sinkOp) Close() error                                     { return nil }
 
 // Lookup makes an insert-only values table a lookup table
 // (connectors.LookupSource), for tests of lookup joins: each join
