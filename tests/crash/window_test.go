@@ -108,9 +108,20 @@ func TestWindowCrashLoop(t *testing.T) {
 				t.Fatal("the final run did not finish")
 			}
 		} else {
+			// Every other kill waits for a checkpoint of this run to
+			// complete first, so that the next run restores from it however
+			// slow the machine is; the others come at any moment, also
+			// before the first checkpoint.
+			var due <-chan time.Time
+			if run%2 == 1 {
+				due = afterNewCheckpoint(filepath.Join(dir, "ckpt", "window-crashloop"), time.Now(),
+					time.Duration(r.IntN(150))*time.Millisecond)
+			} else {
+				due = time.After(time.Duration(100+r.IntN(350)) * time.Millisecond)
+			}
 			select {
 			case werr = <-done:
-			case <-time.After(time.Duration(100+r.IntN(350)) * time.Millisecond):
+			case <-due:
 				_ = cmd.Process.Signal(syscall.SIGKILL)
 				werr = <-done
 			}
@@ -184,4 +195,26 @@ func TestWindowCrashLoop(t *testing.T) {
 	if restored < 3 {
 		t.Fatalf("only %d runs restored from a checkpoint: the kills came too early to prove much", restored)
 	}
+}
+
+// afterNewCheckpoint fires delay after a checkpoint of the job in dir
+// completed (its _metadata was written) after since, or after 30 s.
+func afterNewCheckpoint(dir string, since time.Time, delay time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			metas, _ := filepath.Glob(filepath.Join(dir, "chk-*", "_metadata"))
+			for _, m := range metas {
+				if fi, err := os.Stat(m); err == nil && fi.ModTime().After(since) {
+					time.Sleep(delay)
+					ch <- time.Now()
+					return
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		ch <- time.Now()
+	}()
+	return ch
 }
