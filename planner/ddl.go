@@ -255,8 +255,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s", t.Name, t.ConnectorName(), r.node.Mode())
 	}
 	cols := tableScope(ct, "")
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode(), key: r.node.UpsertKey()}, Table: t, Encoding: enc}
-	return t, &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+	return t, newPlan(r.node, t, enc, cols), nil
 }
 
 func constraintName(c *ast.Constraint) string {

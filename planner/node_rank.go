@@ -1,0 +1,152 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
+)
+
+// RankNode is ROW_NUMBER() filtered to a range, and ORDER BY ... LIMIT.
+// What runs it depends on its shape (kind): deduplication (rn = 1 over
+// an insert-only input), window Top-N or deduplication (partitioned by
+// the window of an insert-only windowed input), or a general Top-N.
+type RankNode struct {
+	nodeBase
+	PartitionKeys []int
+	OrderBy       []operators.SortKey
+	Offset, Limit int64 // Limit < 0 until a filter on the rank number sets it
+	OutputRank    bool  // the rank number is the last output column
+}
+
+// Rank kinds: the EXPLAIN names, each run by its own operator.
+const (
+	rankTopN              = "Rank"
+	rankDeduplicate       = "Deduplicate"
+	rankWindowTopN        = "WindowRank"
+	rankWindowDeduplicate = "WindowDeduplicate"
+)
+
+// kind says which operator runs the rank.
+func (n *RankNode) kind() string {
+	_, window := n.windowEnd()
+	switch {
+	case window && n.Offset == 0 && n.Limit == 1:
+		return rankWindowDeduplicate
+	case window:
+		return rankWindowTopN
+	case n.Offset == 0 && n.Limit == 1 && len(n.PartitionKeys) > 0 && n.inputs[0].Mode().IsInsertOnly():
+		return rankDeduplicate
+	}
+	return rankTopN
+}
+
+// windowEnd reports whether the rank is a window rank, and which input
+// column holds window_end: a rank whose PARTITION BY holds the
+// window_start and window_end of one window (a window table function,
+// or the output of a window aggregation) over an insert-only input.
+// Each window's ranks are final once the window fires, so it emits them
+// then, insert-only, and keeps nothing of the window afterwards.
+func (n *RankNode) windowEnd() (endCol int, ok bool) {
+	if n.Limit < 1 || !n.inputs[0].Mode().IsInsertOnly() {
+		return 0, false
+	}
+	var win Node
+	start, end := false, false
+	for _, k := range n.PartitionKeys {
+		wn, kind, ok := windowColOf(n.inputs[0], k)
+		if !ok || (win != nil && wn != win) {
+			continue
+		}
+		win = wn
+		switch kind {
+		case operators.WinStart:
+			start = true
+		case operators.WinEnd:
+			end, endCol = true, k
+		}
+	}
+	return endCol, start && end
+}
+
+// Mode: a Top-N retracts a row that falls out of its range and updates
+// the rows whose rank changes. LIMIT without ORDER BY over an insert-only
+// input keeps the first rows, which never change; a window rank emits
+// each window's final ranks once. Keep-first deduplication over an
+// insert-only input never deletes (a key keeps a row once it has one),
+// but it is not insert-only: a row that arrives later with a smaller
+// ORDER BY value (an out-of-order event time) replaces the kept row
+// with -U/+U. Only ordering by arrival would make it insert-only.
+func (n *RankNode) Mode() dyntable.ChangelogMode {
+	switch n.kind() {
+	case rankWindowTopN, rankWindowDeduplicate:
+		return dyntable.InsertOnly
+	case rankDeduplicate:
+		return dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
+	}
+	if len(n.OrderBy) == 0 && n.inputs[0].Mode().IsInsertOnly() {
+		return dyntable.InsertOnly
+	}
+	return dyntable.Retract
+}
+
+// UpsertKey: with one row per partition, the partition keys; a window
+// rank's rows are only inserted, so no key is needed.
+func (n *RankNode) UpsertKey() []int {
+	if _, window := n.windowEnd(); n.Limit != 1 || window {
+		return nil
+	}
+	return n.PartitionKeys
+}
+
+func (n *RankNode) partitionKeys(int) []int { return n.PartitionKeys }
+
+func (n *RankNode) Explain() string {
+	in := n.inputs[0].Columns()
+	var ord []string
+	for _, k := range n.OrderBy {
+		d := "ASC"
+		if k.Desc {
+			d = "DESC"
+		}
+		ord = append(ord, in[k.Col].Name+" "+d)
+	}
+	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", n.kind(),
+		colNames(in, n.PartitionKeys), strings.Join(ord, ", "), n.Offset+1, n.Offset+n.Limit)
+	if n.OutputRank {
+		s += ", rankNumber=[" + n.cols[len(n.cols)-1].Name + "]"
+	}
+	return s + ")"
+}
+
+func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
+	es, p := t.keyedInputs(n, ins)
+	var newOp func(int) (dataflow.Operator, error)
+	name, ttl := n.kind(), true
+	switch name {
+	case rankWindowTopN, rankWindowDeduplicate:
+		endCol, _ := n.windowEnd()
+		spec := operators.WindowRankSpec{PartitionKeys: n.PartitionKeys, EndCol: endCol, OrderBy: n.OrderBy,
+			Offset: n.Offset, Limit: n.Limit, OutputRank: n.OutputRank}
+		if _, err := operators.NewWindowRank(spec); err != nil {
+			return nil, err
+		}
+		name, ttl = rankWindowTopN, false // cleaned by time
+		newOp = func(int) (dataflow.Operator, error) { return operators.NewWindowRank(spec) }
+	default:
+		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
+			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),
+			InputInsertOnly: n.inputs[0].Mode().IsInsertOnly()}
+		newOp = func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }
+		if name == rankDeduplicate {
+			// The same changelog as Rank, with one value read per row
+			// (operators/dedup.go).
+			newOp = func(int) (dataflow.Operator, error) { return operators.NewDeduplicate(spec), nil }
+		}
+	}
+	return &dataflow.Node{Name: name, Stateful: true, StateTTL: ttl, Parallelism: p, Inputs: es, NewOperator: newOp}, nil
+}
+
+func (n *RankNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
