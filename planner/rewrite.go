@@ -15,6 +15,8 @@ import (
 // with the table's watermark assigner between them) makes the scan read
 // only the columns the Calc and the assigner use, so EXPLAIN shows them
 // in TableSourceScan(fields=[...]) and no unused column travels further.
+// A Calc left doing nothing (no filter, every column passed on under its
+// name) is removed.
 func optimize(root Node) Node {
 	done := map[Node]Node{}
 	var walk func(n Node) Node
@@ -46,7 +48,8 @@ func optimize(root Node) Node {
 // pruneScan narrows the scan under c to the columns c uses (and, when
 // the table's watermark assigner sits between them, the columns its
 // expression uses), and returns c's replacement: c itself when there is
-// nothing to narrow, else the new Calc.
+// nothing to narrow, the new Calc, or the narrowed input when the Calc
+// does nothing any more.
 func pruneScan(c *CalcNode) Node {
 	w, _ := c.inputs[0].(*WatermarkNode)
 	var s *ScanNode
@@ -100,6 +103,9 @@ func pruneScan(c *CalcNode) Node {
 	}
 	if c.Filter != nil {
 		nc.Filter = expr.RemapColumns(c.Filter, remap)
+	}
+	if nc.Filter == nil && isIdentity(nc.Proj, len(in.Columns())) && allNames(nc.cols) == allNames(in.Columns()) {
+		return in
 	}
 	return nc
 }
