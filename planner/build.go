@@ -58,6 +58,16 @@ func (b *builder) errf(n ast.Node, format string, args ...any) error {
 	return b.stmt.ErrorAtNode(n, format, args...)
 }
 
+// buildStatement builds the query of stmt and checks the complete plan.
+func (p *Planner) buildStatement(stmt *parser.Statement, q ast.ResultSetNode) (rel, error) {
+	b := p.newBuilder(stmt)
+	r, err := b.buildQuery(q)
+	if err != nil {
+		return rel{}, err
+	}
+	return r, b.finish(r.node)
+}
+
 // finish checks what can only be checked once the plan is complete.
 func (b *builder) finish(root Node) error {
 	for _, r := range b.ranks {
@@ -180,6 +190,12 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 			return 0, false
 		}
 	}
+	return b.selectList(in, sel, fields, replace)
+}
+
+// selectList plans a SELECT from its select list on: the projection,
+// DISTINCT, then ORDER BY ... LIMIT.
+func (b *builder) selectList(in rel, sel *ast.SelectStmt, fields []field, replace func(ast.ExprNode) (int, bool)) (rel, error) {
 	out, err := b.project(in, fields, replace)
 	if err != nil {
 		return rel{}, err

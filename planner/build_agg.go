@@ -219,14 +219,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	if w := findWindowFunc(fields); w != nil {
 		return rel{}, b.errf(w, "window functions cannot be combined with GROUP BY in one SELECT; use a subquery")
 	}
-	res, err := b.project(out, fields, replace)
-	if err != nil {
-		return rel{}, err
-	}
-	if sel.Distinct {
-		res = b.distinct(res)
-	}
-	return b.orderLimit(res, sel.OrderBy, sel.Limit)
+	return b.selectList(out, sel, fields, replace)
 }
 
 func hasColumn(cols []expr.Column, name string) bool {

@@ -213,12 +213,8 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	if len(n.Cols) > 0 || len(n.Constraints) > 0 {
 		return nil, nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT takes its columns from the query; do not list them")
 	}
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(n.Select)
+	r, err := p.buildStatement(stmt, n.Select)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, nil, err
 	}
 	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
@@ -309,12 +305,8 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(sel)
+	r, err := p.buildStatement(stmt, sel)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, err
 	}
 	if v.colAs != nil && len(v.colAs) != len(r.scope) {

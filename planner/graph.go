@@ -109,21 +109,31 @@ func forward(in *dataflow.Node) (dataflow.Edge, int) {
 	return dataflow.Edge{From: in, Partition: dataflow.Forward}, in.Parallelism
 }
 
-// keyedInputs connects the inputs of a keyed node, each hashed by its
-// partition keys at the default parallelism, or all to one subtask when
-// the node has no keys.
-func (t *translator) keyedInputs(n keyedNode, ins []*dataflow.Node) ([]dataflow.Edge, int) {
-	es := make([]dataflow.Edge, len(ins))
-	p := t.parallelism
+// keyed completes d, the dataflow node of the keyed plan node n. Its
+// operator keeps state per key, so d is stateful, and each input is
+// hashed by n's partition keys at the default parallelism, or sent to
+// one subtask when n has none.
+func (t *translator) keyed(n keyedNode, ins []*dataflow.Node, d *dataflow.Node) *dataflow.Node {
+	d.Stateful, d.Parallelism = true, t.parallelism
 	for i, in := range ins {
 		keys := n.partitionKeys(i)
 		if len(keys) == 0 {
-			es[i], p = dataflow.Edge{From: in, Partition: dataflow.Single}, 1
+			d.Inputs = append(d.Inputs, dataflow.Edge{From: in, Partition: dataflow.Single})
+			d.Parallelism = 1
 			continue
 		}
-		es[i] = dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: keys}
+		d.Inputs = append(d.Inputs, dataflow.Edge{From: in, Partition: dataflow.Hash, Keys: keys})
 	}
-	return es, p
+	return d
+}
+
+// connectorParallelism is the parallelism of a source or sink whose
+// connector asks for p subtasks, 0 meaning the default.
+func (t *translator) connectorParallelism(p int) int {
+	if p == 0 {
+		return t.parallelism
+	}
+	return p
 }
 
 func scalar(e expr.Expr) operators.Scalar { return e.Eval }

@@ -39,7 +39,7 @@ type Node interface {
 // keyedNode is implemented by nodes whose operator keeps its state per
 // key: input i is hash-partitioned by partitionKeys(i), or sent whole to
 // one subtask when that is empty. EXPLAIN shows the Exchange and the
-// translation connects the input (translator.keyedInputs) from this one
+// translation connects the input (translator.keyed) from this one
 // method, so that the two cannot disagree.
 type keyedNode interface {
 	Node

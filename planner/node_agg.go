@@ -66,13 +66,12 @@ func aggSelect(text []string, cols []expr.Column) []string {
 }
 
 func (n *AggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
 	if _, err := operators.NewGroupAgg(spec); err != nil {
 		return nil, err
 	}
-	return &dataflow.Node{Name: "GroupAggregate", Stateful: true, StateTTL: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "GroupAggregate", StateTTL: true,
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}), nil
 }
 
 func (n *AggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

@@ -86,10 +86,9 @@ func (n *JoinNode) spec() operators.JoinSpec {
 }
 
 func (n *JoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := n.spec()
-	return &dataflow.Node{Name: "Join", Stateful: true, StateTTL: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "Join", StateTTL: true,
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewJoin(spec), nil }}), nil
 }
 
 func (n *JoinNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

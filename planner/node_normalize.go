@@ -24,10 +24,9 @@ func (n *NormalizeNode) Explain() string {
 }
 
 func (n *NormalizeNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	keys := n.Keys
-	return &dataflow.Node{Name: "ChangelogNormalize", Stateful: true, StateTTL: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewChangelogNormalize(keys), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "ChangelogNormalize", StateTTL: true,
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewChangelogNormalize(keys), nil }}), nil
 }
 
 func (n *NormalizeNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

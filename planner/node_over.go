@@ -46,11 +46,10 @@ func (n *OverAggNode) rowtimeColumns() []bool {
 }
 
 func (n *OverAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.OverAggSpec{PartitionKeys: n.PartitionKeys, TimeCol: n.TimeCol, Rows: n.Rows,
 		Preceding: n.Preceding, Aggs: n.Aggs, Width: len(n.inputs[0].Columns())}
-	return &dataflow.Node{Name: "OverAggregate", Stateful: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewOverAgg(spec), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "OverAggregate",
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewOverAgg(spec), nil }}), nil
 }
 
 func (n *OverAggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

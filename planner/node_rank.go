@@ -122,7 +122,6 @@ func (n *RankNode) Explain() string {
 }
 
 func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	var newOp func(int) (dataflow.Operator, error)
 	name, ttl := n.kind(), true
 	switch name {
@@ -146,7 +145,7 @@ func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Nod
 			newOp = func(int) (dataflow.Operator, error) { return operators.NewDeduplicate(spec), nil }
 		}
 	}
-	return &dataflow.Node{Name: name, Stateful: true, StateTTL: ttl, Parallelism: p, Inputs: es, NewOperator: newOp}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: name, StateTTL: ttl, NewOperator: newOp}), nil
 }
 
 func (n *RankNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

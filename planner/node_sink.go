@@ -41,10 +41,7 @@ func (n *SinkNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Nod
 	if err != nil {
 		return nil, err
 	}
-	p := sk.Parallelism()
-	if p == 0 {
-		p = t.parallelism
-	}
+	p := t.connectorParallelism(sk.Parallelism())
 	var e dataflow.Edge
 	switch {
 	case len(n.Table.Conn.PrimaryKey) > 0 && (p > 1 || in.Parallelism != p):

@@ -61,10 +61,7 @@ func (n *ScanNode) translate(t *translator, _ []*dataflow.Node) (*dataflow.Node,
 	if err != nil {
 		return nil, err
 	}
-	p := sc.Parallelism()
-	if p == 0 {
-		p = t.parallelism
-	}
+	p := t.connectorParallelism(sc.Parallelism())
 	fields := n.Fields
 	return &dataflow.Node{Name: "TableSourceScan(" + n.Table.Name + ")", Parallelism: p,
 		NewSource: func(s int) (dataflow.Source, error) {

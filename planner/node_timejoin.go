@@ -37,10 +37,9 @@ func (n *IntervalJoinNode) rowtimeColumns() []bool {
 // translate: without equi-keys (partitionKeys empty) the join runs in
 // one subtask, as Flink's does.
 func (n *IntervalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.IntervalJoinSpec{Join: n.spec(), LeftTime: n.LeftTime, RightTime: n.RightTime, Lower: n.Lower, Upper: n.Upper}
-	return &dataflow.Node{Name: "IntervalJoin", Stateful: true, GeneratesWatermarks: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewIntervalJoin(spec), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "IntervalJoin", GeneratesWatermarks: true,
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewIntervalJoin(spec), nil }}), nil
 }
 
 func (n *IntervalJoinNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
@@ -68,10 +67,9 @@ func (n *TemporalJoinNode) rowtimeColumns() []bool {
 }
 
 func (n *TemporalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.TemporalJoinSpec{Join: n.spec(), LeftTime: n.LeftTime, RightTime: n.RightTime}
-	return &dataflow.Node{Name: "TemporalJoin", Stateful: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewTemporalJoin(spec), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "TemporalJoin",
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewTemporalJoin(spec), nil }}), nil
 }
 
 func (n *TemporalJoinNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
@@ -97,10 +95,9 @@ func (n *WindowJoinNode) rowtimeColumns() []bool {
 }
 
 func (n *WindowJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.WindowJoinSpec{Join: n.spec(), LeftEnd: n.LeftEnd, RightEnd: n.RightEnd}
-	return &dataflow.Node{Name: "WindowJoin", Stateful: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWindowJoin(spec), nil }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: "WindowJoin",
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWindowJoin(spec), nil }}), nil
 }
 
 func (n *WindowJoinNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

@@ -143,7 +143,6 @@ func (n *WindowAggNode) Explain() string {
 }
 
 func (n *WindowAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	es, p := t.keyedInputs(n, ins)
 	spec := operators.WindowAggSpec{Window: n.Window, TimeCol: n.TimeCol, Keys: n.Keys, Aggs: n.Aggs,
 		Out: n.Out, ProcTime: n.ProcTime, Clock: t.p.windowClock(), StartKey: n.StartKey}
 	newOp := func(s operators.WindowAggSpec) (dataflow.Operator, error) { return operators.NewWindowAgg(s) }
@@ -153,8 +152,8 @@ func (n *WindowAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflo
 	if _, err := newOp(spec); err != nil {
 		return nil, err
 	}
-	return &dataflow.Node{Name: n.name(), Stateful: true, Parallelism: p, Inputs: es,
-		NewOperator: func(int) (dataflow.Operator, error) { return newOp(spec) }}, nil
+	return t.keyed(n, ins, &dataflow.Node{Name: n.name(),
+		NewOperator: func(int) (dataflow.Operator, error) { return newOp(spec) }}), nil
 }
 
 func (n *WindowAggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

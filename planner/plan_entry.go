@@ -38,12 +38,8 @@ func (p *Plan) Explain() string { return ExplainTree(p.Root) }
 
 // PlanQuery plans a SELECT whose result goes to the client.
 func (p *Planner) PlanQuery(stmt *parser.Statement, q ast.ResultSetNode) (*Plan, error) {
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(q)
+	r, err := p.buildStatement(stmt, q)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, err
 	}
 	cols := unqualified(r.scope)
@@ -74,17 +70,13 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if err != nil {
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
 	}
-	b := p.newBuilder(stmt)
 	var r rel
 	if ins.Select != nil {
-		r, err = b.buildQuery(ins.Select)
+		r, err = p.buildStatement(stmt, ins.Select)
 	} else {
-		r, err = b.buildValues(ins.Lists, t, ins)
+		r, err = p.newBuilder(stmt).buildValues(ins.Lists, t, ins)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, err
 	}
 	// Map the query's columns onto the table's, casting where allowed.
