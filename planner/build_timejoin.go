@@ -11,64 +11,9 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Time attributes and joins over time (interval joins).
-//
-// A rowtime attribute is a TIMESTAMP column that a watermark describes:
-// the column named in WATERMARK FOR, and whatever passes it on unchanged
-// (a Calc projecting it as is, a filter, ChangelogNormalize, a rank,
-// a union whose every input has it, an interval join, which keeps both
-// sides' attributes, the left side of a temporal join, OVER
-// aggregation). A regular join or a group aggregation turns it into a
-// plain TIMESTAMP, as in Flink.
-
-// rowtimeNode is implemented by plan nodes that declare their rowtime
-// columns themselves (the nodes of this file, window nodes).
-type rowtimeNode interface {
-	rowtimeColumns() []bool
-}
-
-// rowtimeColumns reports, per output column of n, whether it is a
-// rowtime attribute.
-func rowtimeColumns(n Node) []bool {
-	out := make([]bool, len(n.Columns()))
-	switch n := n.(type) {
-	case rowtimeNode:
-		copy(out, n.rowtimeColumns())
-	case *WatermarkNode:
-		out[n.Rowtime] = true
-	case *CalcNode:
-		in := rowtimeColumns(n.inputs[0])
-		for i, p := range n.Proj {
-			if idx, ok := expr.ColumnIndex(p); ok && in[idx] {
-				out[i] = true
-			}
-		}
-	case *NormalizeNode, *RankNode:
-		copy(out, rowtimeColumns(n.Inputs()[0]))
-	case *UnionNode:
-		for i := range out {
-			out[i] = true
-		}
-		for _, in := range n.inputs {
-			for i, rt := range rowtimeColumns(in) {
-				out[i] = out[i] && rt
-			}
-		}
-	case *WindowTVFNode, *WindowAggNode:
-		// The window nodes' own tracer (build_window.go) knows their
-		// window_time.
-		for i := range out {
-			out[i] = timeAttrOf(n, i) == attrRowtime
-		}
-	}
-	return out
-}
-
-// isRowtime reports whether column col of n is a rowtime attribute.
-func isRowtime(n Node, col int) bool {
-	rt := rowtimeColumns(n)
-	return col >= 0 && col < len(rt) && rt[col]
-}
+// Joins over time: interval joins (below), event-time temporal joins
+// and window joins; build_lookupjoin.go has processing-time lookup
+// joins. The nodes are in node_timejoin.go.
 
 // intervalBounds is the time condition of an interval join:
 // Lower <= left.time - right.time <= Upper, in nanoseconds, inclusive.
@@ -99,13 +44,8 @@ func (b *builder) intervalJoinBounds(on ast.ExprNode, l, r rel) (*intervalBounds
 	}
 	nl := len(l.scope)
 	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)
-	lrt, rrt := rowtimeColumns(l.node), rowtimeColumns(r.node)
-	rowtime := func(col int) bool {
-		if col < nl {
-			return lrt[col]
-		}
-		return rrt[col-nl]
-	}
+	attrs := append(l.node.timeAttrs(), r.node.timeAttrs()...)
+	rowtime := func(col int) bool { return attrs[col] == attrRowtime }
 	tb := &intervalBounds{leftTime: -1, rightTime: -1, conjuncts: map[ast.ExprNode]bool{}}
 	hasLower, hasUpper := false, false
 	var boundAt ast.ExprNode // the conjunct of the latest bound, for errors
@@ -344,8 +284,8 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 	}
 	pk := rn.UpsertKey()
 	var rts []int
-	for i, rt := range rowtimeColumns(rn) {
-		if rt {
+	for i, a := range rn.timeAttrs() {
+		if a == attrRowtime {
 			rts = append(rts, i)
 		}
 	}

@@ -123,67 +123,6 @@ func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
 	return s, s.Validate()
 }
 
-// timeAttr is what kind of time attribute a column is.
-type timeAttr uint8
-
-const (
-	attrNone timeAttr = iota
-	attrRowtime
-	attrProctime
-)
-
-// timeAttrOf traces column col of n to where it was made: a rowtime
-// attribute is the column a WATERMARK is declared on (and the window_time
-// of an event-time window); a processing-time attribute is a PROCTIME()
-// column. Projections that pass the column through keep it an attribute.
-func timeAttrOf(n Node, col int) timeAttr {
-	switch x := n.(type) {
-	case *WatermarkNode:
-		if col == x.Rowtime {
-			return attrRowtime
-		}
-	case *CalcNode:
-		p := x.Proj[col]
-		if idx, ok := expr.ColumnIndex(p); ok {
-			return timeAttrOf(x.inputs[0], idx)
-		}
-		if strings.EqualFold(p.String(), "PROCTIME()") {
-			return attrProctime
-		}
-	case *NormalizeNode:
-		return timeAttrOf(x.inputs[0], col)
-	case *WindowTVFNode:
-		nIn := len(x.inputs[0].Columns())
-		if col < nIn {
-			return timeAttrOf(x.inputs[0], col)
-		}
-		if col == nIn+2 && !x.ProcTime {
-			return attrRowtime
-		}
-	case *WindowAggNode:
-		if col < len(x.Out) && x.Out[col].Kind == operators.WinTime && !x.ProcTime {
-			return attrRowtime
-		}
-	case *UnionNode:
-		a := timeAttrOf(x.inputs[0], col)
-		for _, in := range x.inputs[1:] {
-			if timeAttrOf(in, col) != a {
-				return attrNone
-			}
-		}
-		return a
-	default:
-		// Operators over time (interval and temporal joins, OVER) know
-		// which of their output columns stay rowtime attributes.
-		if r, ok := n.(rowtimeNode); ok {
-			if cols := r.rowtimeColumns(); col < len(cols) && cols[col] {
-				return attrRowtime
-			}
-		}
-	}
-	return attrNone
-}
-
 // windowColOf traces column col of n through projections to a window
 // column: the window node and which column it is.
 func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {

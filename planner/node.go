@@ -7,6 +7,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
 )
 
 // Node is a node of a stream plan. Each kind of node lives in a file of
@@ -27,6 +28,8 @@ type Node interface {
 	UpsertKey() []int
 	// Explain is the node's line in EXPLAIN, without mode and key.
 	Explain() string
+	// timeAttrs says which output columns are time attributes.
+	timeAttrs() []timeAttr
 	// translate makes the node's dataflow node. ins are the dataflow
 	// nodes of Inputs(), in order, already in the graph; the caller adds
 	// the result to the graph.
@@ -69,9 +72,58 @@ func copyOver[T any, P interface {
 	return c
 }
 
-// singleKey is the upsert key of a node that emits at most one row: no
-// column is needed to identify it.
-var singleKey = []int{}
+// timeAttr is what kind of time attribute a column is. A rowtime
+// attribute is a TIMESTAMP column that a watermark describes: the column
+// named in WATERMARK FOR (and the window_time of an event-time window),
+// and whatever passes it on unchanged without emitting its rows after
+// the watermark passed them. A processing-time attribute is a PROCTIME()
+// column. A regular join or a group aggregation turns either into a
+// plain TIMESTAMP, as in Flink.
+type timeAttr uint8
+
+const (
+	attrNone timeAttr = iota
+	attrRowtime
+	attrProctime
+)
+
+// timeAttrOf is the time attribute of column col of n.
+func timeAttrOf(n Node, col int) timeAttr {
+	if a := n.timeAttrs(); col >= 0 && col < len(a) {
+		return a[col]
+	}
+	return attrNone
+}
+
+// isRowtime reports whether column col of n is a rowtime attribute.
+func isRowtime(n Node, col int) bool { return timeAttrOf(n, col) == attrRowtime }
+
+// rowtimeOnly keeps the rowtime attributes of n's columns: an operator
+// over event time emits a row when the watermark reaches its time,
+// before that watermark, which keeps those; the time it emits at is not
+// the row's processing time.
+func rowtimeOnly(n Node) []timeAttr {
+	attrs := n.timeAttrs()
+	for i, a := range attrs {
+		if a != attrRowtime {
+			attrs[i] = attrNone
+		}
+	}
+	return attrs
+}
+
+// windowTimeOnly keeps the time attributes of n's window_time columns:
+// an operator that emits a window's rows when the window fires emits
+// them after the watermark passed their other times.
+func windowTimeOnly(n Node) []timeAttr {
+	attrs := n.timeAttrs()
+	for i := range attrs {
+		if _, kind, ok := windowColOf(n, i); !ok || kind != operators.WinTime {
+			attrs[i] = attrNone
+		}
+	}
+	return attrs
+}
 
 // ExplainTree renders a plan as an indented tree, one node a line, each
 // with its changelog mode and upsert key, and an Exchange line where the

@@ -38,6 +38,7 @@ func (n *AggNode) Mode() dyntable.ChangelogMode {
 func (n *AggNode) UpsertKey() []int { return allCols(len(n.GroupKeys)) }
 
 func (n *AggNode) partitionKeys(int) []int { return n.GroupKeys }
+func (n *AggNode) timeAttrs() []timeAttr   { return make([]timeAttr, len(n.cols)) }
 
 func (n *AggNode) Explain() string {
 	in := n.inputs[0].Columns()

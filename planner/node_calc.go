@@ -59,6 +59,21 @@ func (n *CalcNode) UpsertKey() []int {
 	return nk
 }
 
+// timeAttrs: a column projected as it is keeps its attribute, and a
+// PROCTIME() call makes one.
+func (n *CalcNode) timeAttrs() []timeAttr {
+	in := n.inputs[0].timeAttrs()
+	attrs := make([]timeAttr, len(n.Proj))
+	for i, p := range n.Proj {
+		if idx, ok := expr.ColumnIndex(p); ok {
+			attrs[i] = in[idx]
+		} else if strings.EqualFold(p.String(), "PROCTIME()") {
+			attrs[i] = attrProctime
+		}
+	}
+	return attrs
+}
+
 func (n *CalcNode) Explain() string {
 	var sel []string
 	in := n.inputs[0].Columns()

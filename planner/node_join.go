@@ -31,7 +31,8 @@ func (n *JoinNode) Mode() dyntable.ChangelogMode {
 	return dyntable.InsertOnly
 }
 
-func (n *JoinNode) UpsertKey() []int { return nil }
+func (n *JoinNode) UpsertKey() []int      { return nil }
+func (n *JoinNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
 
 func (n *JoinNode) partitionKeys(i int) []int {
 	if i == 0 {

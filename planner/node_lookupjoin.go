@@ -43,9 +43,9 @@ func (n *LookupJoinNode) Explain() string {
 	return s + ", select=[" + allNames(n.cols) + "])"
 }
 
-// rowtimeColumns: the left side's rowtime attributes pass through.
-func (n *LookupJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.Table.Conn.Columns))...)
+// timeAttrs: the left side's rowtime attributes pass through.
+func (n *LookupJoinNode) timeAttrs() []timeAttr {
+	return append(rowtimeOnly(n.inputs[0]), make([]timeAttr, len(n.Table.Conn.Columns))...)
 }
 
 // translate: stateless, chained to its input (no exchange), as Flink's.

@@ -19,6 +19,8 @@ func (n *NormalizeNode) Mode() dyntable.ChangelogMode { return dyntable.Retract 
 func (n *NormalizeNode) UpsertKey() []int             { return n.Keys }
 func (n *NormalizeNode) partitionKeys(int) []int      { return n.Keys }
 
+func (n *NormalizeNode) timeAttrs() []timeAttr { return n.inputs[0].timeAttrs() }
+
 func (n *NormalizeNode) Explain() string {
 	return fmt.Sprintf("ChangelogNormalize(key=[%s])", colNames(n.cols, n.Keys))
 }

@@ -41,8 +41,10 @@ func (n *OverAggNode) Explain() string {
 	return s + fmt.Sprintf("orderBy=[%s ASC], window=[%s], select=[%s])", in[n.TimeCol].Name, n.FrameText, strings.Join(sel, ", "))
 }
 
-func (n *OverAggNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.Aggs))...)
+// timeAttrs: each row is emitted when the watermark reaches its time,
+// before that watermark, so the input's rowtime attributes stay.
+func (n *OverAggNode) timeAttrs() []timeAttr {
+	return append(rowtimeOnly(n.inputs[0]), make([]timeAttr, len(n.Aggs))...)
 }
 
 func (n *OverAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {

@@ -103,6 +103,20 @@ func (n *RankNode) UpsertKey() []int {
 
 func (n *RankNode) partitionKeys(int) []int { return n.PartitionKeys }
 
+// timeAttrs: a window rank emits a window's ranks when it fires, after
+// the watermark passed every time of its rows but window_time; other
+// ranks pass rows (and rowtime attributes) on as they come.
+func (n *RankNode) timeAttrs() []timeAttr {
+	attrs := rowtimeOnly(n.inputs[0])
+	if _, window := n.windowEnd(); window {
+		attrs = windowTimeOnly(n.inputs[0])
+	}
+	if n.OutputRank {
+		attrs = append(attrs, attrNone)
+	}
+	return attrs
+}
+
 func (n *RankNode) Explain() string {
 	in := n.inputs[0].Columns()
 	var ord []string

@@ -20,6 +20,8 @@ type SinkNode struct {
 func (n *SinkNode) Mode() dyntable.ChangelogMode { return n.inputs[0].Mode() }
 func (n *SinkNode) UpsertKey() []int             { return n.inputs[0].UpsertKey() }
 
+func (n *SinkNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
+
 func (n *SinkNode) Explain() string {
 	if n.Table == nil {
 		return fmt.Sprintf("Collect(fields=[%s])", allNames(n.cols))

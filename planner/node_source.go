@@ -44,6 +44,8 @@ func (n *ScanNode) UpsertKey() []int {
 	return key
 }
 
+func (n *ScanNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
+
 func (n *ScanNode) Explain() string {
 	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s])", n.Table.Name, allNames(n.cols))
 }
@@ -84,6 +86,8 @@ type ValuesNode struct {
 
 func (n *ValuesNode) Mode() dyntable.ChangelogMode { return dyntable.InsertOnly }
 func (n *ValuesNode) UpsertKey() []int             { return nil }
+
+func (n *ValuesNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
 
 func (n *ValuesNode) Explain() string {
 	return fmt.Sprintf("Values(tuples=%d, fields=[%s])", len(n.Rows), allNames(n.cols))

@@ -30,8 +30,10 @@ func (n *IntervalJoinNode) Explain() string {
 		fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime), n.where())
 }
 
-func (n *IntervalJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
+// timeAttrs: the join holds the watermark back by its bounds, so its
+// results are not late, and both sides' rowtime attributes stay.
+func (n *IntervalJoinNode) timeAttrs() []timeAttr {
+	return append(rowtimeOnly(n.inputs[0]), rowtimeOnly(n.inputs[1])...)
 }
 
 // translate: without equi-keys (partitionKeys empty) the join runs in
@@ -59,11 +61,11 @@ func (n *TemporalJoinNode) Explain() string {
 	return n.explainAs("TemporalJoin", n.where(), "leftTime=["+l[n.LeftTime].Name+"]", "rightTime=["+r[n.RightTime].Name+"]")
 }
 
-// rowtimeColumns: the left side's attributes stay rowtime (each row is
+// timeAttrs: the left side's rowtime attributes stay (each row is
 // emitted when the watermark reaches its time, before that watermark);
 // the right side's become plain timestamps.
-func (n *TemporalJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.inputs[1].Columns()))...)
+func (n *TemporalJoinNode) timeAttrs() []timeAttr {
+	return append(rowtimeOnly(n.inputs[0]), make([]timeAttr, len(n.inputs[1].Columns()))...)
 }
 
 func (n *TemporalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
@@ -88,10 +90,11 @@ func (n *WindowJoinNode) Explain() string {
 	return n.explainAs("WindowJoin", n.where(), "leftWindowEnd=["+l[n.LeftEnd].Name+"]", "rightWindowEnd=["+r[n.RightEnd].Name+"]")
 }
 
-// rowtimeColumns: a window's rows are emitted when the watermark reaches
-// window_time, before that watermark, so both sides' attributes stay.
-func (n *WindowJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
+// timeAttrs: a window's rows are emitted when the watermark reaches
+// window_time, before that watermark, so both sides' window_time stay
+// rowtime attributes; the rows' own times have passed by then.
+func (n *WindowJoinNode) timeAttrs() []timeAttr {
+	return append(windowTimeOnly(n.inputs[0]), windowTimeOnly(n.inputs[1])...)
 }
 
 func (n *WindowJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {

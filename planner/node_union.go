@@ -23,6 +23,19 @@ func (n *UnionNode) Mode() dyntable.ChangelogMode {
 // UpsertKey: the same key may come from two inputs.
 func (n *UnionNode) UpsertKey() []int { return nil }
 
+// timeAttrs: a column is an attribute of the kind every input agrees on.
+func (n *UnionNode) timeAttrs() []timeAttr {
+	attrs := n.inputs[0].timeAttrs()
+	for _, in := range n.inputs[1:] {
+		for i, a := range in.timeAttrs() {
+			if a != attrs[i] {
+				attrs[i] = attrNone
+			}
+		}
+	}
+	return attrs
+}
+
 func (n *UnionNode) Explain() string {
 	return fmt.Sprintf("Union(all=[true], fields=[%s])", allNames(n.cols))
 }

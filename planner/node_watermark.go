@@ -21,6 +21,12 @@ type WatermarkNode struct {
 func (n *WatermarkNode) Mode() dyntable.ChangelogMode { return n.inputs[0].Mode() }
 func (n *WatermarkNode) UpsertKey() []int             { return n.inputs[0].UpsertKey() }
 
+func (n *WatermarkNode) timeAttrs() []timeAttr {
+	attrs := make([]timeAttr, len(n.cols))
+	attrs[n.Rowtime] = attrRowtime
+	return attrs
+}
+
 func (n *WatermarkNode) Explain() string {
 	return fmt.Sprintf("WatermarkAssigner(rowtime=[%s], watermark=[%s])", n.cols[n.Rowtime].Name, n.Expr)
 }

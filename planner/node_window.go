@@ -35,6 +35,17 @@ type WindowTVFNode struct {
 func (n *WindowTVFNode) Mode() dyntable.ChangelogMode { return dyntable.InsertOnly }
 func (n *WindowTVFNode) UpsertKey() []int             { return nil }
 
+// timeAttrs: the function emits each row as it comes, so the input's
+// attributes stay; window_time is a rowtime attribute of an event-time
+// window.
+func (n *WindowTVFNode) timeAttrs() []timeAttr {
+	attrs := append(n.inputs[0].timeAttrs(), attrNone, attrNone, attrNone)
+	if !n.ProcTime {
+		attrs[len(attrs)-1] = attrRowtime
+	}
+	return attrs
+}
+
 func (n *WindowTVFNode) Explain() string {
 	in := n.inputs[0].Columns()
 	s := fmt.Sprintf("WindowTableFunction(window=[%s(time_col=[%s]%s)]", n.Window.Kind, in[n.TimeCol].Name, windowArgs(n.Window))
@@ -110,6 +121,17 @@ func (n *WindowAggNode) name() string {
 		return "SessionWindowAggregate"
 	}
 	return "WindowAggregate"
+}
+
+// timeAttrs: window_time of an event-time window is a rowtime attribute.
+func (n *WindowAggNode) timeAttrs() []timeAttr {
+	attrs := make([]timeAttr, len(n.cols))
+	for i, o := range n.Out {
+		if o.Kind == operators.WinTime && !n.ProcTime {
+			attrs[i] = attrRowtime
+		}
+	}
+	return attrs
 }
 
 func (n *WindowAggNode) Explain() string {
