@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/dataflow"
@@ -12,7 +13,9 @@ import (
 // RankNode is ROW_NUMBER() filtered to a range, and ORDER BY ... LIMIT.
 // What runs it depends on its shape (kind): deduplication (rn = 1 over
 // an insert-only input), window Top-N or deduplication (partitioned by
-// the window of an insert-only windowed input), or a general Top-N.
+// the window of an insert-only windowed input), or a general Top-N,
+// which EXPLAIN calls SortLimit or Limit, as Flink does, when it is
+// ORDER BY ... LIMIT or LIMIT alone.
 type RankNode struct {
 	nodeBase
 	PartitionKeys []int
@@ -21,9 +24,12 @@ type RankNode struct {
 	OutputRank    bool  // the rank number is the last output column
 }
 
-// Rank kinds: the EXPLAIN names, each run by its own operator.
+// Rank kinds: the EXPLAIN names. The operators are Rank (for the first
+// three), Deduplicate and WindowRank (for the last two).
 const (
 	rankTopN              = "Rank"
+	rankSortLimit         = "SortLimit"
+	rankLimit             = "Limit"
 	rankDeduplicate       = "Deduplicate"
 	rankWindowTopN        = "WindowRank"
 	rankWindowDeduplicate = "WindowDeduplicate"
@@ -39,8 +45,12 @@ func (n *RankNode) kind() string {
 		return rankWindowTopN
 	case n.Offset == 0 && n.Limit == 1 && len(n.PartitionKeys) > 0 && n.inputs[0].Mode().IsInsertOnly():
 		return rankDeduplicate
+	case n.OutputRank || len(n.PartitionKeys) > 0:
+		return rankTopN
+	case len(n.OrderBy) > 0:
+		return rankSortLimit
 	}
-	return rankTopN
+	return rankLimit
 }
 
 // windowEnd reports whether the rank is a window rank, and which input
@@ -92,13 +102,21 @@ func (n *RankNode) Mode() dyntable.ChangelogMode {
 	return dyntable.Retract
 }
 
-// UpsertKey: with one row per partition, the partition keys; a window
-// rank's rows are only inserted, so no key is needed.
+// UpsertKey: with one row per partition, the partition keys; with the
+// rank number in the output, the partition keys and the rank number, as
+// the changes are per rank position; a window rank's rows are only
+// inserted, so no key is needed.
 func (n *RankNode) UpsertKey() []int {
-	if _, window := n.windowEnd(); n.Limit != 1 || window {
+	if _, window := n.windowEnd(); window || n.Limit < 1 {
 		return nil
 	}
-	return n.PartitionKeys
+	if n.Limit == 1 {
+		return n.PartitionKeys
+	}
+	if n.OutputRank {
+		return append(slices.Clone(n.PartitionKeys), len(n.cols)-1)
+	}
+	return nil
 }
 
 func (n *RankNode) partitionKeys(int) []int { return n.PartitionKeys }
@@ -127,7 +145,14 @@ func (n *RankNode) Explain() string {
 		}
 		ord = append(ord, in[k.Col].Name+" "+d)
 	}
-	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", n.kind(),
+	kind := n.kind()
+	switch kind {
+	case rankSortLimit:
+		return fmt.Sprintf("SortLimit(orderBy=[%s], offset=[%d], fetch=[%d])", strings.Join(ord, ", "), n.Offset, n.Limit)
+	case rankLimit:
+		return fmt.Sprintf("Limit(offset=[%d], fetch=[%d])", n.Offset, n.Limit)
+	}
+	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", kind,
 		colNames(in, n.PartitionKeys), strings.Join(ord, ", "), n.Offset+1, n.Offset+n.Limit)
 	if n.OutputRank {
 		s += ", rankNumber=[" + n.cols[len(n.cols)-1].Name + "]"
@@ -153,7 +178,9 @@ func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Nod
 			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),
 			InputInsertOnly: n.inputs[0].Mode().IsInsertOnly()}
 		newOp = func(int) (dataflow.Operator, error) { return operators.NewRank(spec), nil }
-		if name == rankDeduplicate {
+		if name != rankDeduplicate {
+			name = rankTopN
+		} else {
 			// The same changelog as Rank, with one value read per row
 			// (operators/dedup.go).
 			newOp = func(int) (dataflow.Operator, error) { return operators.NewDeduplicate(spec), nil }
