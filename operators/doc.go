@@ -4,6 +4,11 @@
 // correct changelog (+I, -U, +U, -D) for inputs that may themselves carry
 // retractions.
 //
+// The package also holds the few runtime pieces a plan needs besides
+// operators: Collect, which hands a query's result to the client, and
+// two sources, ConstSource (constant rows) and ProjectingSource (a
+// connector's source narrowed to the columns a scan reads).
+//
 // Operators know nothing of SQL text: the planner hands them column
 // indexes and compiled scalar functions. That keeps this package free of
 // the parser and the expression binder, and makes each operator testable

@@ -9,7 +9,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/parser"
@@ -59,11 +58,36 @@ func (b *builder) errf(n ast.Node, format string, args ...any) error {
 	return b.stmt.ErrorAtNode(n, format, args...)
 }
 
+// buildStatement builds the query of stmt and checks the complete plan.
+func (p *Planner) buildStatement(stmt *parser.Statement, q ast.ResultSetNode) (rel, error) {
+	b := p.newBuilder(stmt)
+	r, err := b.buildQuery(q)
+	if err != nil {
+		return rel{}, err
+	}
+	return r, b.finish(r.node)
+}
+
 // finish checks what can only be checked once the plan is complete.
 func (b *builder) finish(root Node) error {
 	for _, r := range b.ranks {
 		if r.node.Limit < 0 {
 			return r.stmt.ErrorAtNode(r.at, "ROW_NUMBER() must be filtered in the enclosing query by rn <= N (Top-N) or rn = 1 (deduplication)")
+		}
+	}
+	return unaggregatedSession(root)
+}
+
+// unaggregatedSession rejects a SESSION window function that no window
+// aggregation consumed: sessions are only known when they close, so the
+// function cannot emit rows on its own.
+func unaggregatedSession(n Node) error {
+	if w, ok := n.(*WindowTVFNode); ok && w.Window.Kind == operators.WindowSession && !w.Fused {
+		return w.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
+	}
+	for _, in := range n.Inputs() {
+		if err := unaggregatedSession(in); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -120,7 +144,7 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	var in rel
 	var err error
 	if sel.From == nil {
-		in = rel{node: &ValuesNode{nodeBase: nodeBase{mode: dyntable.InsertOnly}, Rows: []types.Row{{}}}}
+		in = rel{node: &ValuesNode{Rows: []types.Row{{}}}}
 	} else if in, err = b.buildFrom(sel.From.TableRefs); err != nil {
 		return rel{}, err
 	}
@@ -166,12 +190,15 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 			return 0, false
 		}
 	}
+	return b.selectList(in, sel, fields, replace)
+}
+
+// selectList plans a SELECT from its select list on: the projection,
+// DISTINCT, then ORDER BY ... LIMIT.
+func (b *builder) selectList(in rel, sel *ast.SelectStmt, fields []field, replace func(ast.ExprNode) (int, bool)) (rel, error) {
 	out, err := b.project(in, fields, replace)
 	if err != nil {
 		return rel{}, err
-	}
-	if rk != nil {
-		rk.rankFrom = "ROW_NUMBER"
 	}
 	if sel.Distinct {
 		out = b.distinct(out)
@@ -272,55 +299,6 @@ func unqualified(cols []expr.Column) []expr.Column {
 	return out
 }
 
-func isIdentity(proj []expr.Expr, width int) bool {
-	if len(proj) != width {
-		return false
-	}
-	for i, p := range proj {
-		if idx, ok := expr.ColumnIndex(p); !ok || idx != i {
-			return false
-		}
-	}
-	return true
-}
-
-// newCalc builds a Calc and infers its mode and upsert key: the mode is
-// the input's, and the key survives if every key column is projected as
-// is.
-func newCalc(in Node, filter expr.Expr, proj []expr.Expr, cols []expr.Column) *CalcNode {
-	// A Calc over a filter-only Calc merges with it: one operator, and the
-	// scan below can then be pruned to the columns both use.
-	if lower, ok := in.(*CalcNode); ok && isIdentity(lower.Proj, len(lower.inputs[0].Columns())) {
-		in, filter = lower.inputs[0], andExpr(lower.Filter, filter)
-	}
-	if proj == nil {
-		for i, c := range in.Columns() {
-			proj = append(proj, expr.NewColumnRef(i, c.Name, c.Type))
-		}
-		cols = in.Columns()
-	}
-	n := &CalcNode{nodeBase: nodeBase{cols: unqualified(cols), inputs: []Node{in}, mode: in.Mode()}, Filter: filter, Proj: proj}
-	if k := in.UpsertKey(); k != nil {
-		var nk []int
-		for _, kc := range k {
-			found := -1
-			for i, p := range proj {
-				if idx, ok := expr.ColumnIndex(p); ok && idx == kc {
-					found = i
-					break
-				}
-			}
-			if found < 0 {
-				nk = nil
-				break
-			}
-			nk = append(nk, found)
-		}
-		n.key = nk
-	}
-	return n
-}
-
 func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 	conj := splitAnd(where, nil)
 	var rest []ast.ExprNode
@@ -345,7 +323,8 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 		if !expr.IsDeterministic(e) && in.node.Mode().HasUpdates() {
 			return rel{}, b.errf(c, "a non-deterministic condition over an updating input would retract rows it never emitted")
 		}
-		if pushIntoJoin(in.node, e) {
+		if j, ok := pushIntoJoin(in.node, e); ok {
+			in.node = j
 			continue
 		}
 		filter = andExpr(filter, e)
@@ -356,24 +335,26 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 	return rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}, nil
 }
 
-// pushIntoJoin pushes a WHERE conjunct that references one side of a join
-// below it, where that keeps the join's meaning: into either side of an
-// inner join, and into the preserved side of an outer join.
-func pushIntoJoin(n Node, e expr.Expr) bool {
+// pushIntoJoin pushes a WHERE conjunct that references one side of a
+// regular join below it, where that keeps the join's meaning: into
+// either side of an inner join, and into the preserved side of an outer
+// join. It returns the join with the filtered input.
+func pushIntoJoin(n Node, e expr.Expr) (Node, bool) {
 	jn, ok := n.(*JoinNode)
 	if !ok {
-		return false
+		return n, false
 	}
-	nl := len(jn.inputs[0].Columns())
+	l, r := jn.inputs[0], jn.inputs[1]
+	nl := len(l.Columns())
 	switch s := sideOf(e, nl); {
 	case s == sideLeft && (jn.Type == operators.InnerJoin || jn.Type == operators.LeftJoin):
-		jn.inputs[0] = newCalc(jn.inputs[0], e, nil, nil)
-		return true
+		l = newCalc(l, e, nil, nil)
 	case s == sideRight && (jn.Type == operators.InnerJoin || jn.Type == operators.RightJoin):
-		jn.inputs[1] = newCalc(jn.inputs[1], expr.RemapColumns(e, shiftMap(nl, len(jn.inputs[1].Columns()))), nil, nil)
-		return true
+		r = newCalc(r, expr.RemapColumns(e, shiftMap(nl, len(r.Columns()))), nil, nil)
+	default:
+		return n, false
 	}
-	return false
+	return jn.withInputs([]Node{l, r}), true
 }
 
 // splitAnd flattens a conjunction.
@@ -448,11 +429,8 @@ func (b *builder) orderLimit(in rel, ob *ast.OrderByClause, lim *ast.Limit) (rel
 			keys = append(keys, operators.SortKey{Col: idx, Desc: it.Desc})
 		}
 	}
-	rk := &RankNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node}, mode: dyntable.Retract},
+	rk := &RankNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node}},
 		OrderBy: keys, Offset: offset, Limit: count}
-	if in.node.Mode().IsInsertOnly() && len(keys) == 0 {
-		rk.mode = dyntable.InsertOnly // the first N rows never change
-	}
 	return rel{node: rk, scope: in.scope}, nil
 }
 
@@ -483,22 +461,6 @@ func (b *builder) distinct(in rel) rel {
 		keys[i] = i
 	}
 	return rel{node: newAgg(in.node, keys, nil, nil, unqualified(in.scope)), scope: in.scope}
-}
-
-// newAgg builds an aggregation node and infers its mode: a group that
-// can lose all its rows emits -D, so -D appears only for inputs with
-// retractions.
-func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
-	mode := dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
-	if in.Mode().HasUpdates() {
-		mode |= dyntable.ModeD
-	}
-	n := &AggNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: mode}, GroupKeys: keys, Aggs: aggs, AggText: text}
-	n.key = make([]int, len(keys))
-	for i := range keys {
-		n.key[i] = i
-	}
-	return n
 }
 
 func restore(n ast.Node, sb *strings.Builder) error {
@@ -588,7 +550,7 @@ func (b *builder) union(l, r rel, at ast.Node) (rel, error) {
 	if castR {
 		rn = newCalc(rn, nil, rp, cols)
 	}
-	u := &UnionNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: ln.Mode().Union(rn.Mode())}}
+	u := &UnionNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}}}
 	// Flatten nested unions, so a UNION ALL of many inputs is one node.
 	var ins []Node
 	for _, in := range u.inputs {

@@ -6,7 +6,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/types"
@@ -220,14 +219,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	if w := findWindowFunc(fields); w != nil {
 		return rel{}, b.errf(w, "window functions cannot be combined with GROUP BY in one SELECT; use a subquery")
 	}
-	res, err := b.project(out, fields, replace)
-	if err != nil {
-		return rel{}, err
-	}
-	if sel.Distinct {
-		res = b.distinct(res)
-	}
-	return b.orderLimit(res, sel.OrderBy, sel.Limit)
+	return b.selectList(out, sel, fields, replace)
 }
 
 func hasColumn(cols []expr.Column, name string) bool {
@@ -469,7 +461,7 @@ func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, []expr.Co
 	outScope := append([]expr.Column(nil), in.scope...)
 	outScope = append(outScope, input.Columns()[len(in.scope):]...)
 	outScope = append(outScope, expr.Column{Name: "rn", Type: types.TypeBigInt.WithNotNull(true)})
-	rk.nodeBase = nodeBase{cols: unqualified(outScope), inputs: []Node{input}, mode: dyntable.Retract}
+	rk.nodeBase = nodeBase{cols: unqualified(outScope), inputs: []Node{input}}
 	b.ranks = append(b.ranks, &pendingRank{node: rk, at: w, stmt: b.stmt})
 	return rk, outScope, nil
 }
@@ -540,20 +532,9 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 	if lo < 1 || hi < lo {
 		return false, b.errf(c, "the rank range %d..%d is empty", lo, hi)
 	}
+	// Closing the range completes the rank (its mode and key follow
+	// from it): the one change made to a node after it is built.
 	rk.Offset, rk.Limit = lo-1, hi-lo+1
-	// Keep-first deduplication stays Retract even over an insert-only
-	// input: a row that arrives later with a smaller ORDER BY value (an
-	// out-of-order event time) replaces the kept row with -U/+U. Only
-	// ordering by arrival (processing time) would make it insert-only.
-	// It never deletes, though: a key keeps a row once it has one.
-	if len(rk.PartitionKeys) > 0 && rk.Offset == 0 && rk.Limit == 1 && rk.inputs[0].Mode().IsInsertOnly() {
-		rk.mode = dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
-	}
-	rk.key = rk.PartitionKeys
-	if rk.Limit != 1 {
-		rk.key = nil
-	}
-	b.windowRankFolded(in.node, rk) // build_window_rank.go
 	return true, nil
 }
 

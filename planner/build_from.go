@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strings"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/streamsql/streamsql/dyntable"
@@ -115,19 +113,19 @@ func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error
 		return rel{}, b.errf(at, "%v", err)
 	}
 	cols := tableScope(t.Conn, "")
-	var node Node = &ScanNode{nodeBase: nodeBase{cols: cols, mode: sc.ChangelogMode(), key: t.Conn.PrimaryKey}, Table: t}
+	var node Node = newScan(t, sc.ChangelogMode())
 	if m := sc.ChangelogMode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
 		if len(t.Conn.PrimaryKey) == 0 {
 			return rel{}, b.errf(at, "table '%s' produces an upsert stream and needs a PRIMARY KEY", t.Name)
 		}
-		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}, mode: dyntable.Retract, key: t.Conn.PrimaryKey}, Keys: t.Conn.PrimaryKey}
+		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
 	}
 	if t.Watermark != nil {
 		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: tableScope(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
-		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}, mode: node.Mode(), key: node.UpsertKey()}, Rowtime: t.Watermark.Column, Expr: e}
+		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Rowtime: t.Watermark.Column, Expr: e}
 	}
 	return rel{node: node, scope: tableScope(t.Conn, qual)}, nil
 }
@@ -265,13 +263,9 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		}
 		residual = expr.RemapColumns(residual, m)
 	}
-	mode := dyntable.ModeI
-	if jt != operators.InnerJoin || ln.Mode().HasUpdates() || rn.Mode().HasUpdates() {
-		mode |= dyntable.ModeD
-	}
 	cols := append(append(unqualified(scope[:nl]), ln.Columns()[nl:]...), unqualified(scope[nl:])...)
 	cols = append(cols, rn.Columns()[nr:]...)
-	var jn Node = &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}, mode: mode},
+	var jn Node = &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}},
 		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
 	// Interval, temporal and window joins: build_timejoin.go.
 	if jn, err = b.timeJoin(jn.(*JoinNode), tb, asOf, l); err != nil {
@@ -389,5 +383,3 @@ func unparen(e ast.ExprNode) ast.ExprNode {
 		e = p.Expr
 	}
 }
-
-func lower(s string) string { return strings.ToLower(s) }

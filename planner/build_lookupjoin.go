@@ -6,8 +6,6 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 )
@@ -20,20 +18,6 @@ import (
 // rows up by key (connectors.LookupSource). Instead of scanning r, the
 // join looks each left row's key up in r when the row is processed. The
 // plan node has the left input only; r is not scanned.
-
-// LookupJoinNode joins its one input with rows looked up in Table.
-// Its columns are the planned regular join's: the left input's, then
-// the table's.
-type LookupJoinNode struct {
-	nodeBase
-	Type operators.JoinType
-	// LeftKeys are columns of the input; LookupKeys the table's columns
-	// they equal, pairwise.
-	LeftKeys, LookupKeys []int
-	Cond                 expr.Expr // over input ++ table columns; nil if none
-	Table                *TableEntry
-	lookup               connectors.LookupSource
-}
 
 // lookupJoin returns jn as a lookup join when asOf names a
 // processing-time attribute of l; ok is false otherwise (an event-time
@@ -94,40 +78,9 @@ func (b *builder) lookupJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (n Node,
 		return nil, true, b.errf(asOf.TsExpr, "table '%s': %v", scan.Table.Name, err)
 	}
 	lj := &LookupJoinNode{
-		nodeBase: nodeBase{cols: jn.cols, inputs: []Node{ln}, mode: dyntable.InsertOnly},
+		nodeBase: nodeBase{cols: jn.cols, inputs: []Node{ln}},
 		Type:     jn.Type, LeftKeys: jn.LeftKeys, LookupKeys: jn.RightKeys, Cond: jn.Cond,
 		Table: scan.Table, lookup: ls,
 	}
 	return lj, true, nil
-}
-
-func (n *LookupJoinNode) Explain() string {
-	l, r := n.inputs[0].Columns(), n.Table.Conn.Columns
-	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s=%s", r[n.LookupKeys[i]].Name, l[n.LeftKeys[i]].Name))
-	}
-	s := fmt.Sprintf("LookupJoin(table=[%s], joinType=[%s], lookup=[%s]", n.Table.Name, joinNames[n.Type], strings.Join(eq, ", "))
-	if n.Cond != nil {
-		s += ", where=[" + n.Cond.String() + "]"
-	}
-	return s + ", select=[" + allNames(n.cols) + "])"
-}
-
-// rowtimeColumns: the left side's rowtime attributes pass through.
-func (n *LookupJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.Table.Conn.Columns))...)
-}
-
-// translate: stateless, chained to its input (no exchange), as Flink's.
-func (n *LookupJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	e, p := forward(ins[0])
-	ls, keys := n.lookup, n.LookupKeys
-	spec := operators.LookupJoinSpec{
-		Type: n.Type, LeftKeys: n.LeftKeys, Condition: predicate(n.Cond), Table: n.Table.Name,
-		LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.Table.Conn.Columns),
-		NewLookuper: func() (operators.Lookuper, error) { return ls.Lookup(keys) },
-	}
-	return &dataflow.Node{Name: "LookupJoin(" + n.Table.Name + ")", Parallelism: p, Inputs: []dataflow.Edge{e},
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewLookupJoin(spec), nil }}, nil
 }

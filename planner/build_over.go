@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/types"
@@ -127,7 +125,7 @@ func (b *builder) buildOver(in rel, fields []field) (rel, func(ast.ExprNode) (in
 	for i, c := range calls {
 		outScope = append(outScope, expr.Column{Name: fmt.Sprintf("$over%d", i), Type: c.ResultType})
 	}
-	n.nodeBase = nodeBase{cols: unqualified(outScope), inputs: []Node{input}, mode: dyntable.InsertOnly}
+	n.nodeBase = nodeBase{cols: unqualified(outScope), inputs: []Node{input}}
 	replace := func(e ast.ExprNode) (int, bool) {
 		for i, w := range wins {
 			if e == ast.ExprNode(w) {
@@ -212,49 +210,4 @@ func (b *builder) frameInterval(s ast.FrameBound) (int64, error) {
 		return 0, b.errf(s.Expr, "the INTERVAL of a RANGE frame must not be negative")
 	}
 	return d, nil
-}
-
-// OverAggNode is an event-time OVER aggregation: its input columns with
-// one column per aggregate appended; insert-only.
-type OverAggNode struct {
-	nodeBase
-	PartitionKeys []int
-	TimeCol       int
-	Rows          bool
-	Preceding     int64
-	Aggs          []operators.AggCall
-	FrameText     string   // for EXPLAIN
-	AggText       []string // for EXPLAIN
-}
-
-func (n *OverAggNode) Explain() string {
-	in := n.inputs[0].Columns()
-	sel := []string{allNames(in)}
-	for i, t := range n.AggText {
-		sel = append(sel, t+" AS "+n.cols[len(in)+i].Name)
-	}
-	s := "OverAggregate("
-	if len(n.PartitionKeys) > 0 {
-		s += "partitionBy=[" + colNames(in, n.PartitionKeys) + "], "
-	}
-	return s + fmt.Sprintf("orderBy=[%s ASC], window=[%s], select=[%s])", in[n.TimeCol].Name, n.FrameText, strings.Join(sel, ", "))
-}
-
-func (n *OverAggNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.Aggs))...)
-}
-
-func (n *OverAggNode) exchange(int) string {
-	if len(n.PartitionKeys) == 0 {
-		return "Exchange(distribution=[single])"
-	}
-	return "Exchange(distribution=[hash[" + colNames(n.inputs[0].Columns(), n.PartitionKeys) + "]])"
-}
-
-func (n *OverAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	e, p := t.keyed(ins[0], n.PartitionKeys)
-	spec := operators.OverAggSpec{PartitionKeys: n.PartitionKeys, TimeCol: n.TimeCol, Rows: n.Rows,
-		Preceding: n.Preceding, Aggs: n.Aggs, Width: len(n.inputs[0].Columns())}
-	return &dataflow.Node{Name: "OverAggregate", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{e},
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewOverAgg(spec), nil }}, nil
 }

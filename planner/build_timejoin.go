@@ -1,77 +1,19 @@
 package planner
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/types"
 )
 
-// Time attributes and joins over time (interval joins).
-//
-// A rowtime attribute is a TIMESTAMP column that a watermark describes:
-// the column named in WATERMARK FOR, and whatever passes it on unchanged
-// (a Calc projecting it as is, a filter, ChangelogNormalize, a rank,
-// a union whose every input has it, an interval join, which keeps both
-// sides' attributes, the left side of a temporal join, OVER
-// aggregation). A regular join or a group aggregation turns it into a
-// plain TIMESTAMP, as in Flink.
-
-// rowtimeNode is implemented by plan nodes that declare their rowtime
-// columns themselves (the nodes of this file, window nodes).
-type rowtimeNode interface {
-	rowtimeColumns() []bool
-}
-
-// rowtimeColumns reports, per output column of n, whether it is a
-// rowtime attribute.
-func rowtimeColumns(n Node) []bool {
-	out := make([]bool, len(n.Columns()))
-	switch n := n.(type) {
-	case rowtimeNode:
-		copy(out, n.rowtimeColumns())
-	case *WatermarkNode:
-		out[n.Rowtime] = true
-	case *CalcNode:
-		in := rowtimeColumns(n.inputs[0])
-		for i, p := range n.Proj {
-			if idx, ok := expr.ColumnIndex(p); ok && in[idx] {
-				out[i] = true
-			}
-		}
-	case *NormalizeNode, *RankNode:
-		copy(out, rowtimeColumns(n.Inputs()[0]))
-	case *UnionNode:
-		for i := range out {
-			out[i] = true
-		}
-		for _, in := range n.inputs {
-			for i, rt := range rowtimeColumns(in) {
-				out[i] = out[i] && rt
-			}
-		}
-	case *WindowTVFNode, *WindowAggNode:
-		// The window nodes' own tracer (build_window.go) knows their
-		// window_time.
-		for i := range out {
-			out[i] = timeAttrOf(n, i) == attrRowtime
-		}
-	}
-	return out
-}
-
-// isRowtime reports whether column col of n is a rowtime attribute.
-func isRowtime(n Node, col int) bool {
-	rt := rowtimeColumns(n)
-	return col >= 0 && col < len(rt) && rt[col]
-}
+// Joins over time: interval joins (below), event-time temporal joins
+// and window joins; build_lookupjoin.go has processing-time lookup
+// joins. The nodes are in node_timejoin.go.
 
 // intervalBounds is the time condition of an interval join:
 // Lower <= left.time - right.time <= Upper, in nanoseconds, inclusive.
@@ -102,13 +44,8 @@ func (b *builder) intervalJoinBounds(on ast.ExprNode, l, r rel) (*intervalBounds
 	}
 	nl := len(l.scope)
 	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)
-	lrt, rrt := rowtimeColumns(l.node), rowtimeColumns(r.node)
-	rowtime := func(col int) bool {
-		if col < nl {
-			return lrt[col]
-		}
-		return rrt[col-nl]
-	}
+	attrs := append(l.node.timeAttrs(), r.node.timeAttrs()...)
+	rowtime := func(col int) bool { return attrs[col] == attrRowtime }
 	tb := &intervalBounds{leftTime: -1, rightTime: -1, conjuncts: map[ast.ExprNode]bool{}}
 	hasLower, hasUpper := false, false
 	var boundAt ast.ExprNode // the conjunct of the latest bound, for errors
@@ -300,69 +237,10 @@ func fmtBound(ns int64) string {
 	return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + "ms"
 }
 
-// IntervalJoinNode is an event-time interval join: a regular join's
-// keys, type and residual condition plus time bounds. Its output is
-// insert-only, and both inputs' rowtime attributes stay rowtime.
-type IntervalJoinNode struct {
-	JoinNode
-	LeftTime, RightTime int
-	Lower, Upper        int64
-}
-
 // newIntervalJoin turns the planned regular join jn into an interval
 // join with the bounds tb.
 func newIntervalJoin(jn *JoinNode, tb *intervalBounds) *IntervalJoinNode {
-	n := &IntervalJoinNode{JoinNode: *jn, LeftTime: tb.leftTime, RightTime: tb.rightTime, Lower: tb.lower, Upper: tb.upper}
-	n.mode = dyntable.InsertOnly
-	return n
-}
-
-func (n *IntervalJoinNode) Explain() string {
-	s := fmt.Sprintf("IntervalJoin(joinType=[%s], windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d]",
-		joinNames[n.Type], fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime)
-	if eq := n.equalities(); eq != "" {
-		s += ", where=[" + eq + "]"
-	}
-	if n.Cond != nil {
-		s += ", condition=[" + n.Cond.String() + "]"
-	}
-	return s + ")"
-}
-
-func (n *IntervalJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
-}
-
-func (n *IntervalJoinNode) exchange(i int) string {
-	if len(n.LeftKeys) == 0 {
-		return "Exchange(distribution=[single])" // no equi-keys: one subtask
-	}
-	return exchangeFor(&n.JoinNode, i)
-}
-
-func (n *IntervalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	le, p := t.keyed(ins[0], n.LeftKeys)
-	re, _ := t.keyed(ins[1], n.RightKeys)
-	spec := operators.IntervalJoinSpec{
-		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
-		LeftTime: n.LeftTime, RightTime: n.RightTime, Lower: n.Lower, Upper: n.Upper,
-	}
-	return &dataflow.Node{Name: "IntervalJoin", Stateful: true, GeneratesWatermarks: true, Parallelism: p,
-		Inputs:      []dataflow.Edge{le, re},
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewIntervalJoin(spec), nil }}, nil
-}
-
-// partitionedNode is implemented by plan nodes of their own files that
-// re-partition their inputs: exchange describes input i's, for EXPLAIN.
-type partitionedNode interface {
-	exchange(i int) string
-}
-
-// translatedNode is implemented by plan nodes of their own files that
-// translate themselves into a dataflow node.
-type translatedNode interface {
-	translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error)
+	return &IntervalJoinNode{JoinNode: *jn, LeftTime: tb.leftTime, RightTime: tb.rightTime, Lower: tb.lower, Upper: tb.upper}
 }
 
 // ---- temporal joins ----
@@ -406,8 +284,8 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 	}
 	pk := rn.UpsertKey()
 	var rts []int
-	for i, rt := range rowtimeColumns(rn) {
-		if rt {
+	for i, a := range rn.timeAttrs() {
+		if a == attrRowtime {
 			rts = append(rts, i)
 		}
 	}
@@ -423,49 +301,7 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 			return nil, b.errf(asOf.TsExpr, "a temporal join's ON condition must equate the versioned table's whole primary key (%s)", colNames(rn.Columns(), pk))
 		}
 	}
-	n := &TemporalJoinNode{JoinNode: *jn, LeftTime: lt, RightTime: rts[0]}
-	n.mode = dyntable.InsertOnly
-	return n, nil
-}
-
-// TemporalJoinNode is an event-time temporal join with a versioned table:
-// each left row joins the version valid at its time; insert-only.
-type TemporalJoinNode struct {
-	JoinNode
-	LeftTime, RightTime int
-}
-
-func (n *TemporalJoinNode) Explain() string {
-	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	s := fmt.Sprintf("TemporalJoin(joinType=[%s], where=[%s], leftTime=[%s], rightTime=[%s]",
-		joinNames[n.Type], n.equalities(), l[n.LeftTime].Name, r[n.RightTime].Name)
-	if n.Cond != nil {
-		s += ", condition=[" + n.Cond.String() + "]"
-	}
-	return s + ")"
-}
-
-// rowtimeColumns: the left side's attributes stay rowtime (each row is
-// emitted when the watermark reaches its time, before that watermark);
-// the right side's become plain timestamps.
-func (n *TemporalJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), make([]bool, len(n.inputs[1].Columns()))...)
-}
-
-func (n *TemporalJoinNode) exchange(i int) string {
-	return exchangeFor(&n.JoinNode, i)
-}
-
-func (n *TemporalJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	le, p := t.keyed(ins[0], n.LeftKeys)
-	re, _ := t.keyed(ins[1], n.RightKeys)
-	spec := operators.TemporalJoinSpec{
-		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
-		LeftTime: n.LeftTime, RightTime: n.RightTime,
-	}
-	return &dataflow.Node{Name: "TemporalJoin", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewTemporalJoin(spec), nil }}, nil
+	return &TemporalJoinNode{JoinNode: *jn, LeftTime: lt, RightTime: rts[0]}, nil
 }
 
 // ---- the dispatch from buildJoin ----
@@ -494,13 +330,6 @@ func (b *builder) timeJoin(jn *JoinNode, tb *intervalBounds, asOf *ast.AsOfClaus
 
 // ---- window joins ----
 
-// WindowJoinNode joins two windowed inputs window by window: its keys
-// equate window_start and window_end of the two sides. Insert-only.
-type WindowJoinNode struct {
-	JoinNode
-	LeftEnd, RightEnd int // window_end columns
-}
-
 // newWindowJoin returns jn as a window join when both inputs are
 // insert-only event-time windowed relations and the keys pair their
 // window_start and their window_end, else nil.
@@ -526,9 +355,7 @@ func newWindowJoin(jn *JoinNode) *WindowJoinNode {
 	if start < 0 || end < 0 {
 		return nil
 	}
-	n := &WindowJoinNode{JoinNode: *jn, LeftEnd: jn.LeftKeys[end], RightEnd: jn.RightKeys[end]}
-	n.mode = dyntable.InsertOnly
-	return n
+	return &WindowJoinNode{JoinNode: *jn, LeftEnd: jn.LeftKeys[end], RightEnd: jn.RightKeys[end]}
 }
 
 // procTimeWindow reports whether a window node windows processing time.
@@ -540,36 +367,4 @@ func procTimeWindow(n Node) bool {
 		return x.ProcTime
 	}
 	return true // unknown: not a window join
-}
-
-func (n *WindowJoinNode) Explain() string {
-	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	s := fmt.Sprintf("WindowJoin(joinType=[%s], where=[%s], leftWindowEnd=[%s], rightWindowEnd=[%s]",
-		joinNames[n.Type], n.equalities(), l[n.LeftEnd].Name, r[n.RightEnd].Name)
-	if n.Cond != nil {
-		s += ", condition=[" + n.Cond.String() + "]"
-	}
-	return s + ")"
-}
-
-// rowtimeColumns: a window's rows are emitted when the watermark reaches
-// window_time, before that watermark, so both sides' attributes stay.
-func (n *WindowJoinNode) rowtimeColumns() []bool {
-	return append(rowtimeColumns(n.inputs[0]), rowtimeColumns(n.inputs[1])...)
-}
-
-func (n *WindowJoinNode) exchange(i int) string {
-	return exchangeFor(&n.JoinNode, i)
-}
-
-func (n *WindowJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	le, p := t.keyed(ins[0], n.LeftKeys)
-	re, _ := t.keyed(ins[1], n.RightKeys)
-	spec := operators.WindowJoinSpec{
-		Join: operators.JoinSpec{Type: n.Type, LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-			LeftWidth: len(n.inputs[0].Columns()), RightWidth: len(n.inputs[1].Columns()), Condition: predicate(n.Cond)},
-		LeftEnd: n.LeftEnd, RightEnd: n.RightEnd,
-	}
-	return &dataflow.Node{Name: "WindowJoin", Stateful: true, Parallelism: p, Inputs: []dataflow.Edge{le, re},
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWindowJoin(spec), nil }}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/parser"
@@ -31,63 +30,6 @@ import (
 //
 // (When no projection sits between them, the fused function stays, as a
 // Calc appending the time attribute three times.)
-
-// WindowTVFNode is a window table function over its input.
-type WindowTVFNode struct {
-	nodeBase
-	Window   operators.WindowSpec
-	TimeCol  int // input column of the time attribute
-	ProcTime bool
-	// PartitionBy are the input columns of SESSION's PARTITION BY.
-	PartitionBy []int
-	// Fused is set when a window aggregation consumes the node: it then
-	// passes each row once, with the time attribute in the window
-	// columns, and the aggregation assigns the windows.
-	Fused bool
-	// errAt makes an error positioned at the call in the user's text.
-	errAt func(format string, args ...any) error
-}
-
-func (n *WindowTVFNode) Explain() string {
-	in := n.inputs[0].Columns()
-	s := fmt.Sprintf("WindowTableFunction(window=[%s(time_col=[%s]%s)]", n.Window.Kind, in[n.TimeCol].Name, windowArgs(n.Window))
-	if n.ProcTime {
-		s += ", proctime=[true]"
-	}
-	if n.Fused {
-		s += ", fusedInto=[WindowAggregate]"
-	}
-	return s + ")"
-}
-
-// windowArgs renders a window's sizes as EXPLAIN shows them.
-func windowArgs(w operators.WindowSpec) string {
-	d := func(ns int64) string { return fmtDuration(ns) }
-	switch w.Kind {
-	case operators.WindowHop:
-		return ", slide=[" + d(w.Slide) + "], size=[" + d(w.Size) + "]"
-	case operators.WindowCumulate:
-		return ", step=[" + d(w.Slide) + "], max_size=[" + d(w.Size) + "]"
-	case operators.WindowSession:
-		return ", gap=[" + d(w.Size) + "]"
-	}
-	return ", size=[" + d(w.Size) + "]"
-}
-
-// fmtDuration renders nanoseconds in the largest whole unit, Flink style
-// ("10 s", "1 min", "1500 ms").
-func fmtDuration(ns int64) string {
-	units := []struct {
-		n    int64
-		name string
-	}{{86400e9, "d"}, {3600e9, "h"}, {60e9, "min"}, {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}}
-	for _, u := range units {
-		if ns%u.n == 0 {
-			return fmt.Sprintf("%d %s", ns/u.n, u.name)
-		}
-	}
-	return fmt.Sprintf("%d ns", ns)
-}
 
 // windowColumnType is the type of window_start, window_end, window_time.
 var windowColumnType = types.Type{ID: types.Timestamp, Precision: 3, NotNull: true}
@@ -158,7 +100,7 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	for _, name := range windowColumnNames {
 		scope = append(scope, expr.Column{Name: name, Table: q, Type: windowColumnType})
 	}
-	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}, mode: dyntable.InsertOnly}
+	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
 }
 
@@ -179,67 +121,6 @@ func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
 		return s, fmt.Errorf("unknown window function %s", tvf.Func)
 	}
 	return s, s.Validate()
-}
-
-// timeAttr is what kind of time attribute a column is.
-type timeAttr uint8
-
-const (
-	attrNone timeAttr = iota
-	attrRowtime
-	attrProctime
-)
-
-// timeAttrOf traces column col of n to where it was made: a rowtime
-// attribute is the column a WATERMARK is declared on (and the window_time
-// of an event-time window); a processing-time attribute is a PROCTIME()
-// column. Projections that pass the column through keep it an attribute.
-func timeAttrOf(n Node, col int) timeAttr {
-	switch x := n.(type) {
-	case *WatermarkNode:
-		if col == x.Rowtime {
-			return attrRowtime
-		}
-	case *CalcNode:
-		p := x.Proj[col]
-		if idx, ok := expr.ColumnIndex(p); ok {
-			return timeAttrOf(x.inputs[0], idx)
-		}
-		if strings.EqualFold(p.String(), "PROCTIME()") {
-			return attrProctime
-		}
-	case *NormalizeNode:
-		return timeAttrOf(x.inputs[0], col)
-	case *WindowTVFNode:
-		nIn := len(x.inputs[0].Columns())
-		if col < nIn {
-			return timeAttrOf(x.inputs[0], col)
-		}
-		if col == nIn+2 && !x.ProcTime {
-			return attrRowtime
-		}
-	case *WindowAggNode:
-		if col < len(x.Out) && x.Out[col].Kind == operators.WinTime && !x.ProcTime {
-			return attrRowtime
-		}
-	case *UnionNode:
-		a := timeAttrOf(x.inputs[0], col)
-		for _, in := range x.inputs[1:] {
-			if timeAttrOf(in, col) != a {
-				return attrNone
-			}
-		}
-		return a
-	default:
-		// Operators over time (interval and temporal joins, OVER) know
-		// which of their output columns stay rowtime attributes.
-		if r, ok := n.(rowtimeNode); ok {
-			if cols := r.rowtimeColumns(); col < len(cols) && cols[col] {
-				return attrRowtime
-			}
-		}
-	}
-	return attrNone
 }
 
 // windowColOf traces column col of n through projections to a window

@@ -95,7 +95,7 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	for _, name := range legacyColumns {
 		scope = append(scope, expr.Column{Name: name, Type: windowColumnType})
 	}
-	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}, mode: in.node.Mode()}
+	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
 }
 

@@ -20,12 +20,8 @@ type TableEntry struct {
 	Watermark  *WatermarkDef
 	DDL        string // the CREATE TABLE text as the user wrote it
 	connector  connectors.Connector
-	scan       connectors.ScanSource
-	sink       connectors.TableSink
-	scanErr    error
-	sinkErr    error
-	scanTried  bool
-	sinkTried  bool
+	scan       made[connectors.ScanSource]
+	sink       made[connectors.TableSink]
 	stmt       *parser.Statement
 	insertOnly bool
 }
@@ -37,38 +33,52 @@ type WatermarkDef struct {
 	stmt   *parser.Statement
 }
 
+// made is a connector object made on first use, with the error making
+// it gave; it is made once for the table's life.
+type made[T any] struct {
+	v     T
+	err   error
+	tried bool
+}
+
+func (m *made[T]) get(make func() (T, error)) (T, error) {
+	if !m.tried {
+		m.tried = true
+		m.v, m.err = make()
+	}
+	return m.v, m.err
+}
+
+// tableErr names the table in an error of its connector.
+func (t *TableEntry) tableErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("table '%s': %w", t.Name, err)
+	}
+	return nil
+}
+
 // Scan returns the table's source, creating it on first use.
 func (t *TableEntry) Scan(env *connectors.Env) (connectors.ScanSource, error) {
-	if !t.scanTried {
-		t.scanTried = true
+	return t.scan.get(func() (connectors.ScanSource, error) {
 		sc, ok := t.connector.(connectors.SourceConnector)
 		if !ok {
-			t.scanErr = fmt.Errorf("table '%s' cannot be read: connector '%s' is sink-only", t.Name, t.connector.Name())
-		} else {
-			t.scan, t.scanErr = sc.NewScan(t.Conn, env)
-			if t.scanErr != nil {
-				t.scanErr = fmt.Errorf("table '%s': %w", t.Name, t.scanErr)
-			}
+			return nil, fmt.Errorf("table '%s' cannot be read: connector '%s' is sink-only", t.Name, t.connector.Name())
 		}
-	}
-	return t.scan, t.scanErr
+		s, err := sc.NewScan(t.Conn, env)
+		return s, t.tableErr(err)
+	})
 }
 
 // Sink returns the table's sink, creating it on first use.
 func (t *TableEntry) Sink(env *connectors.Env) (connectors.TableSink, error) {
-	if !t.sinkTried {
-		t.sinkTried = true
+	return t.sink.get(func() (connectors.TableSink, error) {
 		sc, ok := t.connector.(connectors.SinkConnector)
 		if !ok {
-			t.sinkErr = fmt.Errorf("table '%s' cannot be written: connector '%s' is source-only", t.Name, t.connector.Name())
-		} else {
-			t.sink, t.sinkErr = sc.NewSink(t.Conn, env)
-			if t.sinkErr != nil {
-				t.sinkErr = fmt.Errorf("table '%s': %w", t.Name, t.sinkErr)
-			}
+			return nil, fmt.Errorf("table '%s' cannot be written: connector '%s' is source-only", t.Name, t.connector.Name())
 		}
-	}
-	return t.sink, t.sinkErr
+		s, err := sc.NewSink(t.Conn, env)
+		return s, t.tableErr(err)
+	})
 }
 
 // ConnectorName is the table's 'connector' option.

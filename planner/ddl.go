@@ -213,12 +213,8 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	if len(n.Cols) > 0 || len(n.Constraints) > 0 {
 		return nil, nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT takes its columns from the query; do not list them")
 	}
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(n.Select)
+	r, err := p.buildStatement(stmt, n.Select)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, nil, err
 	}
 	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
@@ -255,8 +251,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s", t.Name, t.ConnectorName(), r.node.Mode())
 	}
 	cols := tableScope(ct, "")
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode(), key: r.node.UpsertKey()}, Table: t, Encoding: enc}
-	return t, &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+	return t, newPlan(r.node, t, enc, cols), nil
 }
 
 func constraintName(c *ast.Constraint) string {
@@ -310,12 +305,8 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(sel)
+	r, err := p.buildStatement(stmt, sel)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, err
 	}
 	if v.colAs != nil && len(v.colAs) != len(r.scope) {

@@ -17,28 +17,33 @@ func newRestoreCtx(sb *strings.Builder) *tidbformat.RestoreCtx {
 	return tidbformat.NewRestoreCtx(tidbformat.DefaultRestoreFlags|tidbformat.RestoreStringWithoutCharset, sb)
 }
 
-// Plan is a planned statement: a tree whose root is a sink.
+// Plan is a planned statement: an optimized tree whose root is a sink.
+// Neither the plan nor its nodes change once it is made, so its EXPLAIN
+// is the plan that runs, every time it is asked for (checkpoints keep a
+// hash of it to recognise their job's plan).
 type Plan struct {
 	Root    *SinkNode
 	Columns []expr.Column // the result's columns
 }
 
+// newPlan optimizes the plan that writes in to table t (nil: to the
+// client) as cols.
+func newPlan(in Node, t *TableEntry, enc dyntable.SinkEncoding, cols []expr.Column) *Plan {
+	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}}, Table: t, Encoding: enc}
+	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}
+}
+
 // Explain renders the plan tree.
-func (p *Plan) Explain() string { return ExplainTree(optimize(p.Root)) }
+func (p *Plan) Explain() string { return ExplainTree(p.Root) }
 
 // PlanQuery plans a SELECT whose result goes to the client.
 func (p *Planner) PlanQuery(stmt *parser.Statement, q ast.ResultSetNode) (*Plan, error) {
-	b := p.newBuilder(stmt)
-	r, err := b.buildQuery(q)
+	r, err := p.buildStatement(stmt, q)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.finish(r.node); err != nil {
-		return nil, err
-	}
 	cols := unqualified(r.scope)
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{r.node}, mode: r.node.Mode(), key: r.node.UpsertKey()}, Encoding: dyntable.RetractEncoding}
-	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+	return newPlan(r.node, nil, dyntable.RetractEncoding, cols), nil
 }
 
 // PlanInsert plans INSERT INTO t SELECT ... or INSERT INTO t VALUES ...
@@ -65,17 +70,13 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if err != nil {
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
 	}
-	b := p.newBuilder(stmt)
 	var r rel
 	if ins.Select != nil {
-		r, err = b.buildQuery(ins.Select)
+		r, err = p.buildStatement(stmt, ins.Select)
 	} else {
-		r, err = b.buildValues(ins.Lists, t, ins)
+		r, err = p.newBuilder(stmt).buildValues(ins.Lists, t, ins)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := b.finish(r.node); err != nil {
 		return nil, err
 	}
 	// Map the query's columns onto the table's, casting where allowed.
@@ -132,8 +133,7 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if err := enc.Accepts(in.Mode()); err != nil {
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
 	}
-	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}, mode: in.Mode(), key: in.UpsertKey()}, Table: t, Encoding: enc}
-	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}, nil
+	return newPlan(in, t, enc, cols), nil
 }
 
 func tableOfInsert(ins *ast.InsertStmt) (*ast.TableName, bool) {
@@ -157,7 +157,7 @@ func (b *builder) buildValues(lists [][]ast.ExprNode, t *TableEntry, at ast.Node
 		return rel{}, err
 	}
 	cols := tableScope(t.Conn, "")
-	return rel{node: &ValuesNode{nodeBase: nodeBase{cols: cols, mode: dyntable.InsertOnly}, Rows: rows}, scope: cols}, nil
+	return rel{node: &ValuesNode{nodeBase: nodeBase{cols: cols}, Rows: rows}, scope: cols}, nil
 }
 
 // EvalTuples evaluates VALUES tuples, each cast to the given types.

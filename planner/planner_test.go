@@ -41,9 +41,12 @@ func exec(s *engine.Session, sql string) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// TestExplain runs testdata/explain: `exec` runs statements, `explain`
-// prints the plan of a query (the EXPLAIN keyword is added). Refill with
-// -rewrite and review the diff.
+// TestExplain runs each file of testdata, one session a file: `exec`
+// runs statements, `explain` prints the plan of a query (the EXPLAIN
+// keyword is added). There is a case for every kind of plan node and
+// every rewrite (see doc.go). Refill with -rewrite and review the diff:
+// each plan's operators, changelog modes and upsert keys are meant to be
+// what Flink plans for the query.
 func TestExplain(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		s := engine.NewSession(io.Discard)

@@ -1,32 +1,66 @@
 package planner
 
-import "github.com/streamsql/streamsql/expr"
+import (
+	"slices"
 
-// optimize applies the rewrites that need a complete tree. Today that is
-// projection push-down: a Calc right above a table scan makes the scan
-// read only the columns the Calc uses, so EXPLAIN shows them in
-// TableSourceScan(fields=[...]) and no unused column travels further.
-func optimize(n Node) Node {
-	ins := n.Inputs()
-	for i, in := range ins {
-		ins[i] = optimize(in)
-	}
-	if c, ok := n.(*CalcNode); ok {
-		switch in := c.inputs[0].(type) {
-		case *ScanNode:
-			pruneScan(c, in, nil)
-		case *WatermarkNode:
-			if s, ok := in.inputs[0].(*ScanNode); ok {
-				pruneScan(c, s, in)
+	"github.com/streamsql/streamsql/expr"
+)
+
+// optimize applies the rewrites that need a complete tree, once, when a
+// plan is made (newPlan). It builds new nodes where it changes something
+// and leaves the built tree as it was, so a node shared by two parents
+// is rewritten once and no node changes under a parent that has seen it.
+//
+// Today that is projection push-down: a Calc over a table scan (maybe
+// with the table's watermark assigner between them) makes the scan read
+// only the columns the Calc and the assigner use, so EXPLAIN shows them
+// in TableSourceScan(fields=[...]) and no unused column travels further.
+// A Calc left doing nothing (no filter, every column passed on under its
+// name) is removed.
+func optimize(root Node) Node {
+	done := map[Node]Node{}
+	var walk func(n Node) Node
+	walk = func(n Node) Node {
+		if r, ok := done[n]; ok {
+			return r
+		}
+		out := n
+		ins := n.Inputs()
+		newIns := make([]Node, len(ins))
+		for i, in := range ins {
+			newIns[i] = walk(in)
+			if newIns[i] != in {
+				out = nil
 			}
 		}
+		if out == nil {
+			out = n.withInputs(newIns)
+		}
+		if c, ok := out.(*CalcNode); ok {
+			out = pruneScan(c)
+		}
+		done[n] = out
+		return out
 	}
-	return n
+	return walk(root)
 }
 
-// pruneScan narrows s to the columns c uses (and, when a watermark
-// assigner w sits between them, the columns its expression uses).
-func pruneScan(c *CalcNode, s *ScanNode, w *WatermarkNode) {
+// pruneScan narrows the scan under c to the columns c uses (and, when
+// the table's watermark assigner sits between them, the columns its
+// expression uses), and returns c's replacement: c itself when there is
+// nothing to narrow, the new Calc, or the narrowed input when the Calc
+// does nothing any more.
+func pruneScan(c *CalcNode) Node {
+	w, _ := c.inputs[0].(*WatermarkNode)
+	var s *ScanNode
+	if w != nil {
+		s, _ = w.inputs[0].(*ScanNode)
+	} else {
+		s, _ = c.inputs[0].(*ScanNode)
+	}
+	if s == nil {
+		return c
+	}
 	used := map[int]bool{}
 	mark := func(e expr.Expr) {
 		expr.Walk(e, func(x expr.Expr) bool {
@@ -47,42 +81,49 @@ func pruneScan(c *CalcNode, s *ScanNode, w *WatermarkNode) {
 		used[w.Rowtime] = true
 	}
 	if len(used) == len(s.cols) || len(used) == 0 {
-		return
+		return c
 	}
 	remap := map[int]int{}
-	var fields []int
-	var cols []expr.Column
+	ns := &ScanNode{Table: s.Table, mode: s.mode}
 	for i, col := range s.cols {
 		if used[i] {
-			remap[i] = len(fields)
-			fields = append(fields, s.fieldIndex(i))
-			cols = append(cols, col)
+			remap[i] = len(ns.Fields)
+			ns.Fields = append(ns.Fields, s.fieldIndex(i))
+			ns.cols = append(ns.cols, col)
 		}
 	}
-	for i, p := range c.Proj {
-		c.Proj[i] = expr.RemapColumns(p, remap)
+	var in Node = ns
+	if w != nil {
+		in = &WatermarkNode{nodeBase: nodeBase{cols: ns.cols, inputs: []Node{ns}},
+			Rowtime: remap[w.Rowtime], Expr: expr.RemapColumns(w.Expr, remap)}
+	}
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{in}}}
+	for _, p := range c.Proj {
+		nc.Proj = append(nc.Proj, expr.RemapColumns(p, remap))
 	}
 	if c.Filter != nil {
-		c.Filter = expr.RemapColumns(c.Filter, remap)
+		nc.Filter = expr.RemapColumns(c.Filter, remap)
 	}
-	s.Fields = fields
-	s.cols = cols
-	if w != nil {
-		w.Expr = expr.RemapColumns(w.Expr, remap)
-		w.Rowtime = remap[w.Rowtime]
-		w.cols = cols
+	if nc.Filter == nil && isIdentity(nc.Proj, len(in.Columns())) && allNames(nc.cols) == allNames(in.Columns()) {
+		return in
 	}
-	var key []int
-	for _, k := range s.key {
-		nk, ok := remap[k]
-		if !ok {
-			key = nil
-			break
-		}
-		key = append(key, nk)
+	return nc
+}
+
+// replaceNode returns n with old, somewhere below it, replaced by new;
+// the nodes on the way are copied.
+func replaceNode(n, old, new Node) Node {
+	if n == old {
+		return new
 	}
-	s.key = key
-	if w != nil {
-		w.key = key
+	ins := slices.Clone(n.Inputs())
+	changed := false
+	for i, in := range ins {
+		ins[i] = replaceNode(in, old, new)
+		changed = changed || ins[i] != in
 	}
+	if !changed {
+		return n
+	}
+	return n.withInputs(ins)
 }

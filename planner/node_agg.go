@@ -1,0 +1,78 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+)
+
+// AggNode is a group aggregation (GROUP BY, DISTINCT, UNION): its
+// output is the group keys, then one column per aggregate.
+type AggNode struct {
+	nodeBase
+	GroupKeys []int // input columns
+	Aggs      []operators.AggCall
+	AggText   []string // for EXPLAIN
+}
+
+func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
+	return &AggNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}}, GroupKeys: keys, Aggs: aggs, AggText: text}
+}
+
+// Mode: a group's result is updated in place (-U/+U); a group that can
+// lose all its rows emits -D, so -D appears only for inputs with
+// retractions.
+func (n *AggNode) Mode() dyntable.ChangelogMode {
+	if n.inputs[0].Mode().HasUpdates() {
+		return dyntable.Retract
+	}
+	return dyntable.ModeI | dyntable.ModeUB | dyntable.ModeUA
+}
+
+// UpsertKey is the group keys, which come first in the output; with no
+// keys there is one group, identified by no column.
+func (n *AggNode) UpsertKey() []int { return allCols(len(n.GroupKeys)) }
+
+func (n *AggNode) partitionKeys(int) []int { return n.GroupKeys }
+func (n *AggNode) timeAttrs() []timeAttr   { return make([]timeAttr, len(n.cols)) }
+
+func (n *AggNode) Explain() string {
+	in := n.inputs[0].Columns()
+	sel := []string{}
+	for _, k := range n.GroupKeys {
+		sel = append(sel, in[k].Name)
+	}
+	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.GroupKeys):])...)
+	if len(n.GroupKeys) == 0 {
+		return fmt.Sprintf("GroupAggregate(select=[%s])", strings.Join(sel, ", "))
+	}
+	return fmt.Sprintf("GroupAggregate(groupBy=[%s], select=[%s])", colNames(in, n.GroupKeys), strings.Join(sel, ", "))
+}
+
+// aggSelect renders aggregate calls for EXPLAIN, each with the name of
+// its output column when that is not the call's text.
+func aggSelect(text []string, cols []expr.Column) []string {
+	var sel []string
+	for i, t := range text {
+		if name := cols[i].Name; name != t {
+			t += " AS " + name
+		}
+		sel = append(sel, t)
+	}
+	return sel
+}
+
+func (n *AggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
+	spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
+	if _, err := operators.NewGroupAgg(spec); err != nil {
+		return nil, err
+	}
+	return t.keyed(n, ins, &dataflow.Node{Name: "GroupAggregate", StateTTL: true,
+		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}), nil
+}
+
+func (n *AggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
