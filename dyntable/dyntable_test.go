@@ -61,11 +61,11 @@ func TestSinkEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Chunk{Changes: []Change{{Insert, row("a", 1)}, {UpdateBefore, row("a", 1)}, {UpdateAfter, row("a", 2)}, {Delete, row("a", 2)}}}
-	out, err := UpsertEncoding.Encode(c)
+	out, err := UpsertEncoding.Encode(c, []int{0})
 	if err != nil || len(out.Changes) != 3 || out.Changes[1].Kind != UpdateAfter {
-		t.Fatalf("upsert must drop -U only: %v %v", out, err)
+		t.Fatalf("upsert must drop a -U its +U follows: %v %v", out, err)
 	}
-	if _, err := AppendOnly.Encode(&Chunk{Changes: []Change{{Delete, row("a", 1)}}}); err == nil {
+	if _, err := AppendOnly.Encode(&Chunk{Changes: []Change{{Delete, row("a", 1)}}}, nil); err == nil {
 		t.Fatal("a -D reaching an append-only sink must fail")
 	}
 }
@@ -88,5 +88,42 @@ func TestModesAndKinds(t *testing.T) {
 	}
 	if got := FormatChange(Change{UpdateAfter, row("x", 3)}, nil); got != "+U[x, 3]" {
 		t.Fatal(got)
+	}
+}
+
+// TestUpsertEncodingPairsRetractions: a -U is dropped only when an
+// accumulating change of the same key follows it in the chunk; otherwise
+// the key left the result and the -U becomes a -D.
+func TestUpsertEncodingPairsRetractions(t *testing.T) {
+	kinds := func(c *Chunk) string {
+		var s []string
+		for _, ch := range c.Changes {
+			s = append(s, ch.Kind.String()+"["+ch.Row[0].Str()+"]")
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		in   []Change
+		want string
+	}{
+		// A -U whose +U was filtered out: a deletion.
+		{[]Change{{UpdateBefore, row("a", 15)}}, "-D[a]"},
+		// A -U whose +U follows later, after another key's changes.
+		{[]Change{{UpdateBefore, row("a", 1)}, {Insert, row("b", 1)}, {UpdateAfter, row("a", 2)}}, "+I[b] +U[a]"},
+		// A +U of another key does not pair with it.
+		{[]Change{{UpdateBefore, row("a", 1)}, {UpdateAfter, row("b", 2)}}, "-D[a] +U[b]"},
+		// Two updates of one key, the second one's +U filtered out.
+		{[]Change{{UpdateBefore, row("a", 1)}, {UpdateAfter, row("a", 2)}, {UpdateBefore, row("a", 2)}}, "+U[a] -D[a]"},
+		// A deletion between them breaks the pairing.
+		{[]Change{{UpdateBefore, row("a", 1)}, {Delete, row("a", 1)}, {Insert, row("a", 3)}}, "-D[a] -D[a] +I[a]"},
+	} {
+		c := &Chunk{Changes: append([]Change(nil), tc.in...)}
+		out, err := UpsertEncoding.Encode(c, []int{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(out); got != tc.want {
+			t.Errorf("%v: got %s, want %s", tc.in, got, tc.want)
+		}
 	}
 }

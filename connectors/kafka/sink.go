@@ -394,20 +394,29 @@ func (e *recordEncoder) appendTo(enc format.Encoder, scratch types.Row, cols []i
 	return b
 }
 
-// encode returns the record of one change: ok is false for a change the
-// sink does not write (-U of an upsert sink). A deletion is a tombstone
-// (nil value) in upsert-kafka; an append-only sink receiving anything
-// but +I is an internal error (the planner rejects such queries).
-func (e *recordEncoder) encode(ch dyntable.Change) (key, value []byte, ok bool, err error) {
+// prepare rewrites a chunk for the sink: upsert-kafka drops a -U for its
+// +U, or turns it into a deletion when none follows
+// (dyntable.UpsertEncoding).
+func (e *recordEncoder) prepare(c *dyntable.Chunk) *dyntable.Chunk {
+	if e.cfg.upsert {
+		c, _ = dyntable.UpsertEncoding.Encode(c, e.cfg.table.PrimaryKey)
+	}
+	return c
+}
+
+// encode returns the record of one change of a prepared chunk. A deletion
+// is a tombstone (nil value) in upsert-kafka; an append-only sink
+// receiving anything but +I, or a -U left in a chunk, is an internal
+// error (the planner rejects such queries; prepare removes -U).
+func (e *recordEncoder) encode(ch dyntable.Change) (key, value []byte, err error) {
 	switch ch.Kind {
 	case dyntable.Insert:
-	case dyntable.UpdateAfter, dyntable.Delete, dyntable.UpdateBefore:
+	case dyntable.UpdateAfter, dyntable.Delete:
 		if !e.cfg.upsert {
-			return nil, nil, false, fmt.Errorf("kafka: internal error: %s reached the append-only sink of table '%s'", ch.Kind, e.cfg.table.Name)
+			return nil, nil, fmt.Errorf("kafka: internal error: %s reached the append-only sink of table '%s'", ch.Kind, e.cfg.table.Name)
 		}
-		if ch.Kind == dyntable.UpdateBefore {
-			return nil, nil, false, nil // the +U that follows replaces the row
-		}
+	default:
+		return nil, nil, fmt.Errorf("kafka: internal error: %s reached the sink of table '%s'", ch.Kind, e.cfg.table.Name)
 	}
 	if e.key != nil {
 		key = e.appendTo(e.key, e.keyRow, e.cfg.keyCols, ch.Row)
@@ -415,7 +424,7 @@ func (e *recordEncoder) encode(ch dyntable.Change) (key, value []byte, ok bool, 
 	if ch.Kind != dyntable.Delete {
 		value = e.appendTo(e.val, e.valRow, e.cfg.valueCols, ch.Row)
 	}
-	return key, value, true, nil
+	return key, value, nil
 }
 
 // partitioner chooses a record's partition, as 'sink.partitioner' says.
@@ -562,14 +571,12 @@ func (o *writerOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 		return err
 	}
 	o.msgs = o.msgs[:0]
-	for _, ch := range c.Changes {
-		k, v, ok, err := o.enc.encode(ch)
+	for _, ch := range o.enc.prepare(c).Changes {
+		k, v, err := o.enc.encode(ch)
 		if err != nil {
 			return err
 		}
-		if ok {
-			o.msgs = append(o.msgs, kafka.Message{Key: k, Value: v})
-		}
+		o.msgs = append(o.msgs, kafka.Message{Key: k, Value: v})
 	}
 	if len(o.msgs) == 0 {
 		return nil

@@ -172,13 +172,10 @@ func (h *txnHandler) BeginTransaction(ctx context.Context, _ int64) (twophase.Tr
 // full batches are sent at once.
 func (h *txnHandler) Write(ctx context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
 	t := txn.(*kafkaTxn)
-	for _, ch := range c.Changes {
-		key, value, ok, err := h.enc.encode(ch)
+	for _, ch := range h.enc.prepare(c).Changes {
+		key, value, err := h.enc.encode(ch)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			continue
 		}
 		if err := t.p.add(ctx, h.part.partition(key, h.nparts), key, value, time.Time{}); err != nil {
 			return err

@@ -67,13 +67,14 @@ func newBuffer(s *tableShape) *buffer {
 	return b
 }
 
-// add buffers c's changes. -U is dropped: the +U that follows replaces
-// the row by key.
+// add buffers c's changes. A table with a primary key is written as an
+// upsert sink (dyntable.UpsertEncoding: a -U is dropped for its +U, or
+// becomes a delete when none follows).
 func (b *buffer) add(c *dyntable.Chunk) error {
+	if b.keyed != nil {
+		c, _ = dyntable.UpsertEncoding.Encode(c, b.shape.pk)
+	}
 	for _, ch := range c.Changes {
-		if ch.Kind == dyntable.UpdateBefore {
-			continue
-		}
 		if b.keyed == nil {
 			if ch.Kind != dyntable.Insert {
 				return fmt.Errorf("mysql sink: %s reached a table without a primary key, which takes inserts only", ch.Kind)

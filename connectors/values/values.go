@@ -384,7 +384,7 @@ func (o *sinkOp) Open(*dataflow.OpContext) error {
 }
 
 func (o *sinkOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
-	c, err := o.sk.Encoding().Encode(c)
+	c, err := o.sk.Encoding().Encode(c, o.sk.t.PrimaryKey)
 	if err != nil {
 		return fmt.Errorf("values sink '%s': %w", o.sk.t.Name, err)
 	}
