@@ -198,6 +198,7 @@ func init() {
 	registerMathFuncs(registry)
 	registerTextFuncs(registry)
 	registerHashFuncs(registry)
+	registerJSONFuncs(registry)
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {

@@ -213,3 +213,98 @@ func TestJavaFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONFunctions(t *testing.T) {
+	// Flink's documentation examples (doc), with the clause syntax in the
+	// internal form the pre-lexer writes.
+	runEval(t, []evalCase{
+		{`JSON_VALUE('{"a": true}', '$.a')`, "true"},                                                                                    // doc
+		{`__json_value('{"a": true}', '$.a', 'BOOLEAN', 'NULL', NULL, 'NULL', NULL)`, "true"},                                           // doc
+		{`__json_value('{"a": true}', 'lax $.b', '', 'DEFAULT', FALSE, 'NULL', NULL)`, "false"},                                         // doc
+		{`__json_value('{"a": true}', 'strict $.b', '', 'NULL', NULL, 'DEFAULT', FALSE)`, "false"},                                      // doc
+		{`__json_value('{"a.b": [0.998,0.996]}', '$.["a.b"][0]', 'DOUBLE', 'NULL', NULL, 'NULL', NULL)`, "0.998"},                       // doc
+		{`__json_value('{"contains blank": "right"}', 'strict $.[''contains blank'']', '', 'NULL', NULL, 'DEFAULT', 'wrong')`, "right"}, // doc
+		{`JSON_VALUE('{"a": {"b": 1}}', '$.a')`, "NULL"},                                                                                // lax: not a scalar
+		{`JSON_VALUE('{"a": 10}', '$.a')`, "10"},                                                                                        // an integer prints as written
+		{`JSON_VALUE('{"a": 1e2}', '$.a')`, "100.0"},                                                                                    // other numbers as Java doubles
+		{`JSON_VALUE('{"a": null}', '$.a')`, "NULL"},
+		{`JSON_VALUE('not json', '$.a')`, "NULL"},
+		{`JSON_VALUE(ns, '$.a')`, "NULL"},
+		{`__json_value('{"a": "x"}', '$.a', 'INT', 'NULL', NULL, 'DEFAULT', -1)`, "-1"},        // 'x' is no INT
+		{`JSON_QUERY('{ "a": { "b": 1 } }', '$.a')`, `{"b":1}`},                                // doc (printed compactly, as Jackson does)
+		{`JSON_QUERY('[1, 2]', '$')`, "[1,2]"},                                                 // doc
+		{`JSON_QUERY('{"a":[{"c":"c1"},{"c":"c2"}]}', 'lax $.a[*].c')`, `["c1","c2"]`},         // doc
+		{`__json_query('{}', '$', '', 'CONDITIONAL', 'NULL', 'NULL')`, "[{}]"},                 // doc
+		{`__json_query('[1, 2]', '$', '', 'CONDITIONAL', 'NULL', 'NULL')`, "[1,2]"},            // doc
+		{`__json_query('[1, 2]', '$', '', 'UNCONDITIONAL', 'NULL', 'NULL')`, "[[1,2]]"},        // doc
+		{`JSON_QUERY(1, '$')`, "NULL"},                                                         // doc
+		{`__json_query(1, '$', '', 'CONDITIONAL', 'NULL', 'NULL')`, "[1]"},                     // doc
+		{`__json_query('{}', 'lax $.invalid', '', 'WITHOUT', 'EMPTY OBJECT', 'NULL')`, "{}"},   // doc
+		{`__json_query('{}', 'strict $.invalid', '', 'WITHOUT', 'NULL', 'EMPTY ARRAY')`, "[]"}, // doc
+		{`JSON_EXISTS('{"a": true}', '$.a')`, "true"},                                          // doc
+		{`JSON_EXISTS('{"a": true}', '$.b')`, "false"},                                         // doc
+		{`JSON_EXISTS('{"a": [{ "b": 1 }]}', '$.a[0].b')`, "true"},                             // doc
+		{`__json_exists('{"a": true}', 'strict $.b', 'TRUE')`, "true"},                         // doc
+		{`__json_exists('{"a": true}', 'strict $.b', 'FALSE')`, "false"},                       // doc
+		{`__json_exists('{"a": true}', 'strict $.b', 'UNKNOWN')`, "NULL"},
+		{`__json_object('NULL')`, "{}"},                                                                                  // doc
+		{`__json_object('NULL', 'K1', 'V1', 'K2', 'V2')`, `{"K1":"V1","K2":"V2"}`},                                       // doc
+		{`__json_object('NULL', 'K1', CAST(NULL AS CHAR))`, `{"K1":null}`},                                               // doc
+		{`__json_object('ABSENT', 'K1', CAST(NULL AS CHAR))`, "{}"},                                                      // doc
+		{`__json_object('NULL', 'K1', __json('{"nested_json": {"value": 42}}'))`, `{"K1":{"nested_json":{"value":42}}}`}, // doc
+		{`__json_object('NULL', 'K1', __json_object('NULL', 'K2', 'V'))`, `{"K1":{"K2":"V"}}`},                           // doc
+		{`__json_object('NULL', 'K', __json(''))`, `{"K":null}`},                                                         // doc
+		{`__json_object('NULL', 'a', 1, 'b', 2.5e0, 'c', 1.50, 'd', TRUE)`, `{"a":1,"b":2.5,"c":1.50,"d":true}`},
+		{`__json_array('ABSENT')`, "[]"},                                // doc
+		{`__json_array('ABSENT', 1, '2')`, `[1,"2"]`},                   // doc
+		{`__json_array('NULL', CAST(NULL AS CHAR))`, "[null]"},          // doc
+		{`__json_array('ABSENT', CAST(NULL AS CHAR))`, "[]"},            // doc
+		{`__json_array('ABSENT', __json_array('ABSENT', 1))`, "[[1]]"},  // doc
+		{`__json_array('ABSENT', __json('{"K2": 42}'))`, `[{"K2":42}]`}, // doc
+		{`__json_array('NULL', __json(''))`, "[null]"},                  // doc
+		{`JSON_STRING(1)`, "1"},                             // doc
+		{`JSON_STRING(TRUE)`, "true"},                       // doc
+		{`JSON_STRING('Hello, World!')`, `"Hello, World!"`}, // doc
+		{`JSON_STRING(n)`, "NULL"},                          // doc
+		{`JSON_QUOTE('a"b/c\\d é')`, `"a\"b\/c\\d \u00e9"`}, // Flink escapes / and non-ASCII
+		{`JSON_UNQUOTE('"a\\"b\\u00e9"')`, `a"bé`},
+		{`JSON_UNQUOTE('"not closed')`, `"not closed`},
+		{`'1' REGEXP __is_json()`, "true"},           // doc: '1' IS JSON
+		{`'abc' REGEXP __is_json()`, "false"},        // doc
+		{`ns REGEXP __is_json()`, "false"},           // doc: NULL IS JSON is FALSE
+		{`'{}' REGEXP __is_json('OBJECT')`, "true"},  // doc
+		{`'{}' REGEXP __is_json('SCALAR')`, "false"}, // doc
+		{`'1' REGEXP __is_json('ARRAY')`, "false"},   // doc
+		{`'1' NOT REGEXP __is_json('SCALAR')`, "false"},
+	})
+	if _, err := bindSQL(t, `JSON_VALUE(s, '$.a[')`); err == nil {
+		t.Error("an invalid JSON path: no bind error")
+	}
+	if _, err := bindSQL(t, `__json('{}')`); err == nil {
+		t.Error("JSON(...) outside JSON_OBJECT: no bind error")
+	}
+	runRuntimeErrs(t, []runtimeErrCase{
+		{`__json_value('{"a": 1}', 'strict $.b', '', 'NULL', NULL, 'ERROR', NULL)`, "no such JSON member or element in JSON_VALUE('{\"a\": 1}', 'strict $.b' ERROR ON ERROR)"},
+	})
+}
+
+func TestPredicatesFlink(t *testing.T) {
+	runEval(t, []evalCase{
+		{"'abc' REGEXP __similar_to('a%')", "true"},
+		{"'abc' REGEXP __similar_to('a_')", "false"},
+		{"'abc' REGEXP __similar_to('(a|x)b[cd]')", "true"},
+		{"'a.c' REGEXP __similar_to('a.c')", "true"},
+		{"'abc' REGEXP __similar_to('a.c')", "false"}, // . is a literal in SQL
+		{"'a%' REGEXP __similar_to('a!%', '!')", "true"},
+		{"'abc' NOT REGEXP __similar_to('a%')", "false"},
+		{"ns REGEXP __similar_to('a%')", "NULL"},
+		// doc: 12 BETWEEN 15 AND 12 is FALSE; SYMMETRIC: TRUE; 12 BETWEEN
+		// SYMMETRIC NULL AND 12 is UNKNOWN; NOT BETWEEN SYMMETRIC 15 AND 12
+		// is FALSE; 12 NOT BETWEEN SYMMETRIC 12 AND NULL is UNKNOWN.
+		{"12 BETWEEN 15 AND 12", "false"},
+		{"12 BETWEEN __symmetric(15) AND 12", "true"},
+		{"12 BETWEEN __symmetric(NULL) AND 12", "NULL"},
+		{"12 NOT BETWEEN __symmetric(15) AND 12", "false"},
+		{"12 NOT BETWEEN __symmetric(12) AND NULL", "NULL"},
+	})
+}
