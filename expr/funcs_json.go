@@ -722,3 +722,84 @@ func buildJSONQuote(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 		f1: func(v types.Value) (types.Value, error) { return types.NewString(f(v.Str())), nil }}, nil
 }
+
+// BindJSONAgg binds the arguments of JSON_ARRAYAGG (value, 'NULL' |
+// 'ABSENT') or JSON_OBJECTAGG (key, value, 'NULL' | 'ABSENT'), as the
+// pre-lexer writes them, into the one expression the aggregate collects
+// per row: the element's JSON text, or the member's "key":value text.
+// It is NULL when the value is NULL and ABSENT ON NULL drops it (the
+// aggregate skips NULLs). It also returns the value expression alone and
+// the ON NULL behaviour, for the aggregate's name in EXPLAIN.
+func BindJSONAgg(object bool, args []ast.ExprNode, s *Scope, errf ErrorFunc) (collected, value Expr, mode string, err error) {
+	if s == nil {
+		s = &Scope{}
+	}
+	if errf == nil {
+		errf = defaultErrf
+	}
+	b := &binder{s: s, errf: errf}
+	want := 2
+	if object {
+		want = 3
+	}
+	if len(args) != want {
+		return nil, nil, "", b.errf(nil, "internal error: %d arguments to a JSON aggregate", len(args))
+	}
+	m, err := b.bind(args[want-1])
+	if err != nil {
+		return nil, nil, "", err
+	}
+	mode, _ = constString(m)
+	v, kind, err := b.bindJSONArg(args[want-2])
+	if err != nil {
+		return nil, nil, "", err
+	}
+	vt := v.Type()
+	element := func(x types.Value) ([]byte, bool, error) {
+		if x.IsNull() && mode == "ABSENT" {
+			return nil, false, nil
+		}
+		j, err := jsonOfValue(x, vt, kind)
+		if err != nil {
+			return nil, false, err
+		}
+		if j.kind == jNull && mode == "ABSENT" {
+			return nil, false, nil
+		}
+		return appendJSON(nil, j), true, nil
+	}
+	if !object {
+		return &call{name: "JSON_ARRAYAGG", args: []Expr{v}, typ: types.TypeString,
+			render: func(a []Expr) string { return "JSON_STRING(" + renderJSONArg(a[0], kind) + ")" },
+			f1: func(x types.Value) (types.Value, error) {
+				t, ok, err := element(x)
+				if !ok || err != nil {
+					return types.NullValue, err
+				}
+				return types.NewString(string(t)), nil
+			}}, v, mode, nil
+	}
+	k, err := b.bind(args[0])
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if !isStringType(k.Type()) || k.Type().ID == types.Null {
+		return nil, nil, "", b.errf(args[0], "JSON_OBJECTAGG keys must be STRING, got %s", typeName(k.Type()))
+	}
+	return &call{name: "JSON_OBJECTAGG", args: []Expr{k, v}, typ: types.TypeString,
+		render: func(a []Expr) string {
+			return "JSON_MEMBER(" + a[0].String() + ", " + renderJSONArg(a[1], kind) + ")"
+		},
+		f2: func(key, x types.Value) (types.Value, error) {
+			if key.IsNull() {
+				return types.NullValue, errors.New("a JSON_OBJECTAGG key is NULL")
+			}
+			t, ok, err := element(x)
+			if !ok || err != nil {
+				return types.NullValue, err
+			}
+			m := appendJSONString(nil, key.Str())
+			m = append(m, ':')
+			return types.NewString(string(append(m, t...))), nil
+		}}, v, mode, nil
+}

@@ -158,11 +158,12 @@ type CommandKind int
 
 // The client commands.
 const (
-	CmdSet      CommandKind = iota + 1 // SET 'k' = 'v'; SET (list)
-	CmdReset                           // RESET 'k'; RESET (all)
-	CmdShowJobs                        // SHOW JOBS
-	CmdStopJob                         // STOP JOB 'id' [WITH SAVEPOINT]
-	CmdHelp                            // HELP
+	CmdSet           CommandKind = iota + 1 // SET 'k' = 'v'; SET (list)
+	CmdReset                                // RESET 'k'; RESET (all)
+	CmdShowJobs                             // SHOW JOBS
+	CmdStopJob                              // STOP JOB 'id' [WITH SAVEPOINT]
+	CmdHelp                                 // HELP
+	CmdShowFunctions                        // SHOW [USER] FUNCTIONS [[NOT] {LIKE | ILIKE} 'pattern']
 )
 
 func (k CommandKind) String() string {
@@ -177,6 +178,8 @@ func (k CommandKind) String() string {
 		return "STOP JOB"
 	case CmdHelp:
 		return "HELP"
+	case CmdShowFunctions:
+		return "SHOW FUNCTIONS"
 	}
 	return fmt.Sprintf("CommandKind(%d)", int(k))
 }
@@ -187,6 +190,11 @@ type Command struct {
 	Key, Value    string // SET 'k' = 'v'; SET alone: both empty (list); RESET 'k'; RESET alone: empty (all)
 	JobID         string // STOP JOB 'id'
 	WithSavepoint bool   // STOP JOB 'id' WITH SAVEPOINT
+	// SHOW [USER] FUNCTIONS: User lists only user-defined functions (of
+	// which streamsql has none); a LIKE or ILIKE clause sets Like to its
+	// pattern, ILike for ILIKE and NotLike for NOT.
+	User, HasLike, NotLike, ILike bool
+	Like                          string
 }
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
@@ -270,6 +278,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 		return nil, st.errorAtOrig(st.start, "expected one statement")
 	}
 	st.Node = nodes[0]
+	fixAggregates(st.Node) // aggregates.go
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}
