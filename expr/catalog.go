@@ -148,7 +148,7 @@ var catalog = []FuncInfo{
 	e(catArithmetic, "COSH", "COSH(numeric)", "Hyperbolic cosine.", "", "COSH(0)", "1"),
 	e(catArithmetic, "TAN", "TAN(numeric)", "Tangent.", "", "TAN(0)", "0"),
 	e(catArithmetic, "TANH", "TANH(numeric)", "Hyperbolic tangent.", "", "TANH(0)", "0"),
-	e(catArithmetic, "COT", "COT(numeric)", "Cotangent.", "", "COT(1)", "0.6420926159343306"),
+	e(catArithmetic, "COT", "COT(numeric)", "Cotangent, 1 / TAN(numeric).", "The trigonometric functions use Go's math library, whose last digit can differ from Java's.", "COT(1)", "0.6420926159343308"),
 	e(catArithmetic, "ASIN", "ASIN(numeric)", "Arc sine.", "", "ASIN(1)", "1.5707963267948966"),
 	e(catArithmetic, "ACOS", "ACOS(numeric)", "Arc cosine.", "", "ACOS(1)", "0"),
 	e(catArithmetic, "ATAN", "ATAN(numeric)", "Arc tangent.", "", "ATAN(1)", "0.7853981633974483"),
@@ -221,7 +221,7 @@ var catalog = []FuncInfo{
 	// Temporal
 	op(catTemporal, "DATE 'yyyy-MM-dd'", "DATE string", "A DATE literal.", "", "DATE '2024-01-31' + INTERVAL '1' DAY", "2024-02-01"),
 	op(catTemporal, "TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.S]'", "TIMESTAMP string", "A TIMESTAMP literal, its precision the digits written.", "", "TIMESTAMP '2024-01-01 10:00:00.5'", "2024-01-01 10:00:00.5"),
-	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "A day-time interval, in TIMESTAMP arithmetic and as a function argument.", "Year-month intervals only in DATE_ADD-style arithmetic; INTERVAL is not a value of its own.", "TIMESTAMP '2024-01-01 00:00:00' + INTERVAL '1 02:00:00' DAY TO SECOND", "2024-01-02 02:00:00", FuncInterval),
+	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "A day-time interval, in TIMESTAMP arithmetic and as a function argument.", "Year-month intervals only in DATE_ADD-style arithmetic; INTERVAL is not a value of its own.", "TIMESTAMP '2024-01-01 00:00:00' + INTERVAL '90' MINUTE", "2024-01-01 01:30:00", FuncInterval),
 	e(catTemporal, "LOCALTIMESTAMP", "LOCALTIMESTAMP", "The current timestamp, TIMESTAMP(3).", noteUTC, "LOCALTIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "CURRENT_TIMESTAMP", "CURRENT_TIMESTAMP", "The current timestamp.", noteNowLike, "CURRENT_TIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "NOW", "NOW()", "CURRENT_TIMESTAMP.", noteNowLike, "NOW() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
@@ -292,7 +292,7 @@ var catalog = []FuncInfo{
 	e(catJSON, "JSON_ARRAY", "JSON_ARRAY([value]* [{NULL | ABSENT} ON NULL])", "A JSON array of the values.", "", "JSON_ARRAY(1, '2', CAST(NULL AS INT) NULL ON NULL)", "[1,\"2\",null]", FuncJSONArray),
 	e(catJSON, "JSON", "JSON(string)", "Inside JSON_OBJECT and JSON_ARRAY: string as JSON rather than a string value; '' is NULL.", "", "JSON_OBJECT('K' VALUE JSON('{\"K2\": 42}'))", "{\"K\":{\"K2\":42}}", FuncJSON),
 	e(catJSON, "JSON_QUOTE", "JSON_QUOTE(string)", "string as a JSON string literal (/ and non-ASCII escaped).", "", "JSON_QUOTE('a\"b')", "\"a\\\"b\""),
-	e(catJSON, "JSON_UNQUOTE", "JSON_UNQUOTE(string)", "A JSON string literal unescaped; other text unchanged.", "", "JSON_UNQUOTE('\"a\\\\u0062\"')", "ab"),
+	e(catJSON, "JSON_UNQUOTE", "JSON_UNQUOTE(string)", "A JSON string literal unescaped; other text unchanged.", "", "JSON_UNQUOTE('\"a/b\"')", "a/b"),
 
 	// Hash
 	e(catHash, "MD5", "MD5(string)", "MD5 digest of the UTF-8 bytes, 32 lower-case hex digits.", "", "MD5('abc')", "900150983cd24fb0d6963f7d28e17f72"),
@@ -309,11 +309,11 @@ var catalog = []FuncInfo{
 	agg("AVG", "AVG([ALL | DISTINCT] expression)", "Average, in the argument's type (integer AVG truncates).", "", "AVG(x)", "2"),
 	agg("MIN", "MIN(expression)", "Smallest value.", "", "MIN(s)", "a"),
 	agg("MAX", "MAX(expression)", "Largest value.", "", "MAX(d)", "4.5"),
-	agg("STDDEV_POP", "STDDEV_POP([ALL | DISTINCT] expression)", "Population standard deviation, computed as Flink does: POWER((SUM(x*x) - SUM(x)*SUM(x)/COUNT(x)) / COUNT(x), 0.5) in the result type, which is AVG's.", "Integer overflow is an error where Java wraps.", "STDDEV_POP(d)", "1.247219128924647"),
+	agg("STDDEV_POP", "STDDEV_POP([ALL | DISTINCT] expression)", "Population standard deviation, computed as Flink does: POWER((SUM(x*x) - SUM(x)*SUM(x)/COUNT(x)) / COUNT(x), 0.5) in the result type, which is AVG's.", "Integer overflow is an error where Java wraps.", "STDDEV_POP(d)", "1.2472191289246473"),
 	agg("STDDEV_SAMP", "STDDEV_SAMP([ALL | DISTINCT] expression)", "Sample standard deviation (divides by COUNT - 1; NULL for one value).", "", "STDDEV_SAMP(d)", "1.5275252316519468"),
 	agg("STDDEV", "STDDEV([ALL | DISTINCT] expression)", "STDDEV_SAMP.", "", "STDDEV(x)", "1"),
-	agg("VAR_POP", "VAR_POP([ALL | DISTINCT] expression)", "Population variance.", "", "VAR_POP(d)", "1.5555555555555556"),
-	agg("VAR_SAMP", "VAR_SAMP([ALL | DISTINCT] expression)", "Sample variance.", "", "VAR_SAMP(d)", "2.3333333333333335"),
+	agg("VAR_POP", "VAR_POP([ALL | DISTINCT] expression)", "Population variance; DOUBLE results carry the rounding of Flink's formula (1.555555555555556 where the exact value is 1.5555...).", "", "VAR_POP(d)", "1.555555555555556"),
+	agg("VAR_SAMP", "VAR_SAMP([ALL | DISTINCT] expression)", "Sample variance.", "", "VAR_SAMP(d)", "2.333333333333334"),
 	agg("VARIANCE", "VARIANCE([ALL | DISTINCT] expression)", "VAR_SAMP.", "", "VARIANCE(x)", "1"),
 	agg("FIRST_VALUE", "FIRST_VALUE(expression)", "The first non-NULL value, in arrival order.", "", "FIRST_VALUE(s)", "a"),
 	agg("LAST_VALUE", "LAST_VALUE(expression)", "The last non-NULL value, in arrival order.", "", "LAST_VALUE(s)", "a"),
@@ -333,11 +333,11 @@ var catalog = []FuncInfo{
 	{Name: "HOP", Kind: TableFunc, Category: catWindow, Sig: "HOP(TABLE t, DESCRIPTOR(ts), slide, size)",
 		Doc:     "Hopping (sliding) windows; also HOP(ts, slide, size) in GROUP BY.",
 		Example: "SELECT window_end, SUM(x) FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '4' SECOND)) GROUP BY window_start, window_end",
-		Result:  "2024-01-01 00:00:02.000 1\n2024-01-01 00:00:04.000 6\n2024-01-01 00:00:06.000 7"},
+		Result:  "2024-01-01 00:00:02.000 1\n2024-01-01 00:00:04.000 6\n2024-01-01 00:00:06.000 9\n2024-01-01 00:00:08.000 4"},
 	{Name: "CUMULATE", Kind: TableFunc, Category: catWindow, Sig: "CUMULATE(TABLE t, DESCRIPTOR(ts), step, size)",
 		Doc:     "Cumulating windows: windows of one size growing by step from the same start.",
 		Example: "SELECT window_end, SUM(x) FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '4' SECOND)) GROUP BY window_start, window_end",
-		Result:  "2024-01-01 00:00:02.000 1\n2024-01-01 00:00:04.000 6\n2024-01-01 00:00:06.000 4"},
+		Result:  "2024-01-01 00:00:02.000 1\n2024-01-01 00:00:04.000 6\n2024-01-01 00:00:06.000 4\n2024-01-01 00:00:08.000 4"},
 	{Name: "SESSION", Kind: TableFunc, Category: catWindow, Sig: "SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap)",
 		Doc:     "Session windows closing after gap without rows; also SESSION(ts, gap) in GROUP BY.",
 		Example: "SELECT window_start, window_end, COUNT(*) FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
@@ -455,6 +455,16 @@ func Unsupported(name string) (reason string, ok bool) {
 	return reason, ok
 }
 
+// UnsupportedNames lists them, sorted.
+func UnsupportedNames() []string {
+	var out []string
+	for n := range unsupported {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // UnsupportedError is the error for a call of one of them.
 func UnsupportedError(name string) string {
 	r, _ := Unsupported(name)
@@ -550,12 +560,7 @@ func FunctionsMarkdown() string {
 	}
 	sb.WriteString("\n## Flink functions streamsql does not have\n\n")
 	sb.WriteString("Calling one of these is an error that names it.\n\n| Function | Why |\n|---|---|\n")
-	var names []string
-	for n := range unsupported {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range UnsupportedNames() {
 		fmt.Fprintf(&sb, "| `%s` | %s |\n", n, mdEscape(unsupported[n]))
 	}
 	return sb.String()

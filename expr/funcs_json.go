@@ -568,8 +568,8 @@ func buildJSONObject(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isStringType(k.Type()) || k.Type().ID == types.Null {
-			return nil, b.errf(x.Args[i], "JSON_OBJECT keys must be STRING, got %s", typeName(k.Type()))
+		if _, ok := constString(k); !ok { // as Flink requires
+			return nil, b.errf(x.Args[i], "JSON_OBJECT keys must be string literals, got %s", k)
 		}
 		v, a, err := b.bindJSONArg(x.Args[i+1])
 		if err != nil {

@@ -53,6 +53,15 @@ type aggFixer struct{}
 func (aggFixer) Enter(n ast.Node) (ast.Node, bool) { return n, false }
 
 func (aggFixer) Leave(n ast.Node) (ast.Node, bool) {
+	if w, ok := n.(*ast.WindowFuncExpr); ok && strings.EqualFold(w.Name, "max") && len(w.Args) == 1 {
+		// MAX(__over_listagg(x)) OVER w, from the pre-lexer: LISTAGG(x) OVER w.
+		if fc, ok := w.Args[0].(*ast.FuncCallExpr); ok && strings.HasPrefix(fc.FnName.L, overPrefix) {
+			if name, ok := flinkAggregates[strings.TrimPrefix(fc.FnName.L, overPrefix)]; ok {
+				w.Name, w.Args = name, fc.Args
+			}
+		}
+		return n, true
+	}
 	fc, ok := n.(*ast.FuncCallExpr)
 	if !ok || fc.Schema.O != "" {
 		return n, true

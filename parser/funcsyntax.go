@@ -28,7 +28,8 @@ import (
 //	(a, b) OVERLAPS (c, d)                      __overlaps(a, b, c, d)
 //	FIRST_VALUE(x), LAST_VALUE(x) without OVER  __first_value(x), __last_value(x)       (aggregates)
 //	STDDEV(x), VARIANCE(x)                      STDDEV_SAMP(x), VAR_SAMP(x)            (TiDB reads them as the _POP forms)
-//	REGEXP(s, p), SPLIT(s, d)                   __fn_regexp(s, p), __fn_split(s, d)    (TiDB keywords)
+//	LISTAGG(x) OVER w (and kin)                 MAX(__over_listagg(x)) OVER w          (back to LISTAGG by fixAggregates)
+//	REGEXP(s, p), SPLIT(s, d), CARDINALITY(a)   __fn_regexp(s, p), __fn_split(s, d), ... (TiDB keywords)
 //
 // REGEXP binds like IS, so `x REGEXP __is_json()` keeps the precedence of
 // `x IS JSON`.
@@ -44,6 +45,9 @@ const (
 	lastValueFunc  = "__last_value"
 	jsonArrayAgg   = "__json_arrayagg"
 	jsonObjectAgg  = "__json_objectagg"
+	// overPrefix marks an aggregate of flinkAggregates called OVER a
+	// window: MAX(__over_listagg(x)) OVER w is LISTAGG(x) OVER w.
+	overPrefix = "__over_"
 )
 
 // rewriteFunctionSyntax runs the rewrites listed above.
@@ -395,6 +399,9 @@ func (c *stmtCtx) rewriteJSONObject(i int, agg bool) *posError {
 	if agg && len(args) != 1 {
 		return c.errAt(i, "JSON_OBJECTAGG expects one KEY k VALUE v pair")
 	}
+	if agg && c.isKw(c.match[open]+1, "OVER") {
+		return c.errAt(i, "JSON_OBJECTAGG is not supported in OVER windows (nor in Flink)")
+	}
 	for _, a := range args {
 		k := a[0]
 		if c.isKw(k, "KEY") && k < a[1] {
@@ -450,6 +457,9 @@ func (c *stmtCtx) rewriteJSONArray(i int, agg bool) *posError {
 	if agg {
 		if len(args) != 1 {
 			return c.errAt(i, "JSON_ARRAYAGG expects one value")
+		}
+		if c.isKw(c.match[open]+1, "OVER") {
+			return c.errAt(i, "JSON_ARRAYAGG is not supported in OVER windows (nor in Flink)")
 		}
 		c.replace(i, i, jsonArrayAgg)
 		c.insertAt(c.toks[args[0][1]].end, ", "+quoted(mode))
@@ -617,6 +627,14 @@ func (c *stmtCtx) functionPosition(i int) bool {
 
 func (c *stmtCtx) rewriteFunctionNames() *posError {
 	for i := range c.toks {
+		if name := strings.ToLower(c.text(i)); c.isCall(i, name) && flinkAggregates[name] != "" && c.isKw(c.match[i+1]+1, "OVER") {
+			// LISTAGG(x) OVER w: TiDB takes OVER only after the window
+			// functions it knows, so the call rides inside MAX(...) OVER
+			// w until fixAggregates takes it out again.
+			c.replace(i, i, "MAX("+overPrefix+name)
+			c.insertAt(c.toks[c.match[i+1]].end, ")")
+			continue
+		}
 		switch {
 		case c.isCall(i, "FIRST_VALUE") && !c.isKw(c.match[i+1]+1, "OVER"):
 			c.replace(i, i, firstValueFunc)
@@ -628,6 +646,8 @@ func (c *stmtCtx) rewriteFunctionNames() *posError {
 			c.replace(i, i, "VAR_SAMP")
 		case c.isCall(i, "SPLIT"):
 			c.replace(i, i, BuiltinPrefix+"split")
+		case c.isCall(i, "CARDINALITY"):
+			c.replace(i, i, BuiltinPrefix+"cardinality")
 		case c.isCall(i, "REGEXP") && c.functionPosition(i):
 			c.replace(i, i, BuiltinPrefix+"regexp")
 		}

@@ -1,12 +1,14 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -47,8 +49,12 @@ func isOverAggregateName(name string) bool {
 	case "JSON_ARRAYAGG", "JSON_OBJECTAGG": // not in OVER windows, as in Flink
 		return false
 	}
-	_, ok := flinkAggKinds[name]
-	return ok
+	if _, ok := flinkAggKinds[name]; ok {
+		return true
+	}
+	// Flink aggregates streamsql lacks: planned as aggregates, so that
+	// flinkAggCall names them.
+	return slices.Contains(parser.FlinkAggregateNames(), strings.ToLower(name))
 }
 
 // flinkAggCall binds a call of flinkAggKinds, as aggCall does the basic
