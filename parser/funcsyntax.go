@@ -94,9 +94,6 @@ func (c *stmtCtx) args(open int) [][2]int {
 	return out
 }
 
-// quoted is a string literal for the pre-lexer's clause arguments.
-func quoted(s string) string { return quoteString(s) }
-
 func (c *stmtCtx) rewriteExtract() *posError {
 	for i := range c.toks {
 		if !c.isCall(i, "EXTRACT") {
@@ -107,7 +104,7 @@ func (c *stmtCtx) rewriteExtract() *posError {
 			return c.errAt(i, "EXTRACT expects EXTRACT(unit FROM value)")
 		}
 		c.replace(i, i, "__extract")
-		c.replaceSpan(open+1, open+2, c.toks[open+1].start, c.toks[open+2].end, quoted(c.upper(open+1))+",", c.toks[open+1].start)
+		c.replaceSpan(open+1, open+2, c.toks[open+1].start, c.toks[open+2].end, quoteString(c.upper(open+1))+",", c.toks[open+1].start)
 	}
 	return nil
 }
@@ -127,7 +124,7 @@ func (c *stmtCtx) rewriteTimestampUnits() *posError {
 			return c.errAt(i+2, "%s expects a time unit such as SECOND or DAY first, found %s", c.upper(i), c.describe(i+2))
 		}
 		c.replace(i, i, fn)
-		c.replace(i+2, i+2, quoted(c.upper(i+2)))
+		c.replace(i+2, i+2, quoteString(c.upper(i+2)))
 	}
 	return nil
 }
@@ -239,7 +236,7 @@ func (c *stmtCtx) rewriteJSONValue(i int) *posError {
 		if e == k+1 {
 			return c.errAt(k, "RETURNING needs a type")
 		}
-		c.replaceSpan(k, e-1, prevEnd, c.toks[e-1].end, ", "+quoted(c.typeText(k+1, e)), c.toks[k].start)
+		c.replaceSpan(k, e-1, prevEnd, c.toks[e-1].end, ", "+quoteString(c.typeText(k+1, e)), c.toks[k].start)
 		prevEnd, k = c.toks[e-1].end, e
 	} else {
 		c.insertAt(prevEnd, ", ''")
@@ -264,7 +261,7 @@ func (c *stmtCtx) rewriteJSONValue(i int) *posError {
 			c.replaceSpan(k, k, prevEnd, c.toks[k].end, ", 'DEFAULT', ", c.toks[k].start)
 			c.replaceSpan(t-1, t, c.toks[t-2].end, c.toks[t].end, "", c.toks[t-1].start)
 		} else {
-			c.replaceSpan(k, t, prevEnd, c.toks[t].end, ", "+quoted(b)+", NULL", c.toks[k].start)
+			c.replaceSpan(k, t, prevEnd, c.toks[t].end, ", "+quoteString(b)+", NULL", c.toks[k].start)
 		}
 		prevEnd, k = c.toks[t].end, t+1
 	}
@@ -333,7 +330,7 @@ func (c *stmtCtx) rewriteJSONQuery(i int) *posError {
 		return c.errAt(k, "unexpected %s in JSON_QUERY; expected [RETURNING type] [WITH [CONDITIONAL | UNCONDITIONAL] [ARRAY] WRAPPER | WITHOUT [ARRAY] WRAPPER] [... ON EMPTY] [... ON ERROR]", c.describe(k))
 	}
 	c.replace(i, i, "__json_query")
-	text := ", " + quoted(typ) + ", " + quoted(wrapper) + ", " + quoted(modes["EMPTY"]) + ", " + quoted(modes["ERROR"])
+	text := ", " + quoteString(typ) + ", " + quoteString(wrapper) + ", " + quoteString(modes["EMPTY"]) + ", " + quoteString(modes["ERROR"])
 	if k > pathEnd+1 {
 		c.replaceSpan(pathEnd+1, k-1, c.toks[pathEnd].end, c.toks[k-1].end, text, c.toks[pathEnd+1].start)
 	} else {
@@ -357,9 +354,9 @@ func (c *stmtCtx) rewriteJSONExists(i int) *posError {
 	}
 	c.replace(i, i, "__json_exists")
 	if k > pathEnd+1 {
-		c.replaceSpan(pathEnd+1, k-1, c.toks[pathEnd].end, c.toks[k-1].end, ", "+quoted(mode), c.toks[pathEnd+1].start)
+		c.replaceSpan(pathEnd+1, k-1, c.toks[pathEnd].end, c.toks[k-1].end, ", "+quoteString(mode), c.toks[pathEnd+1].start)
 	} else {
-		c.insertAt(c.toks[pathEnd].end, ", "+quoted(mode))
+		c.insertAt(c.toks[pathEnd].end, ", "+quoteString(mode))
 	}
 	return nil
 }
@@ -422,11 +419,11 @@ func (c *stmtCtx) rewriteJSONObject(i int, agg bool) *posError {
 	}
 	if agg {
 		c.replace(i, i, jsonObjectAgg)
-		c.insertAt(c.toks[args[0][1]].end, ", "+quoted(mode))
+		c.insertAt(c.toks[args[0][1]].end, ", "+quoteString(mode))
 		return nil
 	}
 	c.replace(i, i, "__json_object")
-	text := quoted(mode)
+	text := quoteString(mode)
 	if len(args) > 0 {
 		text += ", "
 	}
@@ -462,11 +459,11 @@ func (c *stmtCtx) rewriteJSONArray(i int, agg bool) *posError {
 			return c.errAt(i, "JSON_ARRAYAGG is not supported in OVER windows (nor in Flink)")
 		}
 		c.replace(i, i, jsonArrayAgg)
-		c.insertAt(c.toks[args[0][1]].end, ", "+quoted(mode))
+		c.insertAt(c.toks[args[0][1]].end, ", "+quoteString(mode))
 		return nil
 	}
 	c.replace(i, i, "__json_array")
-	text := quoted(mode)
+	text := quoteString(mode)
 	if len(args) > 0 {
 		text += ", "
 	}
@@ -492,7 +489,7 @@ func (c *stmtCtx) rewriteIsJSON() *posError {
 		last, what := j, ""
 		switch c.upper(j + 1) {
 		case "VALUE", "SCALAR", "ARRAY", "OBJECT":
-			last, what = j+1, quoted(c.upper(j+1))
+			last, what = j+1, quoteString(c.upper(j+1))
 		}
 		text := "REGEXP __is_json(" + what + ")"
 		if neg {

@@ -5,7 +5,7 @@
 // reads it, plus Flink SQL's streaming forms. TiDB rejects several of those
 // forms, so a small pre-lexer of our own tokenizes the script, splits it into
 // statements at ';', handles client commands (SET, RESET, SHOW JOBS, STOP JOB,
-// HELP) itself, and rewrites each Flink form into text TiDB accepts:
+// SHOW FUNCTIONS, HELP) itself, and rewrites each Flink form into text TiDB accepts:
 //
 //	WITH ('k'='v', ...) after CREATE TABLE   removed; Statement.Options
 //	WATERMARK FOR ts AS expr                 CONSTRAINT __wm_<n> CHECK (expr) NOT ENFORCED,
@@ -19,6 +19,10 @@
 //	FULL [OUTER] JOIN                        STRAIGHT_JOIN (see FullJoinMarker)
 //	CREATE MATERIALIZED VIEW v AS ...        CREATE TABLE v AS ...; Statement.MaterializedView
 //	CREATE VIEW IF NOT EXISTS v              CREATE VIEW v; Statement.IfNotExists
+//	EXTRACT(DOW FROM ts), JSON_VALUE(...     internal calls such as __extract('DOW', ts),
+//	  RETURNING ...), IS JSON, SIMILAR TO,   __json_value(...), x REGEXP __is_json();
+//	  BETWEEN SYMMETRIC, OVERLAPS, ...       the full list is in funcsyntax.go
+//	LISTAGG(x), FIRST_VALUE(x), ...          aggregate nodes (aggregates.go)
 //
 // Every rewrite keeps an offset map from the rewritten text back to the
 // original, so errors (TiDB's syntax errors, the pre-lexer's own, and the
