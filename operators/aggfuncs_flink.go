@@ -246,10 +246,13 @@ func (a *varianceAcc) compute() (types.Value, error) {
 		return types.NullValue, err
 	}
 	if a.sqrt() {
-		f, _ := q.Float64()
+		variance := q
+		f, _ := variance.Float64()
 		q = new(apd.Decimal)
 		if _, err := q.SetFloat64(math.Pow(f, 0.5)); err != nil {
-			return types.NullValue, nil // NaN: the square root of a negative rounding residue
+			// Rounding each step can leave a tiny negative variance,
+			// whose square root Flink cannot make a DECIMAL either.
+			return types.NullValue, fmt.Errorf("%s of a negative variance %s", a.kind, variance)
 		}
 	}
 	out, err := a.roundDec(q, a.scale)
