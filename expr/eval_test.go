@@ -557,6 +557,7 @@ func TestStringFunctions(t *testing.T) {
 		{"RPAD(s, 8, 'ab')", "Helloaba"},
 		{"LPAD(s, 3, '*')", "Hel"},
 		{"LPAD(s, 8, '')", "NULL"},
+		{"LPAD(s, 3, '')", "NULL"}, // Flink: an empty pad is NULL even when nothing is padded
 		{"LPAD(s, -1, 'x')", "NULL"},
 		{"REPEAT('ab', 3)", "ababab"},
 		{"REPEAT('ab', 0)", ""},

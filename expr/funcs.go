@@ -753,7 +753,7 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	return &call{name: name, args: args, typ: types.TypeString, strict: true,
 		f3: func(s, n, pad types.Value) (types.Value, error) {
 			str, want, p := s.Str(), n.Int(), pad.Str()
-			if want < 0 {
+			if want < 0 || p == "" { // as Flink: NULL even when no padding is needed
 				return types.NullValue, nil
 			}
 			if want > maxResultLen {
@@ -762,9 +762,6 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			have := int64(utf8.RuneCountInString(str))
 			if want <= have {
 				return types.NewString(runeSlice(str, 0, want)), nil
-			}
-			if p == "" {
-				return types.NullValue, nil
 			}
 			var fill strings.Builder
 			pr := []rune(p)
