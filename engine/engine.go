@@ -130,6 +130,8 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 		return s.stopJob(c)
 	case parser.CmdHelp:
 		return &Result{Text: HelpText}, nil
+	case parser.CmdShowFunctions:
+		return showFunctions(c)
 	}
 	return nil, fmt.Errorf("unknown command %s", c.Kind)
 }
@@ -573,4 +575,27 @@ func (s *Session) Columns() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// showFunctions lists the built-in functions (expr's catalog), as Flink's
+// SHOW FUNCTIONS does; SHOW USER FUNCTIONS lists none, streamsql has no
+// user-defined functions.
+func showFunctions(c *parser.Command) (*Result, error) {
+	r := &Result{Header: []string{"function name"}, Rows: [][]string{}}
+	if c.User {
+		return r, nil
+	}
+	for _, name := range expr.FunctionNames() {
+		if c.HasLike {
+			ok, err := expr.MatchLike(c.Like, name, c.ILike)
+			if err != nil {
+				return nil, err
+			}
+			if ok == c.NotLike {
+				continue
+			}
+		}
+		r.Rows = append(r.Rows, []string{name})
+	}
+	return r, nil
 }

@@ -6,6 +6,7 @@ const HelpText = `Statements (end each with ;):
   CREATE VIEW v AS SELECT ...                             name a query
   DROP TABLE [IF EXISTS] t / DROP VIEW [IF EXISTS] v      remove it
   SHOW TABLES / DESCRIBE t / SHOW CREATE TABLE t          inspect the catalog
+  SHOW FUNCTIONS [LIKE 'pattern']                         list the built-in functions
   SELECT ...                                              run a continuous query and show its changelog
   INSERT INTO t SELECT ... / INSERT INTO t VALUES ...     start a job writing into t
   EXPLAIN SELECT ... / EXPLAIN INSERT ...                 show the plan with changelog modes

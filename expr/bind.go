@@ -465,6 +465,14 @@ func (b *binder) like(x *ast.PatternLikeOrIlikeExpr) (Expr, error) {
 }
 
 func (b *binder) regexpOp(x *ast.PatternRegexpExpr) (Expr, error) {
+	if fc, ok := x.Pattern.(*ast.FuncCallExpr); ok { // predicates.go
+		switch fc.FnName.L {
+		case FuncIsJSON:
+			return b.isJSON(x, fc)
+		case FuncSimilarTo:
+			return b.similarTo(x, fc)
+		}
+	}
 	e, p, err := b.bind2(x.Expr, x.Pattern)
 	if err != nil {
 		return nil, err
@@ -492,6 +500,9 @@ func (b *binder) in(x *ast.PatternInExpr) (Expr, error) {
 }
 
 func (b *binder) between(x *ast.BetweenExpr) (Expr, error) {
+	if fc, ok := x.Left.(*ast.FuncCallExpr); ok && fc.FnName.L == FuncSymmetric {
+		return b.betweenSymmetric(x, fc) // predicates.go
+	}
 	e, err := b.bind(x.Expr)
 	if err != nil {
 		return nil, err

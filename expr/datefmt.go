@@ -28,6 +28,26 @@ const (
 	fkDayName
 	fkDoy
 	fkWeekday
+	// Java's DateTimeFormatter letters beyond SimpleDateFormat's core,
+	// for formatting only (parsing a pattern with them gives NULL). Week
+	// fields follow the en-US locale: weeks start on Sunday and week 1 of
+	// a year is the week holding January 1st.
+	fkWeekYear     // Y: the year the week belongs to
+	fkWeekOfYear   // w
+	fkWeekOfMonth  // W
+	fkLocalDow     // e, c: day of week, Sunday = 1
+	fkQuarter      // Q, q: 1..4
+	fkQuarterShort // QQQ: Q1..Q4
+	fkQuarterLong  // QQQQ: 1st quarter ...
+	fkHour1to24    // k
+	fkHour0to11    // K
+	fkEra          // G: AD
+	fkNanoOfSecond // n
+	fkMilliOfDay   // A
+	fkNanoOfDay    // N
+	fkMonthNarrow  // MMMMM: J
+	fkDayNarrow    // EEEEE: T
+	fkEraLong      // GGGG: Anno Domini
 )
 
 type fmtItem struct {
@@ -176,14 +196,60 @@ func compileJavaFormat(p string) (dateFmt, error) {
 			} else {
 				f = append(f, fmtItem{kind: fkYear, n: n})
 			}
+		case 'Y':
+			f = append(f, fmtItem{kind: fkWeekYear, n: n})
+		case 'w':
+			f = append(f, fmtItem{kind: fkWeekOfYear, n: n})
+		case 'W':
+			f = append(f, fmtItem{kind: fkWeekOfMonth, n: n})
+		case 'e', 'c':
+			switch {
+			case n <= 2:
+				f = append(f, fmtItem{kind: fkLocalDow, n: n})
+			case n == 3:
+				f = append(f, fmtItem{kind: fkDayAbbr})
+			case n == 4:
+				f = append(f, fmtItem{kind: fkDayName})
+			default:
+				f = append(f, fmtItem{kind: fkDayNarrow})
+			}
+		case 'Q', 'q':
+			switch {
+			case n <= 2:
+				f = append(f, fmtItem{kind: fkQuarter, n: n})
+			case n == 3:
+				f = append(f, fmtItem{kind: fkQuarterShort})
+			default:
+				f = append(f, fmtItem{kind: fkQuarterLong})
+			}
+		case 'k':
+			f = append(f, fmtItem{kind: fkHour1to24, n: n})
+		case 'K':
+			f = append(f, fmtItem{kind: fkHour0to11, n: n})
+		case 'G':
+			if n == 4 {
+				f = append(f, fmtItem{kind: fkEraLong})
+			} else {
+				f = append(f, fmtItem{kind: fkEra, n: n})
+			}
+		case 'n':
+			f = append(f, fmtItem{kind: fkNanoOfSecond, n: n})
+		case 'A':
+			f = append(f, fmtItem{kind: fkMilliOfDay, n: n})
+		case 'N':
+			f = append(f, fmtItem{kind: fkNanoOfDay, n: n})
+		case 'z', 'Z', 'X', 'x', 'O', 'V', 'v':
+			return nil, fmt.Errorf("pattern letter '%c' in %q needs a time zone, which TIMESTAMP does not have", c, p)
 		case 'M', 'L':
 			switch {
 			case n <= 2:
 				f = append(f, fmtItem{kind: fkMonth, n: n})
 			case n == 3:
 				f = append(f, fmtItem{kind: fkMonthAbbr})
-			default:
+			case n == 4:
 				f = append(f, fmtItem{kind: fkMonthName})
+			default:
+				f = append(f, fmtItem{kind: fkMonthNarrow})
 			}
 		case 'd':
 			f = append(f, fmtItem{kind: fkDay, n: n})
@@ -203,9 +269,12 @@ func compileJavaFormat(p string) (dateFmt, error) {
 		case 'a':
 			f = append(f, fmtItem{kind: fkAmPm})
 		case 'E':
-			if n >= 4 {
+			switch {
+			case n == 4:
 				f = append(f, fmtItem{kind: fkDayName})
-			} else {
+			case n >= 5:
+				f = append(f, fmtItem{kind: fkDayNarrow})
+			default:
 				f = append(f, fmtItem{kind: fkDayAbbr})
 			}
 		case 'D':
@@ -294,9 +363,81 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 			dst = appendPadded(dst, t.days-daysFromCivil(t.y, 1, 1)+1, it.n)
 		case fkWeekday:
 			dst = strconv.AppendInt(dst, floorMod(t.days+4, 7), 10)
+		case fkWeekYear:
+			y := usWeekYear(t.days)
+			if it.n == 2 {
+				dst = appendPadded(dst, floorMod(y, 100), 2)
+			} else {
+				dst = appendPadded(dst, y, it.n)
+			}
+		case fkWeekOfYear:
+			dst = appendPadded(dst, usWeekOfYear(t.days), it.n)
+		case fkWeekOfMonth:
+			first := daysFromCivil(t.y, t.mo, 1)
+			dst = appendPadded(dst, (t.d-1+floorMod(first+4, 7))/7+1, it.n)
+		case fkLocalDow:
+			dst = appendPadded(dst, floorMod(t.days+4, 7)+1, it.n)
+		case fkQuarter:
+			dst = appendPadded(dst, (t.mo-1)/3+1, it.n)
+		case fkQuarterShort:
+			dst = append(dst, 'Q')
+			dst = strconv.AppendInt(dst, (t.mo-1)/3+1, 10)
+		case fkQuarterLong:
+			q := (t.mo-1)/3 + 1
+			dst = strconv.AppendInt(dst, q, 10)
+			dst = append(dst, daySuffix(q)...)
+			dst = append(dst, " quarter"...)
+		case fkHour1to24:
+			h := t.h
+			if h == 0 {
+				h = 24
+			}
+			dst = appendPadded(dst, h, it.n)
+		case fkHour0to11:
+			dst = appendPadded(dst, t.h%12, it.n)
+		case fkEra:
+			era := "AD"
+			if t.y <= 0 {
+				era = "BC"
+			}
+			if it.n == 5 { // narrow
+				era = era[:1]
+			}
+			dst = append(dst, era...)
+		case fkEraLong:
+			if t.y > 0 {
+				dst = append(dst, "Anno Domini"...)
+			} else {
+				dst = append(dst, "Before Christ"...)
+			}
+		case fkNanoOfSecond:
+			dst = appendPadded(dst, t.ns, it.n)
+		case fkMilliOfDay:
+			dst = appendPadded(dst, (t.h*3600+t.mi*60+t.s)*1000+t.ns/1e6, it.n)
+		case fkNanoOfDay:
+			dst = appendPadded(dst, (t.h*3600+t.mi*60+t.s)*nsPerSec+t.ns, it.n)
+		case fkMonthNarrow:
+			dst = append(dst, time.Month(t.mo).String()[0])
+		case fkDayNarrow:
+			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()[0])
 		}
 	}
 	return dst
+}
+
+// usWeekYear is the week-based year of a day under the en-US week rules
+// (weeks run Sunday to Saturday; week 1 holds January 1st): the year of
+// the Saturday ending the day's week.
+func usWeekYear(days int64) int64 {
+	y, _, _ := civilFromDays(days + 6 - floorMod(days+4, 7))
+	return y
+}
+
+// usWeekOfYear is the week of the week-based year under the same rules.
+func usWeekOfYear(days int64) int64 {
+	jan1 := daysFromCivil(usWeekYear(days), 1, 1)
+	start := jan1 - floorMod(jan1+4, 7) // the Sunday on or before January 1st
+	return (days-start)/7 + 1
 }
 
 // matchName matches one of names (or its 3-letter abbreviation when
@@ -361,6 +502,11 @@ func (f dateFmt) parse(s string) (int64, bool) {
 			}
 			d, sc.i = v, sc.i+2
 			continue
+		}
+		switch it.kind {
+		case fkWeekYear, fkWeekOfYear, fkWeekOfMonth, fkLocalDow, fkQuarter, fkQuarterShort, fkQuarterLong,
+			fkHour1to24, fkHour0to11, fkEra, fkEraLong, fkNanoOfSecond, fkMilliOfDay, fkNanoOfDay, fkMonthNarrow, fkDayNarrow:
+			return 0, false // formatting only
 		}
 		maxN := 2
 		switch it.kind {

@@ -70,39 +70,25 @@
 //
 // # Functions
 //
-// Aggregates (COUNT, SUM, ...) and window functions (ROW_NUMBER, ...) are
-// not bound here: the planner substitutes them through Scope.Replace, and
-// Bind rejects any left over ("aggregate function SUM is not allowed
-// here"). Subqueries are rejected too.
+// catalog.go lists every function and operator form with its signature,
+// a one-line description, how it differs from Flink's and an example;
+// SHOW FUNCTIONS prints its names and docs/functions.md is generated from
+// it. It also names Flink's built-ins that streamsql lacks (those needing
+// BYTES, TIME, ARRAY, MAP, MULTISET, VARIANT or BITMAP, the grouping-set
+// and ranking window functions), so that calling one is an error naming
+// it rather than an unknown function. A test keeps the catalog, the
+// binder's registry and the planner's aggregates in step.
 //
-//   - Logic and predicates: AND OR XOR NOT, = <> != < <= > >= <=>,
-//     IS [NOT] NULL/TRUE/FALSE/UNKNOWN, [NOT] IN (list), [NOT] BETWEEN,
-//     [NOT] LIKE/ILIKE [ESCAPE], [NOT] REGEXP, REGEXP_LIKE.
-//   - Control: CASE (simple and searched), COALESCE, IFNULL, NULLIF, IF,
-//     ISNULL, GREATEST, LEAST (NULL if any argument is NULL, as Flink).
-//   - Strings: CONCAT, CONCAT_WS, UPPER/UCASE, LOWER/LCASE,
-//     SUBSTRING/SUBSTR/MID (1-based; negative start counts from the end;
-//     start 0 or length <= 0 give the empty string), CHAR_LENGTH/CHARACTER_LENGTH/LENGTH
-//     (characters), TRIM/LTRIM/RTRIM, REPLACE, POSITION/LOCATE/INSTR,
-//     LPAD/RPAD, REPEAT, REVERSE, LEFT, RIGHT, INITCAP, SPLIT_INDEX,
-//     REGEXP_REPLACE, REGEXP_EXTRACT (group 1 by default). Regular
-//     expressions use Go's RE2 syntax.
-//   - Numbers: ABS, ROUND(x[, n]) (HALF_UP; n must be an integer literal),
-//     FLOOR/CEIL/CEILING, MOD, SIGN, SQRT, EXP, LN, LOG, LOG10, LOG2,
-//     POWER/POW, PI, RAND.
-//   - Time: DATE_FORMAT, EXTRACT(unit FROM t) and YEAR, QUARTER, MONTH,
-//     WEEK (ISO), DAYOFYEAR, DAYOFMONTH/DAY, DAYOFWEEK (1 = Sunday), HOUR,
-//     MINUTE, SECOND (all BIGINT); TIMESTAMPDIFF (INT, truncated toward
-//     zero; months counted as MySQL does), TIMESTAMPADD, DATEDIFF,
-//     DATE_ADD/DATE_SUB/ADDDATE/SUBDATE and t +/- INTERVAL n unit
-//     (months clamp to the month's last day), DATE(x), TO_TIMESTAMP,
-//     TO_DATE, UNIX_TIMESTAMP, FROM_UNIXTIME, TO_TIMESTAMP_LTZ(n, 0|3),
-//     CURRENT_TIMESTAMP/NOW/LOCALTIMESTAMP/PROCTIME/SYSDATE (TIMESTAMP(3)),
-//     CURRENT_DATE/CURDATE. The clock functions are not deterministic
-//     (see IsDeterministic) and never folded.
-//   - CAST (TiDB's CAST(e AS SIGNED|DECIMAL|DOUBLE|CHAR|DATE|DATETIME)) and
-//     the pre-lexer's FuncCast / FuncTryCast, FuncInterval, FuncFloorTo and
-//     FuncCeilTo (FLOOR(ts TO unit); weeks start on Sunday, as Calcite).
+// Aggregates (COUNT, SUM, STDDEV_POP, LISTAGG, ...) and window functions
+// (ROW_NUMBER, ...) are not bound here: the planner substitutes them
+// through Scope.Replace, and Bind rejects any left over ("aggregate
+// function SUM is not allowed here"). Subqueries are rejected too.
+// BindJSONAgg binds the per-row part of JSON_ARRAYAGG and JSON_OBJECTAGG.
+//
+// Flink syntax TiDB cannot parse reaches Bind as internal calls the
+// pre-lexer writes (see package parser): __extract, __timestampadd,
+// __timestampdiff, __overlaps, the __json_* functions, and x REGEXP
+// __is_json(...) / __similar_to(...) for IS JSON and SIMILAR TO.
 //
 // # Flink flavour
 //
@@ -111,11 +97,17 @@
 // ESCAPE is given (as Flink). TRIM removes any of the given characters
 // (as Flink). FROM_UNIXTIME returns a STRING (as Flink). DATE_FORMAT and
 // TO_TIMESTAMP take either MySQL patterns (containing '%': %Y-%m-%d
-// %H:%i:%s) or Java patterns (yyyy-MM-dd HH:mm:ss.SSS). TO_TIMESTAMP,
-// TO_DATE, UNIX_TIMESTAMP(text) and DATE(text) return NULL when the text
-// does not parse, as Flink does; CAST fails instead. Flink's a || b is
-// CONCAT only if the TiDB parser runs with PIPES_AS_CONCAT; otherwise it
-// is OR, and Bind's error says so.
+// %H:%i:%s) or Java DateTimeFormatter patterns (yyyy-MM-dd HH:mm:ss.SSS;
+// the week fields Y, w, W and e follow the en-US locale, as Flink on a
+// JVM in that locale). TO_TIMESTAMP, TO_DATE and DATE(text) return NULL
+// when the text does not parse, UNIX_TIMESTAMP(text) returns
+// -9223372036854775808, as Flink does; CAST fails instead. The regular
+// expression functions use Go's RE2 syntax; a pattern computed at run
+// time that does not compile makes them NULL (REGEXP: FALSE), as in
+// Flink, and REGEXP_EXTRACT's group defaults to 0, the whole match.
+// RAND(seed) and RAND_INTEGER(seed, n) draw java.util.Random's numbers.
+// Flink's a || b is CONCAT only if the TiDB parser runs with
+// PIPES_AS_CONCAT; otherwise it is OR, and Bind's error says so.
 //
 // # Evaluation
 //

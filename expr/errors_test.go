@@ -88,7 +88,8 @@ func TestBindErrors(t *testing.T) {
 		{"LPAD(s, '3', 'x')", "LPAD expects INT as argument 2, got STRING", "'3'"},
 		{"DATE_FORMAT(a, 'yyyy')", "DATE_FORMAT expects DATE or TIMESTAMP as argument 1, got INT", "a"},
 		{"DATE_FORMAT(ts, 5)", "DATE_FORMAT expects STRING as argument 2, got INT", "5"},
-		{"DATE_FORMAT(ts, 'yyyy Q')", "DATE_FORMAT: unsupported letter 'Q' in date pattern \"yyyy Q\"", "'yyyy Q'"},
+		{"DATE_FORMAT(ts, 'yyyy b')", "DATE_FORMAT: unsupported letter 'b' in date pattern \"yyyy b\"", "'yyyy b'"},
+		{"DATE_FORMAT(ts, 'yyyy z')", "DATE_FORMAT: pattern letter 'z' in \"yyyy z\" needs a time zone, which TIMESTAMP does not have", "'yyyy z'"},
 		{"TO_TIMESTAMP(s, 'yyyy''')", "TO_TIMESTAMP: unterminated quote in date pattern \"yyyy'\"", "'yyyy'''"},
 		{"TO_TIMESTAMP(a)", "TO_TIMESTAMP expects STRING, got INT", "a"},
 		{"YEAR(a)", "YEAR expects DATE or TIMESTAMP, got INT", "a"},
@@ -107,7 +108,7 @@ func TestBindErrors(t *testing.T) {
 		{"__interval('1', 'MONTH')", "INTERVAL MONTH is not supported here: only day-time intervals (DAY, HOUR, MINUTE, SECOND, ...) are", "__INTERVAL('1', 'MONTH')"},
 		{"__interval('1', 'FOO')", "unsupported interval unit FOO", "'FOO'"},
 		{"__interval('x', 'SECOND')", "invalid INTERVAL 'x' SECOND", "'x'"},
-		{"TO_TIMESTAMP_LTZ(a, 6)", "TO_TIMESTAMP_LTZ expects precision 0 or 3", "6"},
+		{"TO_TIMESTAMP_LTZ(a, 10)", "TO_TIMESTAMP_LTZ expects a precision from 0 to 9, got 10", "10"},
 		{"FROM_UNIXTIME(s)", "FROM_UNIXTIME expects a number, got STRING", "s"},
 
 		// Casts.

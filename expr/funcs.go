@@ -3,7 +3,6 @@ package expr
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"unicode"
@@ -133,6 +132,10 @@ type funcDef struct {
 
 var registry map[string]funcDef
 
+// builtinPrefix marks a Flink function whose name TiDB reserves: the
+// pre-lexer writes REGEXP(s, p) as __fn_regexp(s, p) (see package parser).
+const builtinPrefix = "__fn_"
+
 func init() {
 	registry = map[string]funcDef{
 		// control
@@ -194,9 +197,12 @@ func init() {
 		"power":   {2, 2, buildPower},
 		"pow":     {2, 2, buildPower},
 		"pi":      {0, 0, buildPi},
-		"rand":    {0, 0, buildRand},
 	}
 	registerTimeFuncs(registry)
+	registerMathFuncs(registry)
+	registerTextFuncs(registry)
+	registerHashFuncs(registry)
+	registerJSONFuncs(registry)
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
@@ -206,12 +212,16 @@ func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
 	case ast.TimeLiteral:
 		return nil, b.errf(x, "TIME is not supported")
 	}
-	name := strings.ToUpper(x.FnName.O)
+	key := strings.TrimPrefix(x.FnName.L, builtinPrefix)
+	name := strings.ToUpper(key)
 	if x.Schema.O != "" {
 		return nil, b.errf(x, "unknown function %s.%s", x.Schema.O, name)
 	}
-	def, ok := registry[x.FnName.L]
+	def, ok := registry[key]
 	if !ok {
+		if _, ok := Unsupported(key); ok {
+			return nil, b.errf(x, "%s", UnsupportedError(key))
+		}
 		return nil, b.errf(x, "unknown function %s", name)
 	}
 	if n := len(x.Args); n < def.minArgs || (def.maxArgs >= 0 && n > def.maxArgs) {
@@ -646,6 +656,9 @@ func buildTrim(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	c.f2 = func(a, set types.Value) (types.Value, error) {
 		return types.NewString(trimChars(a.Str(), set.Str(), left, right)), nil
 	}
+	if name != "TRIM" { // LTRIM(s, chars), RTRIM(s, chars), BTRIM(s, chars)
+		return c, nil
+	}
 	c.render = func(a []Expr) string {
 		s := "TRIM("
 		if dirWord != "" {
@@ -740,7 +753,7 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	return &call{name: name, args: args, typ: types.TypeString, strict: true,
 		f3: func(s, n, pad types.Value) (types.Value, error) {
 			str, want, p := s.Str(), n.Int(), pad.Str()
-			if want < 0 {
+			if want < 0 || p == "" { // as Flink: NULL even when no padding is needed
 				return types.NullValue, nil
 			}
 			if want > maxResultLen {
@@ -749,9 +762,6 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			have := int64(utf8.RuneCountInString(str))
 			if want <= have {
 				return types.NewString(runeSlice(str, 0, want)), nil
-			}
-			if p == "" {
-				return types.NullValue, nil
 			}
 			var fill strings.Builder
 			pr := []rune(p)
@@ -892,7 +902,9 @@ func (b *binder) newRegexp(n ast.Node, patNode ast.Node, name string, e, p Expr,
 		return nil, b.errf(n, "cannot apply '%s' to %s and %s", op, typeName(e.Type()), typeName(p.Type()))
 	}
 	x := &regexpExpr{name: name, e: e, re: p, not: negate}
-	if s, ok := constString(p); ok {
+	if s, ok := constString(p); ok && s == "" {
+		x.empty = true
+	} else if ok {
 		re, err := regexp.Compile(s)
 		if err != nil {
 			return nil, b.errf(patNode, "invalid regular expression %q: %s", s, err)
@@ -923,15 +935,18 @@ func (b *binder) compileArg(x *ast.FuncCallExpr, i int, e Expr) (*regexp.Regexp,
 	return re, nil
 }
 
-func regexpOf(fixed *regexp.Regexp, v types.Value) (*regexp.Regexp, error) {
+// regexpOf returns the literal pattern's compiled form, or compiles the
+// run-time pattern v; nil when it does not compile, which makes the
+// regular expression functions return NULL, as Flink's do.
+func regexpOf(fixed *regexp.Regexp, v types.Value) *regexp.Regexp {
 	if fixed != nil {
-		return fixed, nil
+		return fixed
 	}
 	re, err := regexp.Compile(v.Str())
 	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression %q", v.Str())
+		return nil
 	}
-	return re, nil
+	return re
 }
 
 func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -945,11 +960,11 @@ func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 	}
 	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 		f3: func(s, p, repl types.Value) (types.Value, error) {
-			re, err := regexpOf(fixed, p)
-			if err != nil {
-				return types.NullValue, err
+			re := regexpOf(fixed, p)
+			if re == nil {
+				return types.NullValue, nil
 			}
-			return types.NewString(re.ReplaceAllString(s.Str(), repl.Str())), nil
+			return types.NewString(re.ReplaceAllString(s.Str(), javaReplacement(repl.Str(), re.NumSubexp()))), nil
 		}}, nil
 }
 
@@ -968,9 +983,9 @@ func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		return nil, err
 	}
 	extract := func(s, p types.Value, idx int64) (types.Value, error) {
-		re, err := regexpOf(fixed, p)
-		if err != nil {
-			return types.NullValue, err
+		re := regexpOf(fixed, p)
+		if re == nil {
+			return types.NullValue, nil
 		}
 		m := re.FindStringSubmatch(s.Str())
 		if m == nil || idx < 0 || idx >= int64(len(m)) {
@@ -985,7 +1000,7 @@ func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		}
 		c.f3 = func(s, p, i types.Value) (types.Value, error) { return extract(s, p, i.Int()) }
 	} else {
-		c.f2 = func(s, p types.Value) (types.Value, error) { return extract(s, p, 1) }
+		c.f2 = func(s, p types.Value) (types.Value, error) { return extract(s, p, 0) } // the whole match, as Flink
 	}
 	return c, nil
 }
@@ -1075,19 +1090,7 @@ func buildRound(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		args = append(args, re)
 	}
 	t := a.Type()
-	rt := t
-	switch t.ID {
-	case types.Decimal:
-		p, s := int64(t.Precision), int64(t.Scale)
-		switch {
-		case r >= s:
-		case r < 0:
-			rt = types.DecimalType(int(min(types.MaxDecimalPrecision, 1+p-s)), 0)
-		default:
-			rt = types.DecimalType(int(min(types.MaxDecimalPrecision, 1+p-s+r)), int(r))
-		}
-		rt.NotNull = t.NotNull
-	}
+	rt := roundType(t, r)
 	c := &call{name: name, args: args, typ: rt, strict: true}
 	f := func(v types.Value) (types.Value, error) {
 		switch v.Kind() {
@@ -1248,9 +1251,4 @@ func buildPower(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 
 func buildPi(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	return NewLiteral(types.NewFloat(math.Pi), types.TypeDouble), nil
-}
-
-func buildRand(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return &call{name: name, typ: types.Type{ID: types.Double, NotNull: true}, nondet: true,
-		f0: func() (types.Value, error) { return types.NewFloat(rand.Float64()), nil }}, nil
 }

@@ -198,12 +198,14 @@ func (x *likeExpr) evalTruth(row types.Row) (uint8, error) {
 }
 
 // regexpExpr is [NOT] REGEXP / REGEXP(s, re): true if any substring
-// matches (Go RE2 syntax).
+// matches (Go RE2 syntax). As Flink's REGEXP, an empty pattern and a
+// pattern computed at run time that does not compile match nothing.
 type regexpExpr struct {
 	name  string // "" for the operator form
 	e, re Expr
 	not   bool
 	fixed *regexp.Regexp
+	empty bool // the pattern is the literal ''
 }
 
 func (x *regexpExpr) Type() types.Type {
@@ -231,14 +233,14 @@ func (x *regexpExpr) Eval(row types.Row) (types.Value, error) {
 		return types.NullValue, err
 	}
 	re := x.fixed
-	if re == nil {
+	if re == nil && !x.empty {
 		rv, err := x.re.Eval(row)
 		if err != nil || rv.IsNull() {
 			return types.NullValue, err
 		}
-		if re, err = regexp.Compile(rv.Str()); err != nil {
-			return types.NullValue, evalErr(x, "invalid regular expression %q", rv.Str())
+		if rv.Str() != "" {
+			re, _ = regexp.Compile(rv.Str()) // nil when invalid: no match
 		}
 	}
-	return types.NewBool(re.MatchString(v.Str()) != x.not), nil
+	return types.NewBool((re != nil && re.MatchString(v.Str())) != x.not), nil
 }

@@ -16,46 +16,52 @@ var nowFunc = time.Now
 
 func registerTimeFuncs(r map[string]funcDef) {
 	for name, d := range map[string]funcDef{
-		"date_format":       {2, 2, buildDateFormat},
-		"extract":           {2, 2, buildExtract},
-		"year":              {1, 1, buildField},
-		"quarter":           {1, 1, buildField},
-		"month":             {1, 1, buildField},
-		"week":              {1, 1, buildField},
-		"weekofyear":        {1, 1, buildField},
-		"dayofyear":         {1, 1, buildField},
-		"dayofmonth":        {1, 1, buildField},
-		"day":               {1, 1, buildField},
-		"dayofweek":         {1, 1, buildField},
-		"hour":              {1, 1, buildField},
-		"minute":            {1, 1, buildField},
-		"second":            {1, 1, buildField},
-		"timestampdiff":     {3, 3, buildTimestampDiff},
-		"timestampadd":      {3, 3, buildTimestampAdd},
-		"date_add":          {3, 3, buildDateAdd},
-		"adddate":           {3, 3, buildDateAdd},
-		"date_sub":          {3, 3, buildDateAdd},
-		"subdate":           {3, 3, buildDateAdd},
-		"datediff":          {2, 2, buildDateDiff},
-		"date":              {1, 1, buildDateFunc},
-		FuncFloorTo:         {2, 2, buildFloorTo},
-		FuncCeilTo:          {2, 2, buildFloorTo},
-		FuncInterval:        {2, 2, buildInterval},
-		"to_timestamp":      {1, 2, buildToTimestamp},
-		"to_date":           {1, 2, buildToTimestamp},
-		"unix_timestamp":    {0, 2, buildUnixTimestamp},
-		"from_unixtime":     {1, 2, buildFromUnixtime},
-		"to_timestamp_ltz":  {1, 2, buildToTimestampLTZ},
-		"current_timestamp": {0, 1, buildNow},
-		"now":               {0, 1, buildNow},
-		"localtimestamp":    {0, 1, buildNow},
-		"localtime":         {0, 1, buildNow},
-		"sysdate":           {0, 1, buildNow},
-		"utc_timestamp":     {0, 1, buildNow},
-		"proctime":          {0, 0, buildNow},
-		"current_date":      {0, 0, buildNow},
-		"curdate":           {0, 0, buildNow},
-		"utc_date":          {0, 0, buildNow},
+		"date_format":           {2, 2, buildDateFormat},
+		"extract":               {2, 2, buildExtract},
+		"year":                  {1, 1, buildField},
+		"quarter":               {1, 1, buildField},
+		"month":                 {1, 1, buildField},
+		"week":                  {1, 1, buildField},
+		"weekofyear":            {1, 1, buildField},
+		"dayofyear":             {1, 1, buildField},
+		"dayofmonth":            {1, 1, buildField},
+		"day":                   {1, 1, buildField},
+		"dayofweek":             {1, 1, buildField},
+		"hour":                  {1, 1, buildField},
+		"minute":                {1, 1, buildField},
+		"second":                {1, 1, buildField},
+		"timestampdiff":         {3, 3, buildTimestampDiff},
+		"timestampadd":          {3, 3, buildTimestampAdd},
+		"date_add":              {3, 3, buildDateAdd},
+		"adddate":               {3, 3, buildDateAdd},
+		"date_sub":              {3, 3, buildDateAdd},
+		"subdate":               {3, 3, buildDateAdd},
+		"datediff":              {2, 2, buildDateDiff},
+		"date":                  {1, 1, buildDateFunc},
+		FuncFloorTo:             {2, 2, buildFloorTo},
+		FuncCeilTo:              {2, 2, buildFloorTo},
+		FuncInterval:            {2, 2, buildInterval},
+		"to_timestamp":          {1, 2, buildToTimestamp},
+		"to_date":               {1, 2, buildToTimestamp},
+		"unix_timestamp":        {0, 2, buildUnixTimestamp},
+		"from_unixtime":         {1, 2, buildFromUnixtime},
+		"to_timestamp_ltz":      {1, 3, buildToTimestampLTZ},
+		"current_timestamp":     {0, 1, buildNow},
+		"now":                   {0, 1, buildNow},
+		"localtimestamp":        {0, 1, buildNow},
+		"sysdate":               {0, 1, buildNow},
+		"utc_timestamp":         {0, 1, buildNow},
+		"proctime":              {0, 0, buildNow},
+		"current_date":          {0, 0, buildNow},
+		"current_row_timestamp": {0, 0, buildNow},
+		"current_database":      {0, 0, buildCurrentDatabase},
+		"convert_tz":            {3, 3, buildConvertTZ},
+		FuncExtract:             {2, 2, buildExtract},
+		FuncTimestampAdd:        {3, 3, buildTimestampAdd},
+		FuncTimestampDiff:       {3, 3, buildTimestampDiff},
+		FuncOverlaps:            {4, 4, buildOverlaps},
+		"curdate":               {0, 0, buildNow},
+		"utc_date":              {0, 0, buildNow},
 	} {
 		r[name] = d
 	}
@@ -215,6 +221,33 @@ func extractUnit(unit string) (func(tsFields) int64, bool) {
 		return func(t tsFields) int64 { return t.ns / 1e6 }, true
 	case "MICROSECOND":
 		return func(t tsFields) int64 { return t.ns / 1e3 }, true
+	case "NANOSECOND":
+		return func(t tsFields) int64 { return t.ns }, true
+	case "EPOCH":
+		return func(t tsFields) int64 { return t.days*86400 + t.h*3600 + t.mi*60 + t.s }, true
+	case "ISODOW": // 1 = Monday
+		return func(t tsFields) int64 { return floorMod(t.days+3, 7) + 1 }, true
+	case "ISOYEAR":
+		return func(t tsFields) int64 {
+			y, _ := time.Unix(t.days*86400, 0).UTC().ISOWeek()
+			return int64(y)
+		}, true
+	case "DECADE": // Java's division: toward zero
+		return func(t tsFields) int64 { return t.y / 10 }, true
+	case "CENTURY":
+		return func(t tsFields) int64 {
+			if t.y > 0 {
+				return (t.y + 99) / 100
+			}
+			return (t.y - 99) / 100
+		}, true
+	case "MILLENNIUM":
+		return func(t tsFields) int64 {
+			if t.y > 0 {
+				return (t.y + 999) / 1000
+			}
+			return (t.y - 999) / 1000
+		}, true
 	}
 	return nil, false
 }
@@ -226,13 +259,16 @@ func newField(name string, unit string, arg Expr, render func([]Expr) string) Ex
 		f1:     func(v types.Value) (types.Value, error) { return types.NewInt(f(fieldsOf(v))), nil }}
 }
 
+// buildExtract binds EXTRACT(unit FROM t), which the pre-lexer writes
+// __extract('UNIT', t) (TiDB's own form carries a TimeUnitExpr). A DATE
+// is midnight: its HOUR is 0.
 func buildExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	u, ok := x.Args[0].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, b.errf(x, "EXTRACT expects a time unit")
+	name = "EXTRACT"
+	unit, err := b.unitArg(x, name, 0)
+	if err != nil {
+		return nil, err
 	}
-	unit := u.Unit.String()
-	if _, ok := extractUnit(unit); !ok {
+	if _, ok := extractUnit(unit); !ok || unit == "DAYOFMONTH" || unit == "DAYOFYEAR" || unit == "DAYOFWEEK" || unit == "WEEKOFYEAR" {
 		return nil, b.errf(x.Args[0], "EXTRACT: unsupported unit %s", unit)
 	}
 	e, err := b.bind(x.Args[1])
@@ -245,6 +281,29 @@ func buildExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	return newField(name, unit, e, func(a []Expr) string {
 		return "EXTRACT(" + unit + " FROM " + a[0].String() + ")"
 	}), nil
+}
+
+// unitArg reads the time unit argument i: a TiDB TimeUnitExpr, or the
+// string literal the pre-lexer writes for units TiDB does not parse. The
+// unit comes back normalized: upper case, singular, SQL_TSI_ prefix and
+// FRAC_SECOND (Calcite's MICROSECOND) resolved.
+func (b *binder) unitArg(x *ast.FuncCallExpr, name string, i int) (string, error) {
+	if u, ok := x.Args[i].(*ast.TimeUnitExpr); ok {
+		return u.Unit.String(), nil
+	}
+	e, err := b.bind(x.Args[i])
+	if err != nil {
+		return "", err
+	}
+	s, ok := constString(e)
+	if !ok {
+		return "", b.errf(x.Args[i], "%s expects a time unit", name)
+	}
+	u := normUnit(strings.TrimPrefix(strings.ToUpper(s), "SQL_TSI_"))
+	if u == "FRAC_SECOND" {
+		u = "MICROSECOND"
+	}
+	return u, nil
 }
 
 func buildField(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -671,11 +730,14 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	u, ok := x.Args[0].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, b.errf(x, "%s expects a time unit", name)
+	name = "TIMESTAMPADD"
+	unit, err := b.unitArg(x, name, 0)
+	if err != nil {
+		return nil, err
 	}
-	unit := u.Unit.String()
+	if _, ok := unitSize(unit); !ok {
+		return nil, b.errf(x.Args[0], "%s: unsupported unit %s", name, unit)
+	}
 	n, err := b.bind(x.Args[1])
 	if err != nil {
 		return nil, err
@@ -700,11 +762,11 @@ func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 }
 
 func buildTimestampDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	u, ok := x.Args[0].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, b.errf(x, "%s expects a time unit", name)
+	name = "TIMESTAMPDIFF"
+	unit, err := b.unitArg(x, name, 0)
+	if err != nil {
+		return nil, err
 	}
-	unit := u.Unit.String()
 	sz, ok := unitSize(unit)
 	if !ok {
 		return nil, b.errf(x.Args[0], "%s: unsupported unit %s", name, unit)
@@ -1078,12 +1140,15 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 	}
 	conv := func(s types.Value, p *types.Value) (types.Value, error) {
 		ns, ok, err := parseWith(fixed, s.Str(), p)
-		if err != nil || !ok {
+		if err != nil {
 			return types.NullValue, err
+		}
+		if !ok { // Flink's value for text that does not parse
+			return types.NewInt(math.MinInt64), nil
 		}
 		return types.NewInt(floorDiv(ns, nsPerSec)), nil
 	}
-	c := &call{name: name, args: args, typ: types.TypeBigInt, strict: true}
+	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
 	if len(args) == 2 {
 		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
 	} else {
@@ -1136,41 +1201,113 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	return c, nil
 }
 
+// buildToTimestampLTZ binds TO_TIMESTAMP_LTZ(epoch[, precision]), the
+// epoch counted in units of 10^-precision seconds (0..9, default 3), and
+// TO_TIMESTAMP_LTZ(text[, format[, zone]]), the text read in the zone
+// (default UTC). streamsql shows every instant in UTC, so the result is
+// the UTC wall clock: TIMESTAMP(3), or TIMESTAMP(p) for a precision or a
+// literal format's fraction digits above 3.
 func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
 		return nil, err
 	}
+	if args[0].Type().ID == types.String {
+		return b.toTimestampLTZText(x, name, args)
+	}
 	if err := b.expect(x, name, 0, args[0], isNumericType, wantNumber); err != nil {
 		return nil, err
 	}
-	prec := int64(3)
-	if len(args) == 2 {
-		p, ok := constInt(args[1])
-		if !ok || (p != 0 && p != 3) {
-			return nil, b.errf(x.Args[1], "%s expects precision 0 or 3", name)
+	if len(args) == 1 {
+		args = append(args, NewLiteral(types.NewInt(3), types.TypeInt.WithNotNull(true)))
+	} else if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
+		return nil, err
+	}
+	outP := 3
+	if p, ok := constInt(args[1]); ok {
+		if p < 0 || p > 9 {
+			return nil, b.errf(x.Args[1], "%s expects a precision from 0 to 9, got %d", name, p)
 		}
-		prec = p
+		outP = max(3, int(p))
 	}
-	unit := nsPerSec
-	if prec == 3 {
-		unit = 1e6
-	}
-	return &call{name: name, args: args, typ: strictType(types.TimestampType(3), args[0]), strict: true,
-		fn: func(vs []types.Value) (types.Value, error) {
+	return &call{name: name, args: args, typ: strictType(types.TimestampType(outP), args...), strict: true,
+		f2: func(v, pv types.Value) (types.Value, error) {
+			p := pv.Int()
+			if p < 0 || p > 9 {
+				return types.NullValue, fmt.Errorf("precision must be from 0 to 9, got %d", p)
+			}
+			unit := pow10[9-p] // nanoseconds per unit of the value
 			var ns int64
 			var ok bool
-			if vs[0].Kind() == types.KindInt {
-				ns, ok = mulAdd(0, vs[0].Int(), unit)
-			} else {
-				f := types.ToFloat(vs[0]) * float64(unit)
+			switch v.Kind() {
+			case types.KindInt:
+				ns, ok = mulAdd(0, v.Int(), unit)
+			case types.KindDecimal: // whole units, as Flink truncates a DECIMAL
+				var n int64
+				if n, ok = decimalToInt64(v.Decimal()); ok {
+					ns, ok = mulAdd(0, n, unit)
+				}
+			default:
+				f := v.Float() * float64(unit)
 				ok = !math.IsNaN(f) && f < math.MaxInt64 && f > math.MinInt64
 				ns = int64(f)
 			}
 			if !ok {
 				return types.NullValue, errTimeRange
 			}
-			return types.NewTimestamp(truncNanos(ns, 3)), nil
+			return types.NewTimestamp(truncNanos(ns, outP)), nil
+		}}, nil
+}
+
+func (b *binder) toTimestampLTZText(x *ast.FuncCallExpr, name string, args []Expr) (Expr, error) {
+	for i := 1; i < len(args); i++ {
+		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
+			return nil, err
+		}
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 1 {
+		fixed, _ = compileDateFormat(defaultTimeFormat)
+	}
+	outP := 3
+	if fixed != nil {
+		for _, it := range fixed {
+			if it.kind == fkFrac {
+				outP = max(outP, min(it.n, 9))
+			}
+		}
+	}
+	var zone *time.Location = time.UTC
+	if len(args) == 3 {
+		if zone, err = b.zoneArg(x, name, 2, args[2]); err != nil {
+			return nil, err
+		}
+	}
+	return &call{name: name, args: args, typ: types.TimestampType(outP), strict: true,
+		fn: func(vs []types.Value) (types.Value, error) {
+			var pat *types.Value
+			if len(vs) > 1 {
+				pat = &vs[1]
+			}
+			ns, ok, err := parseWith(fixed, vs[0].Str(), pat)
+			if err != nil || !ok {
+				return types.NullValue, err
+			}
+			z := zone
+			if z == nil {
+				if z, err = javaZone(vs[2].Str()); err != nil {
+					return types.NullValue, err
+				}
+			}
+			if z != time.UTC { // the wall clock ns in zone z, as a UTC instant
+				f := splitTS(ns)
+				t := time.Date(int(f.y), time.Month(f.mo), int(f.d), int(f.h), int(f.mi), int(f.s), int(f.ns), z)
+				ns = t.UnixNano()
+			}
+			return types.NewTimestamp(truncNanos(ns, outP)), nil
 		}}, nil
 }
 

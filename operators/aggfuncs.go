@@ -21,9 +21,21 @@ const (
 	AggAvg
 	AggMin
 	AggMax
+	AggStddevPop // aggfuncs_flink.go from here on
+	AggStddevSamp
+	AggVarPop
+	AggVarSamp
+	AggFirstValue
+	AggLastValue
+	AggListAgg       // Param: the separator
+	AggPercentile    // Param: the percentage, a DOUBLE in [0, 1]
+	AggJSONArrayAgg  // the argument is each element's JSON text
+	AggJSONObjectAgg // the argument is each member's "key":value text
 )
 
-var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX"}
+var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX",
+	"STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE",
+	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG"}
 
 func (k AggKind) String() string { return aggNames[k] }
 
@@ -38,7 +50,14 @@ type AggCall struct {
 	//   AVG   -> the argument's type for INT/BIGINT/DOUBLE (integer AVG
 	//            truncates, as Flink's does), DECIMAL(38, max(s, 6))
 	//   MIN, MAX -> the argument's type
+	//   STDDEV_*, VAR_* -> as AVG
+	//   FIRST_VALUE, LAST_VALUE -> the argument's type
+	//   LISTAGG, JSON_ARRAYAGG, JSON_OBJECTAGG -> STRING
+	//   PERCENTILE -> DOUBLE
 	ArgType, ResultType types.Type
+	// Param is a constant second argument: LISTAGG's separator,
+	// PERCENTILE's percentage.
+	Param types.Value
 }
 
 // accumulator is the running state of one aggregate in one group. add
@@ -90,6 +109,28 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 			return &retractExtremeAcc{sign: sign, set: newMultiset()}, nil
 		}
 		return &extremeAcc{sign: sign}, nil
+	case AggStddevPop, AggStddevSamp, AggVarPop, AggVarSamp:
+		va, err := newVarianceAcc(c)
+		if err != nil {
+			return nil, err
+		}
+		a = va
+	case AggFirstValue, AggLastValue, AggListAgg, AggJSONArrayAgg:
+		sa := &seqAcc{kind: c.Kind, keep: retracts}
+		if c.Kind == AggListAgg {
+			if c.Param.Kind() != types.KindString {
+				return nil, fmt.Errorf("LISTAGG without a separator")
+			}
+			sa.sep = c.Param.Str()
+		}
+		a = sa
+	case AggJSONObjectAgg:
+		a = &jsonObjectAcc{members: map[string]string{}}
+	case AggPercentile:
+		if c.Param.Kind() != types.KindFloat || !(c.Param.Float() >= 0 && c.Param.Float() <= 1) {
+			return nil, fmt.Errorf("PERCENTILE without a percentage between 0 and 1")
+		}
+		a = &percentileAcc{p: c.Param.Float(), set: newMultiset()}
 	default:
 		return nil, fmt.Errorf("unknown aggregate %d", c.Kind)
 	}

@@ -102,6 +102,18 @@ func mergeAcc(dst, src accumulator) error {
 				}
 			}
 		}
+	case *varianceAcc:
+		return d.merge(src.(*varianceAcc))
+	case *seqAcc:
+		return d.merge(src.(*seqAcc))
+	case *jsonObjectAcc:
+		return d.merge(src.(*jsonObjectAcc))
+	case *percentileAcc:
+		for _, e := range src.(*percentileAcc).set.m {
+			for i := int64(0); i < e.n; i++ {
+				d.set.add(e.v)
+			}
+		}
 	default:
 		return fmt.Errorf("cannot merge aggregate state %T", dst)
 	}

@@ -1,10 +1,13 @@
 package parser
 
+import "strings"
+
 // Client commands, which never reach TiDB:
 //
 //	SET 'key' = 'value'   SET `key` = 'value'   SET key.with-dots = value   SET
 //	RESET 'key'           RESET key.with-dots                               RESET
 //	SHOW JOBS             STOP JOB 'id' [WITH SAVEPOINT]                    HELP
+//	SHOW [USER] FUNCTIONS [{FROM | IN} [default_catalog.]default_database] [[NOT] {LIKE | ILIKE} 'pattern']
 
 // parseCommand returns the command the statement is, or nil if it is not
 // one (then it goes to TiDB).
@@ -23,6 +26,9 @@ func (c *stmtCtx) parseCommand() (*Command, *posError) {
 		}
 		return &Command{Kind: CmdReset, Key: key}, nil
 	case "SHOW":
+		if c.isKw(1, "FUNCTIONS") || c.isKw(1, "USER") && c.isKw(2, "FUNCTIONS") {
+			return c.parseShowFunctions()
+		}
 		if !c.isKw(1, "JOBS") {
 			return nil, nil
 		}
@@ -112,4 +118,45 @@ func (c *stmtCtx) commandKey(s, e int) (string, *posError) {
 		}
 	}
 	return c.src[c.toks[s].start:c.toks[e-1].end], nil
+}
+
+// parseShowFunctions reads Flink's SHOW [USER] FUNCTIONS [{FROM | IN}
+// database] [[NOT] {LIKE | ILIKE} 'pattern']. streamsql has one catalog
+// and one database, so FROM and IN accept only their names.
+func (c *stmtCtx) parseShowFunctions() (*Command, *posError) {
+	cmd := &Command{Kind: CmdShowFunctions}
+	k := 2
+	if c.isKw(1, "USER") {
+		cmd.User, k = true, 3
+	}
+	if c.isKw(k, "FROM") || c.isKw(k, "IN") {
+		s := k + 1
+		e := s
+		for e < len(c.toks) && (c.isName(e) || c.isPunct(e, ".")) && !c.isKw(e, "NOT") && !c.isKw(e, "LIKE") && !c.isKw(e, "ILIKE") {
+			e++
+		}
+		db := strings.ToLower(strings.ReplaceAll(c.src[c.toks[min(s, len(c.toks)-1)].start:c.offAt(e)], "`", ""))
+		db = strings.TrimSpace(db)
+		if db != "default_database" && db != "default_catalog.default_database" {
+			return nil, c.errAt(s, "database %s does not exist; streamsql has one database, default_catalog.default_database", c.describe(s))
+		}
+		k = e
+	}
+	if c.isKw(k, "NOT") {
+		cmd.NotLike, k = true, k+1
+	}
+	switch {
+	case c.isKw(k, "LIKE"), c.isKw(k, "ILIKE"):
+		cmd.HasLike, cmd.ILike = true, c.isKw(k, "ILIKE")
+		if !c.isStringLit(k + 1) {
+			return nil, c.errAt(k+1, "%s needs a pattern string, found %s", c.upper(k), c.describe(k+1))
+		}
+		cmd.Like, k = unquote(c.text(k+1)), k+2
+	case cmd.NotLike:
+		return nil, c.errAt(k, "expected LIKE or ILIKE after NOT, found %s", c.describe(k))
+	}
+	if k < len(c.toks) {
+		return nil, c.errAt(k, "unexpected %s in SHOW FUNCTIONS", c.describe(k))
+	}
+	return cmd, nil
 }

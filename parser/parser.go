@@ -5,7 +5,7 @@
 // reads it, plus Flink SQL's streaming forms. TiDB rejects several of those
 // forms, so a small pre-lexer of our own tokenizes the script, splits it into
 // statements at ';', handles client commands (SET, RESET, SHOW JOBS, STOP JOB,
-// HELP) itself, and rewrites each Flink form into text TiDB accepts:
+// SHOW FUNCTIONS, HELP) itself, and rewrites each Flink form into text TiDB accepts:
 //
 //	WITH ('k'='v', ...) after CREATE TABLE   removed; Statement.Options
 //	WATERMARK FOR ts AS expr                 CONSTRAINT __wm_<n> CHECK (expr) NOT ENFORCED,
@@ -19,6 +19,10 @@
 //	FULL [OUTER] JOIN                        STRAIGHT_JOIN (see FullJoinMarker)
 //	CREATE MATERIALIZED VIEW v AS ...        CREATE TABLE v AS ...; Statement.MaterializedView
 //	CREATE VIEW IF NOT EXISTS v              CREATE VIEW v; Statement.IfNotExists
+//	EXTRACT(DOW FROM ts), JSON_VALUE(...     internal calls such as __extract('DOW', ts),
+//	  RETURNING ...), IS JSON, SIMILAR TO,   __json_value(...), x REGEXP __is_json();
+//	  BETWEEN SYMMETRIC, OVERLAPS, ...       the full list is in funcsyntax.go
+//	LISTAGG(x), FIRST_VALUE(x), ...          aggregate nodes (aggregates.go)
 //
 // Every rewrite keeps an offset map from the rewritten text back to the
 // original, so errors (TiDB's syntax errors, the pre-lexer's own, and the
@@ -158,11 +162,12 @@ type CommandKind int
 
 // The client commands.
 const (
-	CmdSet      CommandKind = iota + 1 // SET 'k' = 'v'; SET (list)
-	CmdReset                           // RESET 'k'; RESET (all)
-	CmdShowJobs                        // SHOW JOBS
-	CmdStopJob                         // STOP JOB 'id' [WITH SAVEPOINT]
-	CmdHelp                            // HELP
+	CmdSet           CommandKind = iota + 1 // SET 'k' = 'v'; SET (list)
+	CmdReset                                // RESET 'k'; RESET (all)
+	CmdShowJobs                             // SHOW JOBS
+	CmdStopJob                              // STOP JOB 'id' [WITH SAVEPOINT]
+	CmdHelp                                 // HELP
+	CmdShowFunctions                        // SHOW [USER] FUNCTIONS [[NOT] {LIKE | ILIKE} 'pattern']
 )
 
 func (k CommandKind) String() string {
@@ -177,6 +182,8 @@ func (k CommandKind) String() string {
 		return "STOP JOB"
 	case CmdHelp:
 		return "HELP"
+	case CmdShowFunctions:
+		return "SHOW FUNCTIONS"
 	}
 	return fmt.Sprintf("CommandKind(%d)", int(k))
 }
@@ -187,6 +194,11 @@ type Command struct {
 	Key, Value    string // SET 'k' = 'v'; SET alone: both empty (list); RESET 'k'; RESET alone: empty (all)
 	JobID         string // STOP JOB 'id'
 	WithSavepoint bool   // STOP JOB 'id' WITH SAVEPOINT
+	// SHOW [USER] FUNCTIONS: User lists only user-defined functions (of
+	// which streamsql has none); a LIKE or ILIKE clause sets Like to its
+	// pattern, ILike for ILIKE and NotLike for NOT.
+	User, HasLike, NotLike, ILike bool
+	Like                          string
 }
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
@@ -270,6 +282,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 		return nil, st.errorAtOrig(st.start, "expected one statement")
 	}
 	st.Node = nodes[0]
+	fixAggregates(st.Node) // aggregates.go
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}

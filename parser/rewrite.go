@@ -155,6 +155,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteCreateView,
 		c.rewriteWindowTVFs,
 		c.rewriteCasts,
+		c.rewriteFunctionSyntax, // funcsyntax.go
 		c.rewriteFloorTo,
 		c.rewriteIntervals,
 		c.rewriteFullJoins,
@@ -180,7 +181,8 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		}
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
-			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc {
+			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
+			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
 	}

@@ -65,6 +65,8 @@ func describeStatements(stmts []*Statement) string {
 				fmt.Fprintf(&sb, " key=%q value=%q", c.Key, c.Value)
 			case CmdStopJob:
 				fmt.Fprintf(&sb, " job=%q savepoint=%v", c.JobID, c.WithSavepoint)
+			case CmdShowFunctions:
+				fmt.Fprintf(&sb, " user=%v like=%v not=%v ilike=%v pattern=%q", c.User, c.HasLike, c.NotLike, c.ILike, c.Like)
 			}
 			sb.WriteString("\n")
 			continue

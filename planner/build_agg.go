@@ -351,7 +351,7 @@ func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operator
 	case "MAX":
 		call.Kind = operators.AggMax
 	default:
-		return call, nil, "", b.errf(c, "aggregate function %s is not supported", name)
+		return b.flinkAggCall(c, name, scope) // build_agg_funcs.go
 	}
 	if len(c.Args) != 1 {
 		return call, nil, "", b.errf(c, "%s takes one argument", name)

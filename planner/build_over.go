@@ -20,11 +20,7 @@ import (
 // isOverAggregate reports whether a window function call is an
 // aggregate over a window (not ROW_NUMBER, which builds a rank).
 func isOverAggregate(w *ast.WindowFuncExpr) bool {
-	switch strings.ToUpper(w.Name) {
-	case "COUNT", "SUM", "AVG", "MIN", "MAX":
-		return true
-	}
-	return false
+	return isOverAggregateName(strings.ToUpper(w.Name)) // build_agg_funcs.go
 }
 
 // buildOver plans the OVER aggregates of a select list. It returns the

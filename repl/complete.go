@@ -2,12 +2,14 @@ package repl
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/expr"
 )
 
 // Complete reports whether sql ends with a ';' outside quotes and
@@ -67,7 +69,7 @@ var keywords = []string{
 	"ADD", "ALL", "AND", "AS", "ASC", "AVG", "BETWEEN", "BIGINT", "BOOLEAN", "BY", "CASE", "CAST", "CEIL",
 	"CHANGELOG", "COALESCE", "CONCAT", "COUNT", "CREATE", "CURRENT_TIMESTAMP", "DATE", "DECIMAL", "DELETE",
 	"DESC", "DESCRIBE", "DISTINCT", "DOUBLE", "DROP", "ELSE", "END", "ENFORCED", "EXISTS", "EXIT", "EXPLAIN",
-	"FALSE", "FLOOR", "FROM", "FULL", "GROUP", "HAVING", "HELP", "IF", "IN", "INNER", "INSERT", "INT", "INTERVAL",
+	"FALSE", "FLOOR", "FROM", "FULL", "FUNCTIONS", "GROUP", "HAVING", "HELP", "IF", "IN", "INNER", "INSERT", "INT", "INTERVAL",
 	"INTO", "IS", "JOB", "JOBS", "JOIN", "KEY", "LEFT", "LIKE", "LIMIT", "MATERIALIZED", "MAX", "MIN", "NOT",
 	"NULL", "ON", "OR", "ORDER", "OUTER", "OVER", "PARTITION", "PRIMARY", "QUIT", "RESET", "RIGHT", "ROW_NUMBER",
 	"SAVEPOINT", "SELECT", "SET", "SHOW", "STOP", "STRING", "SUM", "TABLE", "TABLES", "THEN", "TIMESTAMP",
@@ -129,7 +131,7 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	}
 	lower := strings.ToLower(word) == word && strings.ToUpper(word) != word
 	var kw []string
-	for _, k := range keywords {
+	for _, k := range slices.Concat(keywords, expr.FunctionNames()) { // the catalog: every built-in function
 		if lower {
 			k = strings.ToLower(k)
 		}

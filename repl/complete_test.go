@@ -70,6 +70,8 @@ func TestCompleter(t *testing.T) {
 		not  []string
 	}{
 		{"SEL", []string{"ECT "}, nil},
+		{"SELECT json_va", []string{"lue "}, nil}, // function names come from expr's catalog
+		{"SHOW FUNC", []string{"TIONS "}, nil},
 		{"sel", []string{"ect "}, []string{"ECT "}},
 		{"SELECT * FROM bi", []string{"ds"}, nil},
 		{"SELECT auc", []string{"tion"}, nil},

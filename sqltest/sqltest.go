@@ -201,7 +201,19 @@ func RunFile(path string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	blocks, err := ParseFile(string(data))
+	return run(path, string(data), opts)
+}
+
+// RunText runs the golden file text in a fresh session, as RunFile runs
+// a file; name stands for the file's path in failures. Rewrite is not
+// available: there is no file to refill.
+func RunText(name, text string, opts Options) (*Result, error) {
+	opts.Rewrite = false
+	return run(name, text, opts)
+}
+
+func run(path, data string, opts Options) (*Result, error) {
+	blocks, err := ParseFile(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -218,7 +230,7 @@ func RunFile(path string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
-	lines := strings.Split(string(data), "\n")
+	lines := strings.Split(data, "\n")
 	var edits []edit
 	for _, b := range blocks {
 		got, msg := runBlock(s, b)

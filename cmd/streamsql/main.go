@@ -5,6 +5,7 @@
 //	streamsql -e "SELECT ..."    run one statement
 //	streamsql test [paths]       run golden SQL test files
 //	streamsql options            print the session options reference
+//	streamsql functions          print the built-in functions reference
 //	streamsql version            print the version
 package main
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/httpapi"
 	"github.com/streamsql/streamsql/repl"
 	"github.com/streamsql/streamsql/sqltest"
@@ -40,6 +42,7 @@ Usage:
   streamsql test [-rewrite] [files or dirs...]
                                  run golden SQL tests (default: tests/sql)
   streamsql options              print every session option with its default
+  streamsql functions            print every built-in function (docs/functions.md)
   streamsql version              print the version
 
 Scripts: an INSERT INTO ... starts a job; when its sources are bounded the
@@ -101,6 +104,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 0
 		case "options":
 			fmt.Fprint(stdout, config.Markdown())
+			return 0
+		case "functions":
+			fmt.Fprint(stdout, expr.FunctionsMarkdown())
 			return 0
 		}
 	}
