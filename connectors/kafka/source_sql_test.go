@@ -61,6 +61,10 @@ func srcRunSQL(t *testing.T, out *srcSyncBuffer, sql string) *engine.Job {
 	if job == nil {
 		t.Fatal("no job started")
 	}
+	// A test that fails while the job runs must not remove its
+	// directories under it: stop it first (cleanups run last-in first-out,
+	// after the job's own, before t.TempDir's removal).
+	t.Cleanup(func() { job.Cancel(); _ = job.Wait() })
 	return job
 }
 
@@ -244,7 +248,9 @@ SET 'state.checkpoints.dir' = '%s';
 
 func srcWaitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// A safety net, not a timing assertion: under the race detector on
+	// a loaded machine a restored run takes a minute.
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
@@ -413,6 +419,7 @@ SET 'state.checkpoints.dir' = '%s';
 			j1 = r.Job
 		}
 	}
+	t.Cleanup(func() { j1.Cancel(); _ = j1.Wait() })
 	srcWaitUntil(t, func() bool { st, _ := j1.CheckpointStats(); return st.Completed >= 1 })
 	j1.Cancel()
 	_ = j1.Wait()
