@@ -127,11 +127,11 @@ func TestWindowRestoreEqualsUninterruptedRun(t *testing.T) {
 	})
 	j1.Cancel() // the process "dies": only checkpoints survive
 	_ = j1.Wait()
+	// The restored run must read part of the input only (checked below):
+	// that, not how many windows the first run printed before the cancel
+	// reached it, shows that the kill came mid-way.
 	got := map[string]string{}
-	n1 := windowRows(t, out1.String(), got)
-	if n1 == 0 || n1 >= len(ref) {
-		t.Fatalf("the killed run printed %d of %d windows: the kill was not mid-way", n1, len(ref))
-	}
+	windowRows(t, out1.String(), got)
 	j2, out2 := startWindowJob(t, dir, events, 0)
 	if err := j2.Wait(); err != nil {
 		t.Fatal(err)
@@ -168,17 +168,18 @@ func TestWindowSavepointRescaling(t *testing.T) {
 	for _, p := range []int{1, 3} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
 			sp := t.TempDir() + "/sp"
-			j1, out1 := startWindowJob(t, t.TempDir(), events, 20000)
+			j1, out1 := startWindowJob(t, t.TempDir(), events, 10000)
 			waitWindows(t, func() bool { return strings.Contains(out1.String(), "+I[") })
 			if err := j1.coord.Savepoint(sp); err != nil {
 				t.Fatal(err)
 			}
 			j1.Cancel()
 			_ = j1.Wait()
+			// The restored run reads part of the input only (checked
+			// below): the savepoint was taken mid-way, however many windows
+			// the first run printed before the cancel reached it.
 			got := map[string]string{}
-			if n := windowRows(t, out1.String(), got); n == 0 || n >= len(ref) {
-				t.Fatalf("the first run printed %d of %d windows", n, len(ref))
-			}
+			windowRows(t, out1.String(), got)
 			j2, out2 := startWindowJobAt(t, t.TempDir(), p, events, 0, fmt.Sprintf("SET 'execution.savepoint.path' = '%s';", sp))
 			if err := j2.Wait(); err != nil {
 				t.Fatal(err)
