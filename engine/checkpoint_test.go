@@ -105,11 +105,12 @@ func compare(t *testing.T, view, ref map[int64]gs) {
 func TestRestoreAfterCrashEqualsUninterruptedRun(t *testing.T) {
 	dir := t.TempDir()
 	const rows = 30000
-	_, j1, out1 := startCkptJob(t, dir, 2, 20000, rows)
-	time.Sleep(700 * time.Millisecond)
-	if j1.coord.Stats().Completed == 0 {
-		t.Fatal("no checkpoint completed in 700 ms")
-	}
+	_, j1, out1 := startCkptJob(t, dir, 2, 10000, rows)
+	// Kill after a checkpoint that holds part of the input: one completed
+	// once a quarter of the rows were read.
+	waitFor(t, "a quarter of the rows", func() bool { in, _ := j1.Records(); return in >= rows/4 })
+	before := j1.coord.Stats().Completed
+	waitFor(t, "a checkpoint mid-way", func() bool { return j1.coord.Stats().Completed > before })
 	j1.Cancel() // the process "dies": only checkpoints survive
 	_ = j1.Wait()
 	_, j2, out2 := startCkptJob(t, dir, 2, 0, rows)
@@ -136,8 +137,8 @@ func TestSavepointRescaling(t *testing.T) {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
 			dir := t.TempDir()
 			sp := filepath.Join(t.TempDir(), "sp")
-			_, j1, out1 := startCkptJob(t, dir, 2, 20000, rows)
-			time.Sleep(400 * time.Millisecond)
+			_, j1, out1 := startCkptJob(t, dir, 2, 10000, rows)
+			waitFor(t, "rows out of the first run", func() bool { in, _ := j1.Records(); return in > 0 })
 			if err := j1.coord.Savepoint(sp); err != nil {
 				t.Fatal(err)
 			}
@@ -337,3 +338,4 @@ INSERT INTO out_t SELECT k % 10, COUNT(*) FROM (SELECT k FROM fixed UNION ALL SE
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
