@@ -110,7 +110,7 @@ func (j *Job) Err() error {
 		return nil
 	}
 	if err := j.job.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+		return maskError(err, j.known)
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func (s *Session) stopWithSavepoint(j *Job) (*Result, error) {
 	if root == "" {
 		return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT writes under 'state.checkpoints.dir', which is not set: SET it first")
 	}
-	dir := filepath.Join(root, "savepoints", safeName(j.Name)+"-"+time.Now().Format("20060102-150405.000"))
+	dir := filepath.Join(root, "savepoints", safeName(j.name)+"-"+time.Now().Format("20060102-150405.000"))
 	if err := j.coord.Savepoint(dir); err != nil {
 		return nil, fmt.Errorf("the savepoint of job '%s' failed, and the job goes on: %w", j.ID, err)
 	}

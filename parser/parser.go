@@ -365,9 +365,7 @@ func (s *Statement) ErrorAt(line, col int, format string, args ...any) error {
 		}
 		off += i + 1
 	}
-	e := errorAt(s.src, off, fmt.Sprintf(format, args...))
-	e.Line, e.Col = max(line, 1), max(col, 1)
-	return e
+	return errorOnLine(s.src, off, max(line, 1), max(col, 1), fmt.Sprintf(format, args...))
 }
 
 func (s *Statement) errorAtOrig(off int, msg string) *Error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamsql/streamsql/connectors"
 	"io"
 	"os"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 	"github.com/chzyer/readline"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/secrets"
 )
 
 // The prompts.
@@ -442,9 +442,10 @@ func (r *repl) errorf(format string, args ...any) {
 }
 
 // printError prints an error; a *parser.Error carries its source line
-// and a caret under the column.
+// and a caret under the column. Errors of the session come masked;
+// masking once more here covers errors of the client itself.
 func (r *repl) printError(err error) {
-	r.errorf("%v", err)
+	r.errorf("%s", secrets.Mask(err.Error()))
 }
 
 // historyEntry is the history line of a statement typed as lines: one
@@ -456,5 +457,5 @@ func historyEntry(lines []string) string {
 	for i, l := range lines {
 		parts[i] = strings.TrimSpace(l)
 	}
-	return connectors.MaskSecrets(strings.Join(parts, " "))
+	return secrets.Mask(strings.Join(parts, " "))
 }

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -26,6 +27,7 @@ import (
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/httpapi"
 	"github.com/streamsql/streamsql/repl"
+	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/sqltest"
 	"golang.org/x/term"
 )
@@ -145,6 +147,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	outFile, outTerm := isTerminal(stdout)
 	interactive := inTerm && outTerm
 
+	// Logs go to standard error with their secrets masked.
+	slog.SetDefault(slog.New(secrets.Handler(slog.NewTextHandler(stderr, nil))))
 	console := repl.NewConsole(stdout)
 	s := engine.NewSession(console)
 	for _, kv := range sets {

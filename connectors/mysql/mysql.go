@@ -31,7 +31,7 @@
 // each other's prepared transactions.
 //
 // The password ('password', or one inside 'url') is never printed:
-// SHOW CREATE TABLE masks it (connectors.MaskSecrets), the connector's
+// SHOW CREATE TABLE masks it (package secrets), the connector's
 // errors are scrubbed of it, and config.String leaves it out.
 package mysql
 
