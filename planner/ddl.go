@@ -247,7 +247,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	}
 	enc := sink.Encoding()
 	if err := enc.Accepts(r.node.Mode()); err != nil {
-		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s", t.Name, t.ConnectorName(), r.node.Mode())
+		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "%s", appendOnlyMessage(t, sink, r.node.Mode()))
 	}
 	cols := tableScope(ct, "")
 	return t, newPlan(r.node, t, enc, cols), nil

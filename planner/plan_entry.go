@@ -131,9 +131,20 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	}
 	enc := sink.Encoding()
 	if err := enc.Accepts(in.Mode()); err != nil {
-		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%s", appendOnlyMessage(t, sink, in.Mode()))
 	}
 	return newPlan(in, t, enc, cols), nil
+}
+
+// appendOnlyMessage says that t cannot take an updating query, and how
+// to write one: the connector's own hint (connectors.UpdatesHinter) or
+// the sinks that take updates.
+func appendOnlyMessage(t *TableEntry, sink connectors.TableSink, mode dyntable.ChangelogMode) string {
+	hint := "write to a sink that takes updates: mysql or upsert-kafka with a PRIMARY KEY, filesystem with 'format' = 'debezium-json', print or blackhole"
+	if h, ok := sink.(connectors.UpdatesHinter); ok {
+		hint = h.UpdatesHint()
+	}
+	return fmt.Sprintf("table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; %s", t.Name, t.ConnectorName(), mode, hint)
 }
 
 func tableOfInsert(ins *ast.InsertStmt) (*ast.TableName, bool) {

@@ -94,6 +94,11 @@ func (s *sink) Encoding() dyntable.SinkEncoding {
 	return dyntable.AppendOnly
 }
 
+// UpdatesHint: with a primary key the sink upserts.
+func (s *sink) UpdatesHint() string {
+	return "declare a PRIMARY KEY (... NOT ENFORCED) on the table, and the mysql sink upserts by it"
+}
+
 func (s *sink) Parallelism() int { return s.cfg.parallelism }
 
 // KeepsState is true for the exactly-once sink, whose pending XA
