@@ -118,6 +118,7 @@ func (s *fileSink) UpdatesHint() string {
 	return "'format' = 'debezium-json' writes the changelog of an updating query to files; " +
 		"so do the sinks that take updates (mysql and upsert-kafka with a PRIMARY KEY, print, blackhole)"
 }
+
 func (s *fileSink) Parallelism() int { return s.p }
 func (s *fileSink) KeepsState() bool { return true }
 
