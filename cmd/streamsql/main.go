@@ -40,7 +40,8 @@ const usage = `streamsql runs continuous SQL queries over dynamic tables.
 Usage:
   streamsql [flags]              open the interactive SQL client (HELP; lists what it takes)
   streamsql -f job.sql [flags]   run a script statement by statement
-  streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;)
+  streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;); not with -f
+                                 (-i file -e "<sql>" runs a file first)
   streamsql test [-rewrite] [files or dirs...]
                                  run golden SQL tests (default: tests/sql)
   streamsql options              print every session option with its default
@@ -138,6 +139,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *showVersion {
 		fmt.Fprintln(stdout, versionString())
 		return 0
+	}
+	if *file != "" && *stmt != "" {
+		// One of them would be ignored; running both raises which runs
+		// first. -i runs a file before -e.
+		fmt.Fprintln(stderr, "streamsql: -e and -f cannot be used together: put the statements in the file, or run the file first with -i file -e \"...\"")
+		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "streamsql: unexpected argument %q; see streamsql --help\n", fs.Arg(0))

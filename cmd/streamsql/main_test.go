@@ -266,3 +266,18 @@ func TestVersionFlag(t *testing.T) {
 		t.Fatalf("%d %q", code, out)
 	}
 }
+
+// -e and -f together are refused: neither is silently ignored.
+func TestStatementAndFileRefused(t *testing.T) {
+	p := writeFile(t, "job.sql", "SELECT 'from the file';\n")
+	code, out, errOut := runCLI(t, "", "-e", "SELECT 'from -e';", "-f", p)
+	if code != 2 || out != "" || !strings.Contains(errOut, "-e and -f cannot be used together") {
+		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
+	}
+	// -i runs a file first, then -e.
+	code, out, errOut = runCLI(t, "", "-i", p, "-e", "SELECT 'from -e';")
+	if code != 0 || !strings.Contains(out, "from the file") || !strings.Contains(out, "from -e") ||
+		strings.Index(out, "from the file") > strings.Index(out, "from -e") {
+		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
+	}
+}
