@@ -471,6 +471,8 @@ type Job struct {
 	Name  string
 	name  string
 	Start time.Time
+	// Sink is the table the job writes.
+	Sink string
 	// SQL is the statement that started the job, secrets masked.
 	SQL      string
 	known    secrets.Known // of the statement, to mask in the job's errors
@@ -524,6 +526,9 @@ func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan
 	s.nextID++
 	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: secrets.Mask(name), name: name, Start: time.Now(),
 		SQL: secrets.Mask(st.Text), known: secrets.Values(st.Text), Bounded: bounded, job: dj, coord: coord}
+	if plan.Root != nil && plan.Root.Table != nil {
+		j.Sink = plan.Root.Table.Name
+	}
 	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil

@@ -115,6 +115,21 @@ func (j *Job) Err() error {
 	return nil
 }
 
+// Outcome says how the job ended, as the clients print it: "Job 'job-1'
+// finished: 10 rows written to 'sink'" or "Job 'job-1' failed: ...", with
+// failed set; "" while the job runs and when it was stopped (STOP JOB
+// says so itself).
+func (j *Job) Outcome() (msg string, failed bool) {
+	switch j.Status() {
+	case StatusFinished:
+		_, out := j.Records()
+		return fmt.Sprintf("Job '%s' finished: %d rows written to '%s'", j.ID, out, j.Sink), false
+	case StatusFailed:
+		return fmt.Sprintf("Job '%s' failed: %v", j.ID, j.Err()), true
+	}
+	return "", false
+}
+
 // Metrics returns the counters of every dataflow node of the job.
 func (j *Job) Metrics() []dataflow.NodeMetrics { return j.job.Metrics() }
 

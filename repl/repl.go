@@ -368,16 +368,15 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 // watchJob tells the user when a job started here finishes or fails, so
 // no job ends unnoticed; a job stopped with STOP JOB ends silently.
 func (r *repl) watchJob(j *engine.Job) {
-	<-j.Done()
-	var msg string
-	switch j.Status() {
-	case engine.StatusFinished:
-		in, out := j.Records()
-		msg = r.color("[INFO]", "32") + fmt.Sprintf(" Job '%s' (%s) finished: %d record(s) in, %d out.", j.ID, j.Name, in, out)
-	case engine.StatusFailed:
-		msg = r.color("[ERROR]", "31;1") + fmt.Sprintf(" Job '%s' (%s) failed: %v", j.ID, j.Name, j.Err())
-	default:
+	_ = j.Wait() // the outcome, once the job's state is closed too
+	msg, failed := j.Outcome()
+	switch {
+	case msg == "":
 		return
+	case failed:
+		msg = r.color("[ERROR]", "31;1") + " " + msg
+	default:
+		msg = r.color("[INFO]", "32") + " " + msg
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -129,7 +129,12 @@ func runOne(ctx context.Context, s *engine.Session, st *parser.Statement, o Scri
 	case r.Job != nil:
 		fmt.Fprintf(o.Out, "[INFO] %s: %s\n", r.Message, r.Job.Name)
 		if r.Job.Bounded && !o.Detach {
-			return r.Job.Wait()
+			_ = r.Job.Wait()
+			msg, failed := r.Job.Outcome()
+			if failed {
+				return errors.New(msg)
+			}
+			fmt.Fprintf(o.Out, "[INFO] %s\n", msg)
 		}
 		return nil
 	case r.Text != "":

@@ -281,3 +281,17 @@ func TestStatementAndFileRefused(t *testing.T) {
 		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
 	}
 }
+
+// A bounded INSERT says how it ended: rows written, or the failure.
+func TestBoundedJobSaysHowItEnded(t *testing.T) {
+	body := `CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE bh (k INT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT k FROM gen;
+INSERT INTO bh SELECT CAST(CONCAT('x', CAST(k AS STRING)) AS INT) FROM gen;
+`
+	code, out, errOut := runCLI(t, "", "-f", writeFile(t, "jobs.sql", body))
+	if code == 0 || !strings.Contains(out, "[INFO] Job 'job-1' finished: 10 rows written to 'bh'\n") ||
+		!strings.Contains(errOut, "Job 'job-2' failed: Calc: cannot cast 'x") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+}

@@ -133,7 +133,7 @@ func TestSecretsNeverLeaveTheClient(t *testing.T) {
 	tm.run("RESET 'pipeline.name';", "[INFO] OK")
 	tm.run("CREATE TABLE bh2 (k INT) WITH ('connector' = 'blackhole');", "created")
 	tm.run("INSERT INTO bh2 SELECT CAST(CONCAT('"+urlSecret+"', CAST(k AS STRING)) AS INT) FROM gen;", "Job 'job-2' submitted")
-	tm.expect("Job 'job-2' (insert-into-bh2) failed")
+	tm.expect("[ERROR] Job 'job-2' failed: Calc: cannot cast")
 	tm.prompt()
 	tm.run("SHOW JOBS;", "| job-2 ")
 	tm.prompt()
