@@ -67,6 +67,10 @@ no prompts and no colours.
 Flags:
 `
 
+// httpTokenEnv holds the HTTP endpoint's bearer token when --http-token
+// is not given.
+const httpTokenEnv = "STREAMSQL_HTTP_TOKEN"
+
 type setFlags []string
 
 func (s *setFlags) String() string     { return strings.Join(*s, ",") }
@@ -121,6 +125,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cont := fs.Bool("continue-on-error", false, "keep running a script after a failing statement; exit non-zero at the end with a summary")
 	detach := fs.Bool("detach", false, "submit the script's INSERT jobs without waiting for them; manage them in the client that opens")
 	httpAddr := fs.String("http", "", "serve GET /jobs, /jobs/{id} and /metrics on `address` (a bare port binds to 127.0.0.1)")
+	httpToken := fs.String("http-token", "", "require `token` on every HTTP request (Authorization: Bearer token); "+
+		"the environment variable "+httpTokenEnv+" does the same without showing it in the process list")
 	showVersion := fs.Bool("version", false, "print the version")
 	var sets setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
@@ -169,14 +175,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *httpToken == "" {
+		*httpToken = os.Getenv(httpTokenEnv)
+	} else if *httpAddr == "" {
+		fmt.Fprintln(stderr, "streamsql: --http-token needs --http")
+		return 2
+	}
 	if *httpAddr != "" {
-		srv, err := httpapi.Start(*httpAddr, s, stderr)
+		srv, err := httpapi.Start(*httpAddr, s, httpapi.Options{Token: *httpToken, ErrLog: stderr})
 		if err != nil {
 			fmt.Fprintf(stderr, "streamsql: --http: %v\n", err)
 			return 2
 		}
 		defer srv.Close()
-		fmt.Fprintf(stderr, "[INFO] HTTP endpoint on %s: GET /jobs, /jobs/{id}, /metrics\n", srv.URL())
+		auth := ""
+		if *httpToken != "" {
+			auth = " (bearer token required)"
+		}
+		fmt.Fprintf(stderr, "[INFO] HTTP endpoint on %s: GET /jobs, /jobs/{id}, /metrics%s\n", srv.URL(), auth)
+		if w := srv.Warning(); w != "" {
+			fmt.Fprintf(stderr, "[WARN] %s\n", w)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
