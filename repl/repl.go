@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,9 @@ const HistoryName = ".streamsql_history"
 
 // ResultModeKey is the option choosing how the REPL shows query results.
 const ResultModeKey = "sql-client.execution.result-mode"
+
+// MaxTableRowsKey bounds the rows the table result mode keeps.
+const MaxTableRowsKey = "sql-client.display.max-table-result-rows"
 
 // ClientHelp follows the engine's HELP text in the REPL.
 const ClientHelp = `Client:
@@ -335,17 +339,23 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 	)
 	switch mode := r.s.Conf.Get(ResultModeKey); mode {
 	case "table":
-		v := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth)
-		rows, changes, status, verr := v.run(ctx, keys)
+		maxRows := r.s.Conf.Int(MaxTableRowsKey)
+		sum, verr := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth, maxRows).run(ctx, keys)
+		// The view's rows are garbage now: give their memory back to the
+		// system, not only to the heap, since the client may idle long.
+		debug.FreeOSMemory()
 		if verr != nil {
 			r.printError(fmt.Errorf("query failed: %w", verr))
 			return false
 		}
-		word := map[string]string{"FINISHED": "finished", "CANCELLED": "cancelled"}[status]
+		word := map[string]string{"FINISHED": "finished", "CANCELLED": "cancelled"}[sum.status]
 		if word == "" {
 			word = "stopped"
 		}
-		r.info(fmt.Sprintf("Query %s: %d row(s) in the result, from %d change(s) in %s.", word, rows, changes, time.Since(start).Round(time.Millisecond)))
+		r.info(fmt.Sprintf("Query %s: %d row(s) in the result, from %d change(s) in %s.", word, sum.rows, sum.changes, time.Since(start).Round(time.Millisecond)))
+		if sum.dropped > 0 {
+			r.info(fmt.Sprintf("The %d oldest row(s) were dropped to keep %d: SET '%s' keeps more.", sum.dropped, maxRows, MaxTableRowsKey))
+		}
 		return ctx.Err() == nil
 	case "changelog":
 		what = "changes"

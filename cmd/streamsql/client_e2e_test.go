@@ -1,0 +1,29 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Table mode keeps at most sql-client.display.max-table-result-rows rows:
+// past it the oldest are dropped, and the client says so.
+func TestREPLTableModeRowLimit(t *testing.T) {
+	tm := startTerm(t)
+	tm.prompt()
+	tm.run("CREATE TABLE g (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '40', 'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '40');", "created")
+	tm.run("SET 'sql-client.execution.result-mode' = 'table';", "[INFO] OK")
+	tm.run("SET 'sql-client.display.max-table-result-rows' = '5';", "[INFO] OK")
+	tm.prompt()
+	tm.line("SELECT k FROM g;")
+	screen := tm.waitScreen("the finished view", func(s string) bool { return strings.Contains(s, "FINISHED") })
+	// 40 rows in, 5 kept: 36..40 remain.
+	if !strings.Contains(screen, "rows 1-5 of 5") || !strings.Contains(screen, "rows 1-5 of 5 · 35 oldest dropped (max 5 rows)") ||
+		!strings.Contains(screen, "|   36 |") || strings.Contains(screen, "|   35 |") {
+		t.Fatalf("the view shows:\n%s", screen)
+	}
+	tm.send("q")
+	tm.expect("[INFO] Query finished: 5 row(s) in the result, from 40 change(s)")
+	tm.expect("[INFO] The 35 oldest row(s) were dropped to keep 5: SET 'sql-client.display.max-table-result-rows' keeps more.")
+	tm.prompt()
+	tm.exitWithCtrlD()
+}
