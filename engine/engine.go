@@ -429,14 +429,45 @@ type Query struct {
 	UpsertKey []int
 }
 
-// Run runs the query until its input ends, ctx is cancelled, or fn
-// returns an error. fn sees every change of the result in order, from one
+// Run runs the query until its input ends, its result is complete (LIMIT
+// n over an insert-only input: see planner.Plan.RowLimit), ctx is
+// cancelled, or fn returns an error. fn sees every change of the result in order, from one
 // goroutine; it must not retain the chunk.
 func (q *Query) Run(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
 	return maskError(q.run(ctx, fn), q.known)
 }
 
 func (q *Query) run(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
+	n, limited := q.plan.RowLimit()
+	if !limited {
+		return q.runJob(ctx, fn)
+	}
+	// LIMIT n over an insert-only input: the result is complete with its
+	// n-th row, even when the input never ends; stop the job then.
+	if n == 0 {
+		return nil
+	}
+	jctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var seen int64
+	var complete atomic.Bool
+	err := q.runJob(jctx, func(c *dyntable.Chunk) error {
+		if err := fn(c); err != nil {
+			return err
+		}
+		if seen += int64(len(c.Changes)); seen >= n {
+			complete.Store(true)
+			stop()
+		}
+		return nil
+	})
+	if complete.Load() && ctx.Err() == nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return nil
+	}
+	return err
+}
+
+func (q *Query) runJob(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
 	name := q.s.jobName("select")
 	g, err := q.s.planner.BuildGraph(name, q.plan, fn)
 	if err != nil {

@@ -33,6 +33,23 @@ func newPlan(in Node, t *TableEntry, enc dyntable.SinkEncoding, cols []expr.Colu
 	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}
 }
 
+// RowLimit returns n when the query's result is the first n rows of an
+// insert-only input (LIMIT n without ORDER BY): those rows never change,
+// so the query is complete once they have arrived, and a client may end
+// it then, as Flink does. Over an updating input the rows may still
+// change, and the query goes on.
+func (p *Plan) RowLimit() (int64, bool) {
+	if p.Root == nil || len(p.Root.inputs) != 1 {
+		return 0, false
+	}
+	rk, ok := p.Root.inputs[0].(*RankNode)
+	if !ok || len(rk.OrderBy) > 0 || len(rk.PartitionKeys) > 0 || rk.OutputRank || rk.Limit < 0 ||
+		!rk.Mode().IsInsertOnly() || !rk.inputs[0].Mode().IsInsertOnly() {
+		return 0, false
+	}
+	return rk.Limit, true
+}
+
 // Explain renders the plan tree.
 func (p *Plan) Explain() string { return ExplainTree(p.Root) }
 

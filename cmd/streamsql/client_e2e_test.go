@@ -27,3 +27,18 @@ func TestREPLTableModeRowLimit(t *testing.T) {
 	tm.prompt()
 	tm.exitWithCtrlD()
 }
+
+// SELECT ... LIMIT 3 over an unbounded insert-only source prints its three
+// rows and ends, as in Flink.
+func TestREPLLimitEndsUnboundedQuery(t *testing.T) {
+	tm := startTerm(t)
+	tm.prompt()
+	tm.run("CREATE TABLE gen (k INT, v INT) WITH ('connector' = 'datagen', 'rows-per-second' = '50');", "created")
+	tm.prompt()
+	out := tm.run("SELECT * FROM gen LIMIT 3;", "Received a total of 3 rows")
+	if strings.Count(out, "| +I |") != 3 {
+		t.Fatalf("output:\n%s", out)
+	}
+	tm.prompt()
+	tm.exitWithCtrlD()
+}
