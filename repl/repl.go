@@ -323,10 +323,11 @@ func (r *repl) runStatement(st *parser.Statement) bool {
 
 // runQuery shows a query's result in the session's result mode until
 // the query ends or Ctrl-C.
+//
+// Only the table view reads keys. In the other modes what is typed while
+// the query runs is not echoed (it would garble the rows) but kept, as a
+// shell keeps type-ahead: readline gets it at the next prompt.
 func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
-	keys := make(chan []byte, 16)
-	r.in.setView(keys)
-	defer r.in.setView(nil)
 	restore, _ := keysMode(int(r.o.In.Fd()))
 	defer restore()
 
@@ -339,6 +340,9 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 	)
 	switch mode := r.s.Conf.Get(ResultModeKey); mode {
 	case "table":
+		keys := make(chan []byte, 16)
+		r.in.setView(keys)
+		defer r.in.setView(nil)
 		maxRows := r.s.Conf.Int(MaxTableRowsKey)
 		sum, verr := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth, maxRows).run(ctx, keys)
 		// The view's rows are garbage now: give their memory back to the

@@ -42,3 +42,20 @@ func TestREPLLimitEndsUnboundedQuery(t *testing.T) {
 	tm.prompt()
 	tm.exitWithCtrlD()
 }
+
+// Text typed while a query prints its rows is kept for the next prompt,
+// as a shell keeps type-ahead, not lost.
+func TestREPLTypeAheadWhileAQueryRuns(t *testing.T) {
+	tm := startTerm(t)
+	tm.prompt()
+	tm.run("CREATE TABLE slow (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '20', 'rows-per-second' = '10');", "created")
+	tm.prompt()
+	tm.line("SELECT * FROM slow;")
+	tm.expect("| op |")
+	tm.send("SELECT 'typed ahead' AS t;\r") // while the rows come, about two seconds
+	tm.expect("Received a total of 20 rows")
+	tm.expect("typed ahead")
+	tm.expect("Received a total of 1 rows")
+	tm.prompt()
+	tm.exitWithCtrlD()
+}
