@@ -180,7 +180,17 @@ func Run(s *engine.Session, o Options) error {
 }
 
 func (r *repl) loop() {
-	var lines []string
+	// The statement being typed: its lines, its text and the scanner that
+	// says when it is complete, fed each line once.
+	var (
+		lines []string
+		text  strings.Builder
+		sc    stmtScanner
+	)
+	reset := func() {
+		lines, sc = nil, stmtScanner{}
+		text.Reset()
+	}
 	for {
 		if len(lines) == 0 {
 			r.rl.SetPrompt(Prompt)
@@ -196,14 +206,14 @@ func (r *repl) loop() {
 		}
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
-			lines = nil
+			reset()
 			continue
 		case errors.Is(err, io.EOF):
 			if len(lines) == 0 {
 				return
 			}
 			r.info("statement discarded (Ctrl-D again exits)")
-			lines = nil
+			reset()
 			continue
 		case err != nil:
 			r.errorf("%v", err)
@@ -220,17 +230,23 @@ func (r *repl) loop() {
 				}
 			}
 		}
+		if len(lines) > 0 {
+			text.WriteByte('\n')
+			sc.feed("\n")
+		}
 		lines = append(lines, line)
-		sql := strings.Join(lines, "\n")
-		if blank(sql) {
-			lines = nil
+		text.WriteString(line)
+		sc.feed(line)
+		if sc.blank() {
+			reset()
 			continue
 		}
-		if !Complete(sql) {
+		if !sc.complete() {
 			continue
 		}
 		_ = r.rl.SaveHistory(historyEntry(lines))
-		lines = nil
+		sql := text.String()
+		reset()
 		r.execute(sql)
 		r.flushNotes()
 		r.mu.Lock()
