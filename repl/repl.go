@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 	"github.com/streamsql/streamsql/engine"
@@ -174,6 +175,9 @@ func Run(s *engine.Session, o Options) error {
 	if o.Banner != "" {
 		fmt.Fprintln(r.out, o.Banner)
 	}
+	// Bracketed paste: pastes arrive marked, and bypass readline (input).
+	io.WriteString(r.out, pasteOn)
+	defer io.WriteString(r.out, pasteOff)
 	r.loop()
 	r.stopJobs()
 	return nil
@@ -191,13 +195,35 @@ func (r *repl) loop() {
 		lines, sc = nil, stmtScanner{}
 		text.Reset()
 	}
+	// The lines of a paste still to run, and its last, unfinished line,
+	// which the next prompt starts with (see input: pastes).
+	var (
+		queued []string
+		rest   string
+	)
 	for {
-		if len(lines) == 0 {
-			r.rl.SetPrompt(Prompt)
-		} else {
-			r.rl.SetPrompt(ContinuationPrompt)
+		prompt := Prompt
+		if len(lines) > 0 {
+			prompt = ContinuationPrompt
 		}
-		line, err := r.readLine()
+		var (
+			line string
+			err  error
+		)
+		if len(queued) > 0 {
+			line, queued = queued[0], queued[1:]
+			fmt.Fprintln(r.out, prompt+line) // shown as if typed
+		} else {
+			r.rl.SetPrompt(prompt)
+			line, err = r.readLine(rest)
+			rest = ""
+			if err == nil && strings.HasSuffix(line, string(pasteMark)) {
+				if p, ok := r.in.takePaste(); ok {
+					queued, rest = r.pasted(prompt, strings.TrimSuffix(line, string(pasteMark)), p)
+					continue
+				}
+			}
+		}
 		r.mu.Lock()
 		quitting := r.quitting
 		r.mu.Unlock()
@@ -258,9 +284,26 @@ func (r *repl) loop() {
 	}
 }
 
-// readLine shows the prompt, routing the session's console output through
-// readline while it is shown.
-func (r *repl) readLine() (string, error) {
+// pasted takes a paste that ended readline's line, typed: the text
+// typed before it, then the paste. It erases readline's echo of that line
+// and returns the whole lines to run and the unfinished last one.
+func (r *repl) pasted(prompt, typed, paste string) (whole []string, rest string) {
+	w, _, ok := termSize(int(r.o.Out.Fd()))
+	if !ok {
+		w = 80
+	}
+	// readline showed prompt, typed and the mark, then a newline.
+	rows := utf8.RuneCountInString(prompt+typed)/max(w, 1) + 1
+	fmt.Fprintf(r.out, "\x1b[%dA\r\x1b[J", rows)
+	text := strings.ReplaceAll(strings.ReplaceAll(typed+paste, "\r\n", "\n"), "\r", "\n")
+	whole = strings.Split(text, "\n")
+	return whole[:len(whole)-1], whole[len(whole)-1]
+}
+
+// readLine shows the prompt with text already typed (rest of a paste),
+// routing the session's console output through readline while it is
+// shown.
+func (r *repl) readLine(typed string) (string, error) {
 	r.mu.Lock()
 	r.atPrompt = true
 	notes := r.notes
@@ -272,7 +315,7 @@ func (r *repl) readLine() (string, error) {
 	if r.o.Console != nil {
 		r.o.Console.Set(r.rl.Stdout())
 	}
-	line, err := r.rl.Readline()
+	line, err := r.rl.ReadlineWithDefault(typed)
 	if r.o.Console != nil {
 		r.o.Console.Set(r.out)
 	}

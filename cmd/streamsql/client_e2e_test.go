@@ -59,3 +59,44 @@ func TestREPLTypeAheadWhileAQueryRuns(t *testing.T) {
 	tm.prompt()
 	tm.exitWithCtrlD()
 }
+
+// A 100 KB paste takes time and output linear in its size. readline
+// redraws the whole line for each character it inserts, so a long line
+// typed into it costs the square of its length: a paste (bracketed by the
+// terminal) bypasses it. The output the client writes counts the work:
+// quadratic redrawing would write gigabytes.
+func TestREPLPasteIsLinear(t *testing.T) {
+	const size = 100 << 10
+	var oneLine strings.Builder
+	oneLine.WriteString("SELECT '")
+	for oneLine.Len() < size {
+		oneLine.WriteString("0123456789abcdef")
+	}
+	oneLine.WriteString("' AS s, 42 AS answer;")
+	var lines strings.Builder
+	for lines.Len() < size {
+		lines.WriteString("-- a comment line, as scripts have them, of about sixty bytes\r")
+	}
+	lines.WriteString("SELECT\r  42 AS answer;\r")
+	for _, c := range []struct{ name, paste string }{{"one line", oneLine.String()}, {"many lines", lines.String()}} {
+		tm := startTerm(t)
+		tm.prompt()
+		before := len(tm.rawText())
+		tm.send("\x1b[200~" + c.paste + "\x1b[201~")
+		if c.name == "one line" {
+			tm.send("\r") // the paste's last line waits at the prompt, as typed
+		}
+		tm.expect("Received a total of 1 rows")
+		tm.prompt()
+		if written := len(tm.rawText()) - before; written > 8*len(c.paste) {
+			t.Errorf("%s: a paste of %d bytes made the client write %d", c.name, len(c.paste), written)
+		} else {
+			t.Logf("%s: a paste of %d bytes, %d written", c.name, len(c.paste), written)
+		}
+		out := tm.text()
+		if !strings.Contains(out, "|          42 |") {
+			t.Errorf("%s: no answer:\n%s", c.name, out[max(0, len(out)-2000):])
+		}
+		tm.exitWithCtrlD()
+	}
+}
