@@ -59,6 +59,7 @@ var Defs = []Def{
 	{Key: "state.backend.pebble.block-cache-mb", Kind: Int, Default: "8", Description: "Pebble block cache per operator subtask, in MiB."},
 	{Key: "state.backend.pebble.memtable-mb", Kind: Int, Default: "4", Description: "Pebble memtable size per operator subtask, in MiB."},
 	{Key: "sql-client.execution.result-mode", Kind: Enum, Default: "tableau", Enum: []string{"tableau", "changelog", "table"}, Description: "How the client shows query results."},
+	{Key: "sql-client.display.max-table-result-rows", Kind: Int, Default: "1000000", Description: "Rows the table result mode keeps; past it the oldest are dropped."},
 	{Key: "table.display.max-column-width", Kind: Int, Default: "30", Description: "Widest column the client prints before truncating."},
 }
 

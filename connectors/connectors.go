@@ -104,6 +104,14 @@ type ScanSource interface {
 	Create(subtask, parallelism int) (dataflow.Source, error)
 }
 
+// UpdatesHinter is an optional interface of an append-only TableSink:
+// how a table of its connector can take an updating query, for the
+// planner's error (e.g. "declare a PRIMARY KEY"). Without it the error
+// lists the sinks that take updates.
+type UpdatesHinter interface {
+	UpdatesHint() string
+}
+
 // SinkConnector can write a table.
 type SinkConnector interface {
 	Connector

@@ -26,6 +26,7 @@ import (
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/planner"
+	"github.com/streamsql/streamsql/secrets"
 )
 
 // Session is one user's SQL session. It is not safe for concurrent
@@ -67,8 +68,43 @@ type Result struct {
 	Job *Job
 }
 
-// Execute runs one statement.
+// Execute runs one statement. Its errors, and the text of its result
+// (EXPLAIN, SHOW CREATE TABLE), hold no secret of the statement (package
+// secrets): every client prints them as they are.
 func (s *Session) Execute(ctx context.Context, st *parser.Statement) (*Result, error) {
+	r, err := s.execute(ctx, st)
+	if err != nil {
+		return nil, maskError(err, secrets.Values(st.Text))
+	}
+	if r != nil {
+		r.Text = secrets.Mask(r.Text)
+	}
+	return r, nil
+}
+
+// maskError returns err with the secrets of its text masked: known
+// values and whatever looks like one. errors.Is and errors.As still see
+// the original.
+func maskError(err error, known secrets.Known) error {
+	if err == nil {
+		return nil
+	}
+	msg := known.Mask(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return maskedError{msg: msg, err: err}
+}
+
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e maskedError) Error() string { return e.msg }
+func (e maskedError) Unwrap() error { return e.err }
+
+func (s *Session) execute(ctx context.Context, st *parser.Statement) (*Result, error) {
 	if st.Command != nil {
 		return s.command(st.Command)
 	}
@@ -155,7 +191,7 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 			return nil, err
 		}
 		s.planner.Cat.AddTable(t)
-		j, err := s.startJob(jobName, st.Text, plan, g)
+		j, err := s.startJob(jobName, st, plan, g)
 		if err != nil {
 			s.planner.Cat.Drop(t.Name, false)
 			return nil, err
@@ -312,7 +348,7 @@ func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.Inser
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.startJob(name, st.Text, plan, g)
+	j, err := s.startJob(name, st, plan, g)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +394,7 @@ func (s *Session) checkNameFree(name string, g *dataflow.Graph) error {
 		return nil
 	}
 	for _, j := range s.Jobs() {
-		if j.Name == name && j.Status() == StatusRunning {
+		if j.name == name && j.Status() == StatusRunning {
 			return fmt.Errorf("job %s is already running under the name '%s', which keys its checkpoints and sink transactions; "+
 				"SET 'pipeline.name' = '...' to a distinct name before this statement", j.ID, name)
 		}
@@ -378,13 +414,14 @@ func (s *Session) query(st *parser.Statement, q ast.ResultSetNode) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Query: &Query{s: s, plan: plan, Columns: plan.Columns, Mode: plan.Root.Mode(), UpsertKey: plan.Root.UpsertKey()}}, nil
+	return &Result{Query: &Query{s: s, plan: plan, known: secrets.Values(st.Text), Columns: plan.Columns, Mode: plan.Root.Mode(), UpsertKey: plan.Root.UpsertKey()}}, nil
 }
 
 // Query is a planned SELECT.
 type Query struct {
 	s       *Session
 	plan    *planner.Plan
+	known   secrets.Known // of the statement, to mask in errors
 	Columns []expr.Column
 	Mode    dyntable.ChangelogMode
 	// UpsertKey lists the result columns that identify a row across
@@ -392,10 +429,45 @@ type Query struct {
 	UpsertKey []int
 }
 
-// Run runs the query until its input ends, ctx is cancelled, or fn
-// returns an error. fn sees every change of the result in order, from one
+// Run runs the query until its input ends, its result is complete (LIMIT
+// n over an insert-only input: see planner.Plan.RowLimit), ctx is
+// cancelled, or fn returns an error. fn sees every change of the result in order, from one
 // goroutine; it must not retain the chunk.
 func (q *Query) Run(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
+	return maskError(q.run(ctx, fn), q.known)
+}
+
+func (q *Query) run(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
+	n, limited := q.plan.RowLimit()
+	if !limited {
+		return q.runJob(ctx, fn)
+	}
+	// LIMIT n over an insert-only input: the result is complete with its
+	// n-th row, even when the input never ends; stop the job then.
+	if n == 0 {
+		return nil
+	}
+	jctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var seen int64
+	var complete atomic.Bool
+	err := q.runJob(jctx, func(c *dyntable.Chunk) error {
+		if err := fn(c); err != nil {
+			return err
+		}
+		if seen += int64(len(c.Changes)); seen >= n {
+			complete.Store(true)
+			stop()
+		}
+		return nil
+	})
+	if complete.Load() && ctx.Err() == nil && (err == nil || errors.Is(err, context.Canceled)) {
+		return nil
+	}
+	return err
+}
+
+func (q *Query) runJob(ctx context.Context, fn func(c *dyntable.Chunk) error) error {
 	name := q.s.jobName("select")
 	g, err := q.s.planner.BuildGraph(name, q.plan, fn)
 	if err != nil {
@@ -424,16 +496,23 @@ type Job struct {
 	// Bounded is set when every source of the job ends by itself.
 	Bounded bool
 	ID      string
-	Name    string
-	Start   time.Time
-	// SQL is the statement that started the job.
+	// Name is the job's name (pipeline.name or one made from the
+	// statement), secrets masked: it is shown and exported as a metric
+	// label. name is the one the job runs under.
+	Name  string
+	name  string
+	Start time.Time
+	// Sink is the table the job writes.
+	Sink string
+	// SQL is the statement that started the job, secrets masked.
 	SQL      string
+	known    secrets.Known // of the statement, to mask in the job's errors
 	job      *dataflow.Job
 	coord    *checkpoint.Coordinator // nil without checkpointing
 	endNanos atomic.Int64            // when the job stopped; 0 while it runs
 }
 
-func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Graph) (*Job, error) {
+func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan, g *dataflow.Graph) (*Job, error) {
 	bounded := plan.Bounded(s.env)
 	if !bounded && s.Conf.Duration("execution.checkpointing.interval") <= 0 {
 		// A two-phase-commit sink (a stateful sink node) commits only when a
@@ -476,7 +555,11 @@ func (s *Session) startJob(name, sql string, plan *planner.Plan, g *dataflow.Gra
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextID++
-	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: name, Start: time.Now(), SQL: sql, Bounded: bounded, job: dj, coord: coord}
+	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: secrets.Mask(name), name: name, Start: time.Now(),
+		SQL: secrets.Mask(st.Text), known: secrets.Values(st.Text), Bounded: bounded, job: dj, coord: coord}
+	if plan.Root != nil && plan.Root.Table != nil {
+		j.Sink = plan.Root.Table.Name
+	}
 	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil
@@ -506,7 +589,7 @@ func (j *Job) Wait() error {
 	if j.coord != nil {
 		<-j.coord.Closed()
 	}
-	return err
+	return maskError(err, j.known)
 }
 
 // Done is closed when the job stops.

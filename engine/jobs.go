@@ -110,9 +110,24 @@ func (j *Job) Err() error {
 		return nil
 	}
 	if err := j.job.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+		return maskError(err, j.known)
 	}
 	return nil
+}
+
+// Outcome says how the job ended, as the clients print it: "Job 'job-1'
+// finished: 10 rows written to 'sink'" or "Job 'job-1' failed: ...", with
+// failed set; "" while the job runs and when it was stopped (STOP JOB
+// says so itself).
+func (j *Job) Outcome() (msg string, failed bool) {
+	switch j.Status() {
+	case StatusFinished:
+		_, out := j.Records()
+		return fmt.Sprintf("Job '%s' finished: %d rows written to '%s'", j.ID, out, j.Sink), false
+	case StatusFailed:
+		return fmt.Sprintf("Job '%s' failed: %v", j.ID, j.Err()), true
+	}
+	return "", false
 }
 
 // Metrics returns the counters of every dataflow node of the job.
@@ -227,7 +242,7 @@ func (s *Session) stopWithSavepoint(j *Job) (*Result, error) {
 	if root == "" {
 		return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT writes under 'state.checkpoints.dir', which is not set: SET it first")
 	}
-	dir := filepath.Join(root, "savepoints", safeName(j.Name)+"-"+time.Now().Format("20060102-150405.000"))
+	dir := filepath.Join(root, "savepoints", safeName(j.name)+"-"+time.Now().Format("20060102-150405.000"))
 	if err := j.coord.Savepoint(dir); err != nil {
 		return nil, fmt.Errorf("the savepoint of job '%s' failed, and the job goes on: %w", j.ID, err)
 	}

@@ -192,7 +192,7 @@ func (b *binder) decimalLiteral(n ast.Node, text string, negate bool) (Expr, err
 	}
 	p := max(int(d.NumDigits()), s, 1)
 	if p > types.MaxDecimalPrecision {
-		return nil, b.errf(n, "numeric literal %s exceeds the maximum DECIMAL precision %d", text, types.MaxDecimalPrecision)
+		return nil, b.errf(n, "%s", types.LiteralPrecisionMessage(text))
 	}
 	return NewLiteral(types.NewDecimal(d), types.DecimalType(p, s)), nil
 }

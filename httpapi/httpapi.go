@@ -7,10 +7,16 @@
 //	                 watermarks, checkpoint history
 //	GET /metrics     Prometheus text format
 //
-// It only reads: jobs are started and stopped from SQL.
+// It only reads: jobs are started and stopped from SQL. Still, /jobs shows
+// the jobs' SQL, so Start guards the endpoint (Guard): a request whose
+// Host header does not name the bound address is refused, which stops a
+// web page from reading it through DNS rebinding; and with a bearer
+// token set (--http-token or STREAMSQL_HTTP_TOKEN) every request must
+// carry it. An address beyond loopback is warned about (Server.Warning).
 package httpapi
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,28 +108,112 @@ func ListenAddr(addr string) (string, error) {
 
 // Server is a running endpoint.
 type Server struct {
-	srv *http.Server
-	ln  net.Listener
+	srv  *http.Server
+	ln   net.Listener
+	host string // as given to Start, completed by ListenAddr
+}
+
+// Options configure Start.
+type Options struct {
+	// Token, when set, must come with every request as
+	// "Authorization: Bearer <token>". It is never logged or echoed.
+	Token string
+	// ErrLog receives serving errors.
+	ErrLog io.Writer
 }
 
 // Start listens on addr (completed by ListenAddr) and serves the jobs of
-// src until Close. Serving errors go to errLog.
-func Start(addr string, src Jobs, errLog io.Writer) (*Server, error) {
+// src, behind Guard, until Close.
+func Start(addr string, src Jobs, o Options) (*Server, error) {
 	full, err := ListenAddr(addr)
 	if err != nil {
 		return nil, err
 	}
+	host, _, _ := net.SplitHostPort(full)
 	ln, err := net.Listen("tcp", full)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, srv: &http.Server{Handler: Handler(src), ReadHeaderTimeout: 10 * time.Second}}
+	errLog := o.ErrLog
+	if errLog == nil {
+		errLog = io.Discard
+	}
+	s := &Server{ln: ln, host: host, srv: &http.Server{Handler: Guard(Handler(src), host, o.Token), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(errLog, "streamsql: http: %v\n", err)
 		}
 	}()
 	return s, nil
+}
+
+// Warning is what to tell the user about an endpoint reachable from
+// other machines, and "" for one on loopback.
+func (s *Server) Warning() string {
+	if isLoopback(s.host) {
+		return ""
+	}
+	return fmt.Sprintf("the HTTP endpoint listens on %s, beyond this machine: whoever reaches it can read the jobs' SQL; "+
+		"require a token with --http-token or STREAMSQL_HTTP_TOKEN, or bind to 127.0.0.1", s.ln.Addr())
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Guard refuses what the endpoint must not answer, before h sees it:
+//
+//   - a Host header that does not name the address the endpoint is bound
+//     to (bound, the host part given to --http): 421. A page on another
+//     site that rebinds its name to this machine sends its own name. On
+//     loopback, localhost and the loopback addresses are accepted; on
+//     all interfaces (0.0.0.0, ::), any IP address and localhost;
+//   - with token set, a request without "Authorization: Bearer <token>": 401.
+func Guard(h http.Handler, bound, token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, bound) {
+			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{
+				"error": "the Host header does not name this endpoint's address; use the address streamsql printed"})
+			return
+		}
+		if token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="streamsql"`)
+				writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "this endpoint needs its bearer token (Authorization: Bearer ...)"})
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func hostAllowed(hostHeader, bound string) bool {
+	h := hostHeader
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
+	if h == "" {
+		return false
+	}
+	if strings.EqualFold(h, bound) {
+		return true
+	}
+	ip, bip := net.ParseIP(h), net.ParseIP(bound)
+	switch {
+	case ip != nil && bip != nil && ip.Equal(bip):
+		return true
+	case isLoopback(bound):
+		return isLoopback(h)
+	case bip != nil && bip.IsUnspecified():
+		return ip != nil || strings.EqualFold(h, "localhost")
+	}
+	return false
 }
 
 // URL is the endpoint's base URL, e.g. http://127.0.0.1:8081.

@@ -223,7 +223,7 @@ func TestListenAddr(t *testing.T) {
 // A real listener on loopback, as --http starts it.
 func TestStart(t *testing.T) {
 	s := engine.NewSession(io.Discard)
-	srv, err := Start(":0", s, io.Discard)
+	srv, err := Start(":0", s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,5 +271,125 @@ func TestCheckpointMetrics(t *testing.T) {
 	}
 	if !info.Checkpointing || info.CheckpointsCompleted < 1 || len(info.Checkpoints) != 1 || info.LastCheckpoint == nil || info.LastCheckpoint.Status != "COMPLETED" {
 		t.Fatalf("/jobs/job-1: %s", js)
+	}
+}
+
+// request sends GET url with a Host header and headers, and returns the
+// status.
+func request(t *testing.T, url, host string, hdr ...string) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A page that rebinds its own name to 127.0.0.1 sends that name as Host:
+// refused. The names of the bound address are accepted.
+func TestHostMustNameTheBoundAddress(t *testing.T) {
+	srv, err := Start("127.0.0.1:0", engine.NewSession(io.Discard), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	port := srv.URL()[strings.LastIndexByte(srv.URL(), ':'):]
+	for host, want := range map[string]int{
+		"":                       200, // the URL's own: 127.0.0.1:port
+		"localhost" + port:       200,
+		"[::1]" + port:           200,
+		"evil.example" + port:    421,
+		"evil.example":           421,
+		"10.0.0.1" + port:        421,
+		"127.0.0.1.evil.example": 421,
+	} {
+		for _, path := range []string{"/jobs", "/metrics", "/"} {
+			if got := request(t, srv.URL()+path, host); got != want {
+				t.Errorf("GET %s with Host %q: %d, want %d", path, host, got, want)
+			}
+		}
+	}
+	if w := srv.Warning(); w != "" {
+		t.Errorf("loopback warned: %s", w)
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	for _, c := range []struct {
+		host, bound string
+		ok          bool
+	}{
+		{"127.0.0.1:8081", "127.0.0.1", true},
+		{"localhost:8081", "127.0.0.1", true},
+		{"rebound.example:8081", "127.0.0.1", false},
+		{"10.1.2.3:8081", "10.1.2.3", true},
+		{"localhost:8081", "10.1.2.3", false},
+		{"10.9.9.9:8081", "0.0.0.0", true},
+		{"[fe80::1]:8081", "::", true},
+		{"rebound.example:8081", "0.0.0.0", false},
+		{"jobs.corp.example:8081", "jobs.corp.example", true},
+		{"JOBS.corp.example.:8081", "jobs.corp.example", true},
+		{"", "127.0.0.1", false},
+	} {
+		if got := hostAllowed(c.host, c.bound); got != c.ok {
+			t.Errorf("hostAllowed(%q, %q) = %v", c.host, c.bound, got)
+		}
+	}
+}
+
+// With a token, every request needs it.
+func TestBearerToken(t *testing.T) {
+	const token = "tok-3f9a"
+	srv, err := Start("127.0.0.1:0", engine.NewSession(io.Discard), Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, path := range []string{"/", "/jobs", "/jobs/job-1", "/metrics"} {
+		for _, c := range []struct {
+			hdr  []string
+			want int
+		}{
+			{nil, 401},
+			{[]string{"Authorization", "Bearer wrong"}, 401},
+			{[]string{"Authorization", token}, 401},
+			{[]string{"Authorization", "Basic " + token}, 401},
+			{[]string{"Authorization", "Bearer " + token}, 200},
+		} {
+			want := c.want
+			if want == 200 && path == "/jobs/job-1" {
+				want = 404 // no such job, but authorized
+			}
+			if got := request(t, srv.URL()+path, "", c.hdr...); got != want {
+				t.Errorf("GET %s %v: %d, want %d", path, c.hdr, got, want)
+			}
+		}
+	}
+	// The rebinding check comes first: the token does not open it.
+	if got := request(t, srv.URL()+"/jobs", "evil.example", "Authorization", "Bearer "+token); got != 421 {
+		t.Errorf("rebound host with the token: %d", got)
+	}
+}
+
+// An address beyond loopback is warned about.
+func TestWarningBeyondLoopback(t *testing.T) {
+	srv, err := Start("0.0.0.0:0", engine.NewSession(io.Discard), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if w := srv.Warning(); !strings.Contains(w, "beyond this machine") || !strings.Contains(w, "--http-token") {
+		t.Fatalf("warning: %q", w)
 	}
 }

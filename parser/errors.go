@@ -7,13 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/streamsql/streamsql/secrets"
 )
 
 // Error is a parse or planning error positioned in the user's original text.
 type Error struct {
 	Line, Col  int    // 1-based; Col counts characters (runes) of the line
 	Msg        string // without position
-	SourceLine string // the original line Line refers to, without its newline
+	SourceLine string // the line Line refers to, without its newline, secrets masked
+	// caret is Col in SourceLine, which masking may have shortened or
+	// lengthened; 0 means Col.
+	caret int
 }
 
 // Error renders the message, the source line and a caret under the column:
@@ -25,9 +30,13 @@ func (e *Error) Error() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "line %d, column %d: %s\n%s\n", e.Line, e.Col, e.Msg, e.SourceLine)
 	// Tabs before the column stay tabs so the caret lines up in a terminal.
+	col := e.Col
+	if e.caret > 0 {
+		col = e.caret
+	}
 	n := 0
 	for _, r := range e.SourceLine {
-		if n >= e.Col-1 {
+		if n >= col-1 {
 			break
 		}
 		if r == '\t' {
@@ -37,7 +46,7 @@ func (e *Error) Error() string {
 		}
 		n++
 	}
-	for ; n < e.Col-1; n++ {
+	for ; n < col-1; n++ {
 		sb.WriteByte(' ')
 	}
 	sb.WriteByte('^')
@@ -55,18 +64,29 @@ type posError struct {
 func errorAt(src string, off int, msg string) *Error {
 	off = max(0, min(off, len(src)))
 	lineStart := strings.LastIndexByte(src[:off], '\n') + 1
-	lineEnd := strings.IndexByte(src[off:], '\n')
+	return errorOnLine(src, lineStart, strings.Count(src[:lineStart], "\n")+1,
+		utf8.RuneCountInString(src[lineStart:off])+1, msg)
+}
+
+// errorOnLine builds an *Error at a line and column of src, the line
+// starting at byte lineStart. Errors leave the process as text, so the
+// secrets of src (secrets.Spans) are masked here, once for every stage:
+// in the quoted line, with the caret kept on its token, and in the
+// message, which may quote a value without its key.
+func errorOnLine(src string, lineStart, line, col int, msg string) *Error {
+	lineEnd := strings.IndexByte(src[lineStart:], '\n')
 	if lineEnd < 0 {
 		lineEnd = len(src)
 	} else {
-		lineEnd += off
+		lineEnd += lineStart
 	}
-	return &Error{
-		Line:       strings.Count(src[:lineStart], "\n") + 1,
-		Col:        utf8.RuneCountInString(src[lineStart:off]) + 1,
-		Msg:        msg,
-		SourceLine: strings.TrimSuffix(src[lineStart:lineEnd], "\r"),
+	text := strings.TrimSuffix(src[lineStart:lineEnd], "\r")
+	masked, caret := secrets.MaskLine(text, lineStart, secrets.Spans(src), col)
+	e := &Error{Line: line, Col: col, Msg: secrets.Values(src).Mask(msg), SourceLine: masked}
+	if caret != col {
+		e.caret = caret
 	}
+	return e
 }
 
 // positioner computes line and column of offsets that mostly increase,
@@ -197,7 +217,10 @@ func (s *Statement) nearText(off int) string {
 	if i == len(s.toks) {
 		return ""
 	}
-	t := s.src[s.toks[i].start:s.toks[i].end]
+	// A token holding a secret is masked here: cut short below, the
+	// secret could not be found by its value any more.
+	t, _ := secrets.MaskLine(s.src[s.toks[i].start:s.toks[i].end], s.toks[i].start-s.start,
+		secrets.Spans(s.src[s.start:s.end]), 1)
 	const maxRunes = 40
 	if utf8.RuneCountInString(t) > maxRunes {
 		n := 0

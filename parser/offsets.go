@@ -49,6 +49,26 @@ func (m *offsetMap) toOrig(r int) int {
 	return s.orig
 }
 
+// toOrigEnd maps the end (exclusive) of a rewritten range to the end of
+// the original text it came from: inside synthesized text, the end of the
+// construct that text replaced.
+func (m *offsetMap) toOrigEnd(r int) int {
+	if m == nil || len(m.segs) == 0 || r <= 0 {
+		return m.toOrig(r)
+	}
+	last := m.segs[len(m.segs)-1].rw
+	r = min(r, last)
+	// The segment holding the range's last byte, r-1.
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].rw > r-1 }) - 1
+	if i < 0 {
+		i = 0
+	}
+	if s := m.segs[i]; s.copied {
+		return s.orig + (r - s.rw)
+	}
+	return m.segs[min(i+1, len(m.segs)-1)].orig
+}
+
 // build applies edits to the original text src[start:end], replacing each
 // comment that is not inside an edit with one space, and returns the
 // rewritten text and its offset map. Edits must not overlap; an overlap is

@@ -342,6 +342,18 @@ func (s *Statement) Errorf(rewrittenOffset int, format string, args ...any) erro
 	return s.errorAtOrig(s.offsets.toOrig(rewrittenOffset), fmt.Sprintf(format, args...))
 }
 
+// OriginalText returns the original text of the rewritten range [start,
+// end) of this statement, e.g. of a SELECT item (SelectField.Offset and
+// the length of its Text()), as the user wrote it: TRY_CAST(x AS INT)
+// rather than its rewrite __try_cast(x, 'INT').
+func (s *Statement) OriginalText(start, end int) string {
+	a, b := s.offsets.toOrig(start), s.offsets.toOrigEnd(end)
+	if a >= b {
+		return ""
+	}
+	return s.src[a:b]
+}
+
 // ErrorAtNode is Errorf at n.OriginTextPosition(). TiDB only records
 // positions for expressions; other nodes (and nil) report 0, which is the
 // statement start.
@@ -365,9 +377,7 @@ func (s *Statement) ErrorAt(line, col int, format string, args ...any) error {
 		}
 		off += i + 1
 	}
-	e := errorAt(s.src, off, fmt.Sprintf(format, args...))
-	e.Line, e.Col = max(line, 1), max(col, 1)
-	return e
+	return errorOnLine(s.src, off, max(line, 1), max(col, 1), fmt.Sprintf(format, args...))
 }
 
 func (s *Statement) errorAtOrig(off int, msg string) *Error {

@@ -241,10 +241,10 @@ func TestErrorRendering(t *testing.T) {
 		err  Error
 		want string
 	}{
-		{Error{1, 1, "m", "abc"}, "line 1, column 1: m\nabc\n^"},
-		{Error{2, 3, "m", "\tab"}, "line 2, column 3: m\n\tab\n\t ^"},
-		{Error{1, 3, "m", "éa"}, "line 1, column 3: m\néa\n  ^"},
-		{Error{1, 5, "end", "ab"}, "line 1, column 5: end\nab\n    ^"},
+		{Error{Line: 1, Col: 1, Msg: "m", SourceLine: "abc"}, "line 1, column 1: m\nabc\n^"},
+		{Error{Line: 2, Col: 3, Msg: "m", SourceLine: "\tab"}, "line 2, column 3: m\n\tab\n\t ^"},
+		{Error{Line: 1, Col: 3, Msg: "m", SourceLine: "éa"}, "line 1, column 3: m\néa\n  ^"},
+		{Error{Line: 1, Col: 5, Msg: "end", SourceLine: "ab"}, "line 1, column 5: end\nab\n    ^"},
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got\n%s\nwant\n%s", got, tc.want)

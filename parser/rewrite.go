@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // stmtCtx holds one statement's tokens while the rewrite passes collect
@@ -150,6 +152,9 @@ func (c *stmtCtx) rewrite() *posError {
 	if err := c.checkReservedNames(); err != nil {
 		return err
 	}
+	if err := c.checkNumbers(); err != nil {
+		return err
+	}
 	for _, pass := range []func() *posError{
 		c.rewriteCreateTable,
 		c.rewriteCreateView,
@@ -184,6 +189,33 @@ func (c *stmtCtx) checkReservedNames() *posError {
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
+		}
+	}
+	return nil
+}
+
+// maxLiteralDigits bounds the digits of a decimal literal handed to TiDB:
+// its decimal holds 9 words of 9 digits, split between the integer and
+// the fraction, and a literal that overflows them panics inside TiDB. Up
+// to 63 digits always fit.
+const maxLiteralDigits = 63
+
+// checkNumbers refuses decimal literals TiDB cannot hold, with the error
+// the planner gives every literal past DECIMAL's precision (which such a
+// literal always is: its digits, less the integer part's leading zeros,
+// are its precision or more).
+func (c *stmtCtx) checkNumbers() *posError {
+	for i, t := range c.toks {
+		if t.kind != tkNumber {
+			continue
+		}
+		text := c.text(i)
+		if strings.ContainsAny(text, "eE") {
+			continue // a float: TiDB parses it as a double
+		}
+		intPart, frac, _ := strings.Cut(text, ".")
+		if len(strings.TrimLeft(intPart, "0"))+len(frac) > maxLiteralDigits {
+			return c.errAt(i, "%s", types.LiteralPrecisionMessage(text))
 		}
 	}
 	return nil

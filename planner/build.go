@@ -213,6 +213,8 @@ type field struct {
 	aliased bool
 	// col is set for fields expanded from *: the input column index.
 	col int
+	// sel is the SELECT item; nil for fields expanded from *.
+	sel *ast.SelectField
 }
 
 func (b *builder) expandFields(in rel, fs []*ast.SelectField) ([]field, error) {
@@ -236,7 +238,7 @@ func (b *builder) expandFields(in rel, fs []*ast.SelectField) ([]field, error) {
 		if name == "" {
 			name = fieldName(f)
 		}
-		out = append(out, field{expr: f.Expr, name: name, col: -1, aliased: f.AsName.O != ""})
+		out = append(out, field{expr: f.Expr, name: name, col: -1, aliased: f.AsName.O != "", sel: f})
 	}
 	return out, nil
 }
@@ -274,8 +276,9 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 		}
 		if strings.Contains(f.name, "__") && f.expr != nil && !hasAlias(f) {
 			// The item's text is the pre-lexer's rewrite (__cast(...)):
-			// name the column by the bound expression instead.
-			f.name = e.String()
+			// name the column by the text the user wrote, as every other
+			// unaliased item is named.
+			f.name = b.originalFieldText(f, e)
 		}
 		if idx, ok := expr.ColumnIndex(e); !ok || idx != i || in.scope[idx].Name != f.name {
 			identity = false
@@ -290,6 +293,21 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 }
 
 func hasAlias(f field) bool { return f.aliased }
+
+// originalFieldText is the text of an unaliased SELECT item as the user
+// wrote it, before the pre-lexer's rewrites, or else the bound
+// expression e.
+func (b *builder) originalFieldText(f field, e expr.Expr) string {
+	if f.sel != nil {
+		text := f.sel.Text()
+		start := f.sel.Offset + len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+		orig := strings.TrimSpace(b.stmt.OriginalText(start, f.sel.Offset+len(strings.TrimRight(text, " \t\r\n"))))
+		if orig != "" && !strings.Contains(orig, "__") {
+			return orig
+		}
+	}
+	return e.String()
+}
 
 func unqualified(cols []expr.Column) []expr.Column {
 	out := make([]expr.Column, len(cols))

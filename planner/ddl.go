@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -72,14 +73,13 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 // it. The connector is checked now, so that a bad option fails at DDL
 // time, not when the table is first used.
 func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_ *TableEntry, err error) {
-	defer func() { err = maskSecrets(err) }()
 	if n.Select != nil {
 		return nil, stmt.ErrorAtNode(n, "use CreateTableAs for CREATE TABLE ... AS SELECT")
 	}
 	if n.ReferTable != nil {
 		return nil, stmt.ErrorAtNode(n, "CREATE TABLE ... LIKE is not supported")
 	}
-	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: secrets.Mask(stmt.Text), Options: stmt.Options, stmt: stmt}
 	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
 	seen := map[string]bool{}
 	for _, c := range n.Cols {
@@ -209,7 +209,6 @@ func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *
 // table, keyed by the query's upsert key when it has one, so it always
 // holds the query's current result.
 func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) (_ *TableEntry, _ *Plan, err error) {
-	defer func() { err = maskSecrets(err) }()
 	if len(n.Cols) > 0 || len(n.Constraints) > 0 {
 		return nil, nil, stmt.ErrorAtNode(n, "CREATE TABLE ... AS SELECT takes its columns from the query; do not list them")
 	}
@@ -217,7 +216,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &TableEntry{Name: n.Table.Name.O, DDL: connectors.MaskSecrets(stmt.Text), Options: stmt.Options, stmt: stmt}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: secrets.Mask(stmt.Text), Options: stmt.Options, stmt: stmt}
 	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
 	seen := map[string]bool{}
 	for _, c := range r.scope {
@@ -248,7 +247,7 @@ func (p *Planner) CreateTableAs(stmt *parser.Statement, n *ast.CreateTableStmt) 
 	}
 	enc := sink.Encoding()
 	if err := enc.Accepts(r.node.Mode()); err != nil {
-		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s", t.Name, t.ConnectorName(), r.node.Mode())
+		return nil, nil, stmt.ErrorAtIdent(t.Name, n, "%s", appendOnlyMessage(t, sink, r.node.Mode()))
 	}
 	cols := tableScope(ct, "")
 	return t, newPlan(r.node, t, enc, cols), nil
@@ -268,16 +267,6 @@ func constraintName(c *ast.Constraint) string {
 
 // optionError positions a connector error at the WITH option it names,
 // or at the statement.
-// maskSecrets hides secret option values (see connectors.MaskSecrets)
-// in the source line a DDL error quotes.
-func maskSecrets(err error) error {
-	var pe *parser.Error
-	if errors.As(err, &pe) {
-		pe.SourceLine = connectors.MaskSecrets(pe.SourceLine)
-	}
-	return err
-}
-
 func optionError(stmt *parser.Statement, key string, err error) error {
 	for _, o := range stmt.Options {
 		if key != "" && o.Key == key || key == "" && strings.Contains(err.Error(), "'"+o.Key+"'") {
@@ -301,7 +290,7 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	if !ok {
 		return nil, stmt.ErrorAtNode(n, "a view must be a query")
 	}
-	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: stmt.Text, stmt: stmt}
+	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(stmt.Text), stmt: stmt}
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}

@@ -33,6 +33,23 @@ func newPlan(in Node, t *TableEntry, enc dyntable.SinkEncoding, cols []expr.Colu
 	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}
 }
 
+// RowLimit returns n when the query's result is the first n rows of an
+// insert-only input (LIMIT n without ORDER BY): those rows never change,
+// so the query is complete once they have arrived, and a client may end
+// it then, as Flink does. Over an updating input the rows may still
+// change, and the query goes on.
+func (p *Plan) RowLimit() (int64, bool) {
+	if p.Root == nil || len(p.Root.inputs) != 1 {
+		return 0, false
+	}
+	rk, ok := p.Root.inputs[0].(*RankNode)
+	if !ok || len(rk.OrderBy) > 0 || len(rk.PartitionKeys) > 0 || rk.OutputRank || rk.Limit < 0 ||
+		!rk.Mode().IsInsertOnly() || !rk.inputs[0].Mode().IsInsertOnly() {
+		return 0, false
+	}
+	return rk.Limit, true
+}
+
 // Explain renders the plan tree.
 func (p *Plan) Explain() string { return ExplainTree(p.Root) }
 
@@ -131,9 +148,20 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	}
 	enc := sink.Encoding()
 	if err := enc.Accepts(in.Mode()); err != nil {
-		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; write to a sink that accepts updates (one with a PRIMARY KEY, or a retract sink)", t.Name, t.ConnectorName(), in.Mode())
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%s", appendOnlyMessage(t, sink, in.Mode()))
 	}
 	return newPlan(in, t, enc, cols), nil
+}
+
+// appendOnlyMessage says that t cannot take an updating query, and how
+// to write one: the connector's own hint (connectors.UpdatesHinter) or
+// the sinks that take updates.
+func appendOnlyMessage(t *TableEntry, sink connectors.TableSink, mode dyntable.ChangelogMode) string {
+	hint := "write to a sink that takes updates: mysql or upsert-kafka with a PRIMARY KEY, filesystem with 'format' = 'debezium-json', print or blackhole"
+	if h, ok := sink.(connectors.UpdatesHinter); ok {
+		hint = h.UpdatesHint()
+	}
+	return fmt.Sprintf("table '%s' (connector '%s') is an append-only sink, but the query produces updates %s; %s", t.Name, t.ConnectorName(), mode, hint)
 }
 
 func tableOfInsert(ins *ast.InsertStmt) (*ast.TableName, bool) {

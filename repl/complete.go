@@ -15,54 +15,83 @@ import (
 // Complete reports whether sql ends with a ';' outside quotes and
 // comments, i.e. whether the statement is complete.
 func Complete(sql string) bool {
-	complete, _ := scan(sql)
-	return complete
+	var sc stmtScanner
+	sc.feed(sql)
+	return sc.complete()
 }
 
 // blank reports whether sql holds nothing but spaces and comments.
 func blank(sql string) bool {
-	_, b := scan(sql)
-	return b
+	var sc stmtScanner
+	sc.feed(sql)
+	return sc.blank()
 }
 
-// scan walks sql once, skipping quoted text and comments. complete is
-// true when the last significant character is a ';' outside quotes and
-// comments; blank when there is no significant character at all.
-func scan(sql string) (complete, blank bool) {
-	inQuote := byte(0)
-	last := byte(0)
-	for i := 0; i < len(sql); i++ {
-		c := sql[i]
-		switch {
-		case inQuote != 0:
-			last = c
-			if c == '\\' && inQuote != '`' {
-				i++
-			} else if c == inQuote {
-				inQuote = 0
-			}
-			continue
-		case c == '\'' || c == '"' || c == '`':
-			inQuote = c
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-', c == '#':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return false, last == 0
-			}
-			i += end + 3
-			continue
-		}
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			last = c
-		}
-	}
-	return inQuote == 0 && last == ';', last == 0
+// stmtScanner walks a statement as it is typed, skipping quoted text and
+// comments. Fed line by line, it reads each byte once: the REPL asks after
+// every line whether the statement is complete, and rescanning the whole
+// statement each time made a long paste quadratic.
+type stmtScanner struct {
+	quote        byte // the open quote, or 0
+	escape       bool // inside a quote, after a backslash
+	lineComment  bool // after -- or #, until the newline
+	blockComment bool // inside /* */, until */
+	prev         byte // the byte before, for the two-byte tokens --, /* and */
+	last         byte // the last significant byte; 0 if none yet
+	beforePrev   byte // last before the latest significant byte, to take back a '-' or '/' that starts a comment
 }
+
+// feed scans more of the statement.
+func (s *stmtScanner) feed(text string) {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case s.lineComment:
+			s.lineComment = c != '\n'
+		case s.blockComment:
+			if s.prev == '*' && c == '/' {
+				s.blockComment = false
+				c = 0 // a '/' that ends a comment starts nothing
+			}
+		case s.quote != 0:
+			switch {
+			case s.escape:
+				s.escape = false
+			case c == '\\' && s.quote != '`':
+				s.escape = true
+				s.last = c
+			case c == s.quote:
+				s.quote = 0
+				s.last = c
+			default:
+				s.last = c
+			}
+		case c == '\'' || c == '"' || c == '`':
+			s.quote, s.last = c, c
+		case c == '#':
+			s.lineComment = true
+		case s.prev == '-' && c == '-':
+			// The first '-' was taken as significant; a comment it starts is not.
+			s.lineComment, s.last = true, s.beforePrev
+			c = 0
+		case s.prev == '/' && c == '*':
+			s.blockComment, s.last = true, s.beforePrev
+			c = 0
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			s.beforePrev = s.last
+			s.last = c
+		}
+		s.prev = c
+	}
+}
+
+// complete reports whether the text fed so far ends a statement.
+func (s *stmtScanner) complete() bool {
+	return s.quote == 0 && !s.blockComment && s.last == ';'
+}
+
+// blank reports whether the text fed so far is only spaces and comments.
+func (s *stmtScanner) blank() bool { return s.last == 0 }
 
 // keywords are completed in the case the user types them in.
 var keywords = []string{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/engine"
@@ -27,12 +28,30 @@ func TestComplete(t *testing.T) {
 		{"SELECT 'it\\'s;'", false, false},
 		{"SELECT `a;b`;", true, false},
 		{"CREATE TABLE t (\n  a INT\n) WITH ('connector' = 'values');\n", true, false},
+		{"SELECT 1 - -1;", true, false},
+		{"SELECT 1 -\n-1;", true, false},
+		{"SELECT 1; --", true, false},
+		{"SELECT 1; /", false, false},
+		{"SELECT 'a\nb;\n';", true, false},
+		{"SELECT 'a\nb;", false, false},
+		{"SELECT 1; # done", true, false},
+		{"/* x */;", true, false},
 		{"", false, true},
 		{"  \n -- a comment\n/* another */ ", false, true},
 	} {
-		complete, b := scan(c.sql)
-		if complete != c.complete || b != c.emty {
-			t.Errorf("scan(%q) = %v, %v; want %v, %v", c.sql, complete, b, c.complete, c.emty)
+		if Complete(c.sql) != c.complete || blank(c.sql) != c.emty {
+			t.Errorf("%q: complete %v, blank %v; want %v, %v", c.sql, Complete(c.sql), blank(c.sql), c.complete, c.emty)
+		}
+		// Fed line by line, as the REPL feeds it, the same answers.
+		var sc stmtScanner
+		for i, l := range strings.Split(c.sql, "\n") {
+			if i > 0 {
+				sc.feed("\n")
+			}
+			sc.feed(l)
+		}
+		if sc.complete() != c.complete || sc.blank() != c.emty {
+			t.Errorf("%q fed by lines: complete %v, blank %v", c.sql, sc.complete(), sc.blank())
 		}
 	}
 }

@@ -75,3 +75,34 @@ func TestInputRouting(t *testing.T) {
 		t.Fatal("Close did not end the pending read")
 	}
 }
+
+// A bracketed paste with a newline, or a long one, is queued whole and
+// readline gets the mark and Enter; a short one-line paste reaches
+// readline as keys. Markers cut by reads are still found.
+func TestInputPastes(t *testing.T) {
+	pr, pw := io.Pipe()
+	in := &input{line: make(chan []byte, 64), closed: make(chan struct{})}
+	go in.pump(pr)
+	defer pw.Close()
+	for _, chunk := range []string{"ab\x1b[20", "0~SELECT 1;\nSELECT", " 2\x1b[2", "01~cd", "\x1b[200~short\x1b[201~", "\x1b[A"} {
+		if _, err := pw.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got string
+	deadline := time.After(10 * time.Second)
+	for want := "ab" + string(pasteMark) + "\rcdshort\x1b[A"; got != want; {
+		select {
+		case b := <-in.line:
+			got += string(b)
+		case <-deadline:
+			t.Fatalf("readline got %q, want %q", got, want)
+		}
+	}
+	if p, ok := in.takePaste(); !ok || p != "SELECT 1;\nSELECT 2" {
+		t.Fatalf("paste %q %v", p, ok)
+	}
+	if _, ok := in.takePaste(); ok {
+		t.Fatal("the short paste was queued")
+	}
+}

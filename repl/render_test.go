@@ -3,9 +3,11 @@ package repl
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
@@ -110,7 +112,7 @@ func TestTableViewFrame(t *testing.T) {
 	if q.UpsertKey == nil {
 		t.Fatal("a GROUP BY result should have an upsert key")
 	}
-	v := newTableView(&bytes.Buffer{}, -1, q, 30)
+	v := newTableView(&bytes.Buffer{}, -1, q, 30, 0)
 	apply := func(chs ...dyntable.Change) {
 		for _, ch := range chs {
 			v.rs.apply(ch)
@@ -203,18 +205,16 @@ func TestTableViewRun(t *testing.T) {
 	s := newSession(t, `CREATE TABLE g (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '7000', 'rows-per-second' = '0',
   'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '7000');`)
 	var out bytes.Buffer
-	v := newTableView(&out, -1, planQuery(t, s, "SELECT k % 7 AS m, COUNT(*) AS c FROM g GROUP BY k % 7"), 30)
+	v := newTableView(&out, -1, planQuery(t, s, "SELECT k % 7 AS m, COUNT(*) AS c FROM g GROUP BY k % 7"), 30, 0)
 	keys := make(chan []byte)
 	type result struct {
-		rows    int
-		changes int64
-		status  string
-		err     error
+		viewSummary
+		err error
 	}
 	done := make(chan result)
 	go func() {
-		r, c, st, err := v.run(context.Background(), keys)
-		done <- result{r, c, st, err}
+		sum, err := v.run(context.Background(), keys)
+		done <- result{sum, err}
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -241,5 +241,52 @@ func TestTableViewRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "\x1b[?1049h") {
 		t.Fatalf("the view did not use the alternate screen: %q", got[:min(len(got), 40)])
+	}
+}
+
+// Past sql-client.display.max-table-result-rows the view keeps the newest
+// rows, says how many it dropped, and releases every row when it closes.
+func TestTableViewKeepsAtMostMaxRows(t *testing.T) {
+	s := newSession(t, `CREATE TABLE g (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '500', 'rows-per-second' = '0',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '500');`)
+	var out bytes.Buffer
+	v := newTableView(&out, -1, planQuery(t, s, "SELECT k FROM g"), 30, 10)
+	rows := weak.Make(v.rs)
+	keys := make(chan []byte)
+	type result struct {
+		viewSummary
+		err error
+	}
+	done := make(chan result)
+	go func() {
+		sum, err := v.run(context.Background(), keys)
+		done <- result{sum, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v.mu.Lock()
+		st, frame := v.status, v.frame(200, 24, time.Now())
+		v.mu.Unlock()
+		if st == "FINISHED" {
+			// 500 rows in, 10 kept: the 490 oldest dropped, 491..500 shown.
+			if !strings.Contains(frame, "rows 1-10 of 10 · 490 oldest dropped (max 10 rows)") ||
+				!strings.Contains(frame, "rows 1-10 of 10") || !strings.Contains(frame, "|  491 |") || strings.Contains(frame, "|  490 |") {
+				t.Fatalf("frame:\n%s", frame)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the query did not finish")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	keys <- []byte("q")
+	r := <-done
+	if r.err != nil || r.rows != 10 || r.dropped != 490 || r.changes != 500 {
+		t.Fatalf("%+v", r)
+	}
+	runtime.GC()
+	if rows.Value() != nil {
+		t.Fatal("the closed view still holds its rows")
 	}
 }

@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamsql/streamsql/connectors"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/secrets"
 )
 
 // The prompts.
@@ -30,6 +32,9 @@ const HistoryName = ".streamsql_history"
 
 // ResultModeKey is the option choosing how the REPL shows query results.
 const ResultModeKey = "sql-client.execution.result-mode"
+
+// MaxTableRowsKey bounds the rows the table result mode keeps.
+const MaxTableRowsKey = "sql-client.display.max-table-result-rows"
 
 // ClientHelp follows the engine's HELP text in the REPL.
 const ClientHelp = `Client:
@@ -170,20 +175,55 @@ func Run(s *engine.Session, o Options) error {
 	if o.Banner != "" {
 		fmt.Fprintln(r.out, o.Banner)
 	}
+	// Bracketed paste: pastes arrive marked, and bypass readline (input).
+	io.WriteString(r.out, pasteOn)
+	defer io.WriteString(r.out, pasteOff)
 	r.loop()
 	r.stopJobs()
 	return nil
 }
 
 func (r *repl) loop() {
-	var lines []string
+	// The statement being typed: its lines, its text and the scanner that
+	// says when it is complete, fed each line once.
+	var (
+		lines []string
+		text  strings.Builder
+		sc    stmtScanner
+	)
+	reset := func() {
+		lines, sc = nil, stmtScanner{}
+		text.Reset()
+	}
+	// The lines of a paste still to run, and its last, unfinished line,
+	// which the next prompt starts with (see input: pastes).
+	var (
+		queued []string
+		rest   string
+	)
 	for {
-		if len(lines) == 0 {
-			r.rl.SetPrompt(Prompt)
-		} else {
-			r.rl.SetPrompt(ContinuationPrompt)
+		prompt := Prompt
+		if len(lines) > 0 {
+			prompt = ContinuationPrompt
 		}
-		line, err := r.readLine()
+		var (
+			line string
+			err  error
+		)
+		if len(queued) > 0 {
+			line, queued = queued[0], queued[1:]
+			fmt.Fprintln(r.out, prompt+line) // shown as if typed
+		} else {
+			r.rl.SetPrompt(prompt)
+			line, err = r.readLine(rest)
+			rest = ""
+			if err == nil && strings.HasSuffix(line, string(pasteMark)) {
+				if p, ok := r.in.takePaste(); ok {
+					queued, rest = r.pasted(prompt, strings.TrimSuffix(line, string(pasteMark)), p)
+					continue
+				}
+			}
+		}
 		r.mu.Lock()
 		quitting := r.quitting
 		r.mu.Unlock()
@@ -192,14 +232,14 @@ func (r *repl) loop() {
 		}
 		switch {
 		case errors.Is(err, readline.ErrInterrupt):
-			lines = nil
+			reset()
 			continue
 		case errors.Is(err, io.EOF):
 			if len(lines) == 0 {
 				return
 			}
 			r.info("statement discarded (Ctrl-D again exits)")
-			lines = nil
+			reset()
 			continue
 		case err != nil:
 			r.errorf("%v", err)
@@ -216,17 +256,23 @@ func (r *repl) loop() {
 				}
 			}
 		}
+		if len(lines) > 0 {
+			text.WriteByte('\n')
+			sc.feed("\n")
+		}
 		lines = append(lines, line)
-		sql := strings.Join(lines, "\n")
-		if blank(sql) {
-			lines = nil
+		text.WriteString(line)
+		sc.feed(line)
+		if sc.blank() {
+			reset()
 			continue
 		}
-		if !Complete(sql) {
+		if !sc.complete() {
 			continue
 		}
 		_ = r.rl.SaveHistory(historyEntry(lines))
-		lines = nil
+		sql := text.String()
+		reset()
 		r.execute(sql)
 		r.flushNotes()
 		r.mu.Lock()
@@ -238,9 +284,26 @@ func (r *repl) loop() {
 	}
 }
 
-// readLine shows the prompt, routing the session's console output through
-// readline while it is shown.
-func (r *repl) readLine() (string, error) {
+// pasted takes a paste that ended readline's line, typed: the text
+// typed before it, then the paste. It erases readline's echo of that line
+// and returns the whole lines to run and the unfinished last one.
+func (r *repl) pasted(prompt, typed, paste string) (whole []string, rest string) {
+	w, _, ok := termSize(int(r.o.Out.Fd()))
+	if !ok {
+		w = 80
+	}
+	// readline showed prompt, typed and the mark, then a newline.
+	rows := utf8.RuneCountInString(prompt+typed)/max(w, 1) + 1
+	fmt.Fprintf(r.out, "\x1b[%dA\r\x1b[J", rows)
+	text := strings.ReplaceAll(strings.ReplaceAll(typed+paste, "\r\n", "\n"), "\r", "\n")
+	whole = strings.Split(text, "\n")
+	return whole[:len(whole)-1], whole[len(whole)-1]
+}
+
+// readLine shows the prompt with text already typed (rest of a paste),
+// routing the session's console output through readline while it is
+// shown.
+func (r *repl) readLine(typed string) (string, error) {
 	r.mu.Lock()
 	r.atPrompt = true
 	notes := r.notes
@@ -252,7 +315,7 @@ func (r *repl) readLine() (string, error) {
 	if r.o.Console != nil {
 		r.o.Console.Set(r.rl.Stdout())
 	}
-	line, err := r.rl.Readline()
+	line, err := r.rl.ReadlineWithDefault(typed)
 	if r.o.Console != nil {
 		r.o.Console.Set(r.out)
 	}
@@ -319,10 +382,11 @@ func (r *repl) runStatement(st *parser.Statement) bool {
 
 // runQuery shows a query's result in the session's result mode until
 // the query ends or Ctrl-C.
+//
+// Only the table view reads keys. In the other modes what is typed while
+// the query runs is not echoed (it would garble the rows) but kept, as a
+// shell keeps type-ahead: readline gets it at the next prompt.
 func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
-	keys := make(chan []byte, 16)
-	r.in.setView(keys)
-	defer r.in.setView(nil)
 	restore, _ := keysMode(int(r.o.In.Fd()))
 	defer restore()
 
@@ -335,17 +399,26 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 	)
 	switch mode := r.s.Conf.Get(ResultModeKey); mode {
 	case "table":
-		v := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth)
-		rows, changes, status, verr := v.run(ctx, keys)
+		keys := make(chan []byte, 16)
+		r.in.setView(keys)
+		defer r.in.setView(nil)
+		maxRows := r.s.Conf.Int(MaxTableRowsKey)
+		sum, verr := newTableView(r.out, int(r.o.Out.Fd()), q, maxWidth, maxRows).run(ctx, keys)
+		// The view's rows are garbage now: give their memory back to the
+		// system, not only to the heap, since the client may idle long.
+		debug.FreeOSMemory()
 		if verr != nil {
 			r.printError(fmt.Errorf("query failed: %w", verr))
 			return false
 		}
-		word := map[string]string{"FINISHED": "finished", "CANCELLED": "cancelled"}[status]
+		word := map[string]string{"FINISHED": "finished", "CANCELLED": "cancelled"}[sum.status]
 		if word == "" {
 			word = "stopped"
 		}
-		r.info(fmt.Sprintf("Query %s: %d row(s) in the result, from %d change(s) in %s.", word, rows, changes, time.Since(start).Round(time.Millisecond)))
+		r.info(fmt.Sprintf("Query %s: %d row(s) in the result, from %d change(s) in %s.", word, sum.rows, sum.changes, time.Since(start).Round(time.Millisecond)))
+		if sum.dropped > 0 {
+			r.info(fmt.Sprintf("The %d oldest row(s) were dropped to keep %d: SET '%s' keeps more.", sum.dropped, maxRows, MaxTableRowsKey))
+		}
 		return ctx.Err() == nil
 	case "changelog":
 		what = "changes"
@@ -368,16 +441,15 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 // watchJob tells the user when a job started here finishes or fails, so
 // no job ends unnoticed; a job stopped with STOP JOB ends silently.
 func (r *repl) watchJob(j *engine.Job) {
-	<-j.Done()
-	var msg string
-	switch j.Status() {
-	case engine.StatusFinished:
-		in, out := j.Records()
-		msg = r.color("[INFO]", "32") + fmt.Sprintf(" Job '%s' (%s) finished: %d record(s) in, %d out.", j.ID, j.Name, in, out)
-	case engine.StatusFailed:
-		msg = r.color("[ERROR]", "31;1") + fmt.Sprintf(" Job '%s' (%s) failed: %v", j.ID, j.Name, j.Err())
-	default:
+	_ = j.Wait() // the outcome, once the job's state is closed too
+	msg, failed := j.Outcome()
+	switch {
+	case msg == "":
 		return
+	case failed:
+		msg = r.color("[ERROR]", "31;1") + " " + msg
+	default:
+		msg = r.color("[INFO]", "32") + " " + msg
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -442,9 +514,10 @@ func (r *repl) errorf(format string, args ...any) {
 }
 
 // printError prints an error; a *parser.Error carries its source line
-// and a caret under the column.
+// and a caret under the column. Errors of the session come masked;
+// masking once more here covers errors of the client itself.
 func (r *repl) printError(err error) {
-	r.errorf("%v", err)
+	r.errorf("%s", secrets.Mask(err.Error()))
 }
 
 // historyEntry is the history line of a statement typed as lines: one
@@ -456,5 +529,5 @@ func historyEntry(lines []string) string {
 	for i, l := range lines {
 		parts[i] = strings.TrimSpace(l)
 	}
-	return connectors.MaskSecrets(strings.Join(parts, " "))
+	return secrets.Mask(strings.Join(parts, " "))
 }

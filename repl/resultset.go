@@ -17,9 +17,16 @@ import (
 //
 // Unlike dyntable.Table, which sorts on every read, listing a window of
 // rows costs only the window, so a large result can be redrawn several
-// times a second. There is no limit on the number of rows or changes.
+// times a second.
+//
+// At most max rows are kept (Flink's sql-client.display.max-table-result-rows):
+// past it the oldest rows, the first in the list, are dropped and counted
+// in dropped. A retraction of a dropped row is then not an anomaly.
 type resultSet struct {
 	key     []int // upsert key; nil for a multiset
+	max     int   // rows kept; 0: no limit
+	dropped int64 // rows dropped past max
+	head    int   // no live row before this position
 	rows    []rsRow
 	index   map[string][]int // key (or whole row) -> positions in rows
 	live    int
@@ -37,8 +44,8 @@ type rsRow struct {
 	dead bool
 }
 
-func newResultSet(key []int) *resultSet {
-	return &resultSet{key: key, index: map[string][]int{}, hole: -1}
+func newResultSet(key []int, maxRows int) *resultSet {
+	return &resultSet{key: key, max: maxRows, index: map[string][]int{}, hole: -1}
 }
 
 func (r *resultSet) keyOf(row types.Row) string {
@@ -55,8 +62,38 @@ func (r *resultSet) apply(ch dyntable.Change) {
 	r.changes++
 	if r.key != nil {
 		r.applyKeyed(ch)
-		return
+	} else {
+		r.applyMultiset(ch)
 	}
+	for r.max > 0 && r.live > r.max {
+		r.dropOldest()
+	}
+}
+
+// dropOldest drops the first live row.
+func (r *resultSet) dropOldest() {
+	for r.rows[r.head].dead {
+		r.head++
+	}
+	e := r.rows[r.head]
+	for i, p := range r.index[e.key] {
+		if p == r.head {
+			r.removeAt(e.key, i)
+			break
+		}
+	}
+	r.dropped++
+}
+
+// anomaly counts a retraction of a row not in the result, unless rows were
+// dropped: it may be one of those.
+func (r *resultSet) anomaly() {
+	if r.dropped == 0 {
+		r.anomalies++
+	}
+}
+
+func (r *resultSet) applyMultiset(ch dyntable.Change) {
 	k := r.keyOf(ch.Row)
 	if ch.Kind.IsAccumulate() {
 		pos := len(r.rows)
@@ -74,7 +111,7 @@ func (r *resultSet) apply(ch dyntable.Change) {
 	r.hole = -1
 	ps := r.index[k]
 	if len(ps) == 0 {
-		r.anomalies++
+		r.anomaly()
 		return
 	}
 	pos := ps[len(ps)-1]
@@ -92,7 +129,7 @@ func (r *resultSet) applyKeyed(ch dyntable.Change) {
 	case dyntable.Delete:
 		k := r.keyOf(ch.Row)
 		if len(r.index[k]) == 0 {
-			r.anomalies++
+			r.anomaly()
 			return
 		}
 		r.removeAt(k, 0)
@@ -160,5 +197,5 @@ func (r *resultSet) compact() {
 		index[e.key] = append(index[e.key], len(rows))
 		rows = append(rows, e)
 	}
-	r.rows, r.index = rows, index
+	r.rows, r.index, r.head = rows, index, 0
 }

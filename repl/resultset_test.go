@@ -26,7 +26,7 @@ func rowsText(rows []types.Row) []string {
 // removes it; an insert goes at the end.
 func TestResultSetUpdatesInPlace(t *testing.T) {
 	for _, key := range [][]int{{0}, nil} {
-		rs := newResultSet(key)
+		rs := newResultSet(key, 0)
 		for _, ch := range []dyntable.Change{
 			{Kind: dyntable.Insert, Row: row("a", 1)},
 			{Kind: dyntable.Insert, Row: row("b", 1)},
@@ -62,7 +62,7 @@ func TestResultSetMatchesDyntable(t *testing.T) {
 		if keyed {
 			key = []int{0}
 		}
-		rs := newResultSet(key)
+		rs := newResultSet(key, 0)
 		ref := dyntable.NewTable(key)
 		cur := map[string]int64{} // key -> value, for a consistent changelog
 		firstPos := map[string]int{}
@@ -116,9 +116,36 @@ func TestResultSetMatchesDyntable(t *testing.T) {
 }
 
 func TestResultSetAnomalies(t *testing.T) {
-	rs := newResultSet(nil)
+	rs := newResultSet(nil, 0)
 	rs.apply(dyntable.Change{Kind: dyntable.Delete, Row: row("x", 1)})
 	if rs.anomalies != 1 || rs.len() != 0 {
 		t.Fatalf("anomalies %d len %d", rs.anomalies, rs.len())
+	}
+}
+
+// Past its limit the set drops its oldest rows (the first listed), and a
+// retraction of a dropped row is not an anomaly.
+func TestResultSetDropsOldestPastTheLimit(t *testing.T) {
+	for _, key := range [][]int{{0}, nil} {
+		rs := newResultSet(key, 3)
+		for i, k := range []string{"a", "b", "c", "d", "e"} {
+			rs.apply(dyntable.Change{Kind: dyntable.Insert, Row: row(k, int64(i))})
+		}
+		// An update of a kept row stays in place and drops nothing.
+		rs.apply(dyntable.Change{Kind: dyntable.UpdateBefore, Row: row("d", 3)})
+		rs.apply(dyntable.Change{Kind: dyntable.UpdateAfter, Row: row("d", 30)})
+		// A retraction of a dropped row.
+		rs.apply(dyntable.Change{Kind: dyntable.Delete, Row: row("a", 0)})
+		got := rowsText(rs.window(0, 10))
+		if want := []string{"c,2", "d,30", "e,4"}; !slices.Equal(got, want) || rs.len() != 3 || rs.dropped != 2 || rs.anomalies != 0 {
+			t.Fatalf("key %v: %v (len %d, dropped %d, anomalies %d), want %v", key, got, rs.len(), rs.dropped, rs.anomalies, want)
+		}
+		// Many more: the set stays at its limit, in arrival order.
+		for i := 0; i < 1000; i++ {
+			rs.apply(dyntable.Change{Kind: dyntable.Insert, Row: row("x"+string(rune('a'+i%26))+string(rune('a'+i/26)), int64(i))})
+		}
+		if got := rowsText(rs.window(0, 10)); rs.len() != 3 || rs.dropped != 1002 || len(got) != 3 || !strings.HasSuffix(got[2], ",999") {
+			t.Fatalf("key %v: %v (len %d, dropped %d)", key, got, rs.len(), rs.dropped)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -55,7 +56,7 @@ func RunScript(ctx context.Context, s *engine.Session, sql string, o ScriptOptio
 			fmt.Fprintf(o.Err, "%s:%d:%d: error in statement starting at line %d:\n%v\n", o.Name, pe.Line, pe.Col, st.Line, err)
 			return
 		}
-		fmt.Fprintf(o.Err, "%s:%d: error in statement:\n  %s\n%v\n", o.Name, st.Line, firstLine(st.Text), err)
+		fmt.Fprintf(o.Err, "%s:%d: error in statement:\n  %s\n%v\n", o.Name, st.Line, firstLine(secrets.Mask(st.Text)), err)
 	}
 	for _, st := range stmts {
 		if err := ctx.Err(); err != nil {
@@ -128,7 +129,12 @@ func runOne(ctx context.Context, s *engine.Session, st *parser.Statement, o Scri
 	case r.Job != nil:
 		fmt.Fprintf(o.Out, "[INFO] %s: %s\n", r.Message, r.Job.Name)
 		if r.Job.Bounded && !o.Detach {
-			return r.Job.Wait()
+			_ = r.Job.Wait()
+			msg, failed := r.Job.Outcome()
+			if failed {
+				return errors.New(msg)
+			}
+			fmt.Fprintf(o.Out, "[INFO] %s\n", msg)
 		}
 		return nil
 	case r.Text != "":

@@ -45,8 +45,8 @@ const redrawEvery = 100 * time.Millisecond
 // maxPrinted bounds the rows printed to the normal screen on leaving.
 const maxPrinted = 100
 
-func newTableView(out io.Writer, fd int, q *engine.Query, maxWidth int) *tableView {
-	v := &tableView{out: out, fd: fd, q: q, maxWidth: max(maxWidth, 4), rs: newResultSet(q.UpsertKey), status: "RUNNING"}
+func newTableView(out io.Writer, fd int, q *engine.Query, maxWidth, maxRows int) *tableView {
+	v := &tableView{out: out, fd: fd, q: q, maxWidth: max(maxWidth, 4), rs: newResultSet(q.UpsertKey, maxRows), status: "RUNNING"}
 	for _, c := range q.Columns {
 		v.g.widths = append(v.g.widths, min(max(text.StringWidthWithoutEscSequences(c.Name), 4), v.maxWidth))
 		v.g.right = append(v.g.right, isNumeric(c.Type))
@@ -54,9 +54,17 @@ func newTableView(out io.Writer, fd int, q *engine.Query, maxWidth int) *tableVi
 	return v
 }
 
+// viewSummary is what is left of a closed view.
+type viewSummary struct {
+	rows             int   // in the result at the end
+	changes, dropped int64 // applied; rows dropped past the limit
+	status           string
+}
+
 // run shows the view until the user leaves it or ctx is cancelled
-// (Ctrl-C), and returns the query's error, if it failed.
-func (v *tableView) run(ctx context.Context, keys <-chan []byte) (rows int, changes int64, status string, err error) {
+// (Ctrl-C), and returns the query's error, if it failed. The rows are
+// released when it returns, so a large result does not outlive its view.
+func (v *tableView) run(ctx context.Context, keys <-chan []byte) (sum viewSummary, err error) {
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -118,7 +126,11 @@ loop:
 	}
 	io.WriteString(v.out, "\x1b[?25h\x1b[?1049l") // show cursor, normal screen
 	v.printFinal()
-	return v.rs.len(), v.rs.changes, v.status, err
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	sum = viewSummary{rows: v.rs.len(), changes: v.rs.changes, dropped: v.rs.dropped, status: v.status}
+	v.rs = nil
+	return sum, err
 }
 
 // key handles keys; it returns true to leave the view.
@@ -245,6 +257,10 @@ func (v *tableView) statusLine(total, shown int, now time.Time) string {
 	rows := "rows: 0"
 	if shown > 0 {
 		rows = fmt.Sprintf("rows %d-%d of %d", v.off+1, v.off+shown, total)
+	}
+	if v.rs.dropped > 0 {
+		// Early in the line, which the terminal's width may cut.
+		rows += fmt.Sprintf(" · %d oldest dropped (max %d rows)", v.rs.dropped, v.rs.max)
 	}
 	s := fmt.Sprintf(" %s · %s · changes/s: %s · last checkpoint: %s · Up/Down PgUp/PgDn Home/End scroll · q quit",
 		v.status, rows, rate, engine.NotAvailable)

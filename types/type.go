@@ -41,6 +41,12 @@ const MaxStringLength = 2147483647
 // MaxDecimalPrecision is the largest DECIMAL precision accepted, as in Flink.
 const MaxDecimalPrecision = 38
 
+// LiteralPrecisionMessage is the error for a numeric literal with more
+// digits than MaxDecimalPrecision, wherever it is found.
+func LiteralPrecisionMessage(text string) string {
+	return fmt.Sprintf("numeric literal %s exceeds the maximum DECIMAL precision %d", text, MaxDecimalPrecision)
+}
+
 // Type is a complete SQL type: family, parameters and nullability.
 type Type struct {
 	ID TypeID

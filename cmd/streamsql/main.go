@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -26,6 +27,7 @@ import (
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/httpapi"
 	"github.com/streamsql/streamsql/repl"
+	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/sqltest"
 	"golang.org/x/term"
 )
@@ -38,7 +40,8 @@ const usage = `streamsql runs continuous SQL queries over dynamic tables.
 Usage:
   streamsql [flags]              open the interactive SQL client (HELP; lists what it takes)
   streamsql -f job.sql [flags]   run a script statement by statement
-  streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;)
+  streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;); not with -f
+                                 (-i file -e "<sql>" runs a file first)
   streamsql test [-rewrite] [files or dirs...]
                                  run golden SQL tests (default: tests/sql)
   streamsql options              print every session option with its default
@@ -63,6 +66,10 @@ no prompts and no colours.
 
 Flags:
 `
+
+// httpTokenEnv holds the HTTP endpoint's bearer token when --http-token
+// is not given.
+const httpTokenEnv = "STREAMSQL_HTTP_TOKEN"
 
 type setFlags []string
 
@@ -118,6 +125,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cont := fs.Bool("continue-on-error", false, "keep running a script after a failing statement; exit non-zero at the end with a summary")
 	detach := fs.Bool("detach", false, "submit the script's INSERT jobs without waiting for them; manage them in the client that opens")
 	httpAddr := fs.String("http", "", "serve GET /jobs, /jobs/{id} and /metrics on `address` (a bare port binds to 127.0.0.1)")
+	httpToken := fs.String("http-token", "", "require `token` on every HTTP request (Authorization: Bearer token); "+
+		"the environment variable "+httpTokenEnv+" does the same without showing it in the process list")
 	showVersion := fs.Bool("version", false, "print the version")
 	var sets setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
@@ -137,6 +146,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
+	if *file != "" && *stmt != "" {
+		// One of them would be ignored; running both raises which runs
+		// first. -i runs a file before -e.
+		fmt.Fprintln(stderr, "streamsql: -e and -f cannot be used together: put the statements in the file, or run the file first with -i file -e \"...\"")
+		return 2
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "streamsql: unexpected argument %q; see streamsql --help\n", fs.Arg(0))
 		return 2
@@ -145,6 +160,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	outFile, outTerm := isTerminal(stdout)
 	interactive := inTerm && outTerm
 
+	// Logs go to standard error with their secrets masked.
+	slog.SetDefault(slog.New(secrets.Handler(slog.NewTextHandler(stderr, nil))))
 	console := repl.NewConsole(stdout)
 	s := engine.NewSession(console)
 	for _, kv := range sets {
@@ -158,14 +175,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *httpToken == "" {
+		*httpToken = os.Getenv(httpTokenEnv)
+	} else if *httpAddr == "" {
+		fmt.Fprintln(stderr, "streamsql: --http-token needs --http")
+		return 2
+	}
 	if *httpAddr != "" {
-		srv, err := httpapi.Start(*httpAddr, s, stderr)
+		srv, err := httpapi.Start(*httpAddr, s, httpapi.Options{Token: *httpToken, ErrLog: stderr})
 		if err != nil {
 			fmt.Fprintf(stderr, "streamsql: --http: %v\n", err)
 			return 2
 		}
 		defer srv.Close()
-		fmt.Fprintf(stderr, "[INFO] HTTP endpoint on %s: GET /jobs, /jobs/{id}, /metrics\n", srv.URL())
+		auth := ""
+		if *httpToken != "" {
+			auth = " (bearer token required)"
+		}
+		fmt.Fprintf(stderr, "[INFO] HTTP endpoint on %s: GET /jobs, /jobs/{id}, /metrics%s\n", srv.URL(), auth)
+		if w := srv.Warning(); w != "" {
+			fmt.Fprintf(stderr, "[WARN] %s\n", w)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

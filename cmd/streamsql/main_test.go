@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -264,5 +265,70 @@ func TestVersionFlag(t *testing.T) {
 	code, out, _ := runCLI(t, "", "--version")
 	if code != 0 || !strings.HasPrefix(out, "streamsql "+Version) {
 		t.Fatalf("%d %q", code, out)
+	}
+}
+
+// -e and -f together are refused: neither is silently ignored.
+func TestStatementAndFileRefused(t *testing.T) {
+	p := writeFile(t, "job.sql", "SELECT 'from the file';\n")
+	code, out, errOut := runCLI(t, "", "-e", "SELECT 'from -e';", "-f", p)
+	if code != 2 || out != "" || !strings.Contains(errOut, "-e and -f cannot be used together") {
+		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
+	}
+	// -i runs a file first, then -e.
+	code, out, errOut = runCLI(t, "", "-i", p, "-e", "SELECT 'from -e';")
+	if code != 0 || !strings.Contains(out, "from the file") || !strings.Contains(out, "from -e") ||
+		strings.Index(out, "from the file") > strings.Index(out, "from -e") {
+		t.Fatalf("exit %d, out %q, err %q", code, out, errOut)
+	}
+}
+
+// A bounded INSERT says how it ended: rows written, or the failure.
+func TestBoundedJobSaysHowItEnded(t *testing.T) {
+	body := `CREATE TABLE gen (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE bh (k INT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT k FROM gen;
+INSERT INTO bh SELECT CAST(CONCAT('x', CAST(k AS STRING)) AS INT) FROM gen;
+`
+	code, out, errOut := runCLI(t, "", "-f", writeFile(t, "jobs.sql", body))
+	if code == 0 || !strings.Contains(out, "[INFO] Job 'job-1' finished: 10 rows written to 'bh'\n") ||
+		!strings.Contains(errOut, "Job 'job-2' failed: Calc: cannot cast 'x") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+}
+
+// --http-token (or STREAMSQL_HTTP_TOKEN) is wired to the endpoint and never
+// printed; an address beyond loopback is warned about.
+func TestHTTPTokenAndWarning(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "--http", "0.0.0.0:0", "--http-token", "tok-4c1d", "-e", "SELECT 1;")
+	if code != 0 || !strings.Contains(errOut, "(bearer token required)") || !strings.Contains(errOut, "[WARN] the HTTP endpoint listens on") ||
+		strings.Contains(errOut, "tok-4c1d") {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "--http-token", "tok-4c1d", "-e", "SELECT 1;")
+	if code != 2 || !strings.Contains(errOut, "--http-token needs --http") {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	t.Setenv(httpTokenEnv, "tok-from-env")
+	tm := startTerm(t, "--http", "127.0.0.1:0")
+	url := tm.expectRE(`HTTP endpoint on (http://127\.0\.0\.1:\d+): GET /jobs, /jobs/\{id\}, /metrics \(bearer token required\)`)[1]
+	tm.prompt()
+	for auth, want := range map[string]int{"": 401, "Bearer nope": 401, "Bearer tok-from-env": 200} {
+		req, _ := http.NewRequest("GET", url+"/jobs", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET /jobs with %q: %d, want %d", auth, resp.StatusCode, want)
+		}
+	}
+	tm.exitWithCtrlD()
+	if strings.Contains(tm.text(), "tok-from-env") {
+		t.Fatal("the token was printed")
 	}
 }

@@ -490,7 +490,7 @@ func TestREPLJobs(t *testing.T) {
 	tm.run("CREATE TABLE few (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');", "Table 'few' created")
 	tm.run("CREATE TABLE bh2 (k INT) WITH ('connector' = 'blackhole');", "Table 'bh2' created")
 	tm.run("INSERT INTO bh2 SELECT * FROM few;", "Job 'job-2' submitted")
-	tm.expect("[INFO] Job 'job-2' (insert-into-bh2) finished: 10 record(s) in, 10 out.")
+	tm.expect("[INFO] Job 'job-2' finished: 10 rows written to 'bh2'")
 	tm.run("INSERT INTO bh SELECT * FROM gen;", "Job 'job-3' submitted")
 	tm.prompt()
 	tm.send("\x04")

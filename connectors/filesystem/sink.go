@@ -111,8 +111,16 @@ func (e insertsOnly) AppendChange(dst []byte, ch dyntable.Change) []byte {
 }
 
 func (s *fileSink) Encoding() dyntable.SinkEncoding { return s.encoding }
-func (s *fileSink) Parallelism() int                { return s.p }
-func (s *fileSink) KeepsState() bool                { return true }
+
+// UpdatesHint: a primary key does not make files take updates; a
+// changelog format does.
+func (s *fileSink) UpdatesHint() string {
+	return "'format' = 'debezium-json' writes the changelog of an updating query to files; " +
+		"so do the sinks that take updates (mysql and upsert-kafka with a PRIMARY KEY, print, blackhole)"
+}
+
+func (s *fileSink) Parallelism() int { return s.p }
+func (s *fileSink) KeepsState() bool { return true }
 
 func (s *fileSink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 	return twophase.NewOperator(s.t.Name, &fileHandler{s: s, enc: s.enc()}, twophase.DefaultOptions()), nil

@@ -320,6 +320,12 @@ func (s *tableSink) Encoding() dyntable.SinkEncoding {
 	return dyntable.AppendOnly
 }
 
+// UpdatesHint: Flink's kafka connector is append-only; upsert-kafka
+// writes updates.
+func (s *tableSink) UpdatesHint() string {
+	return "the 'upsert-kafka' connector, with a PRIMARY KEY (... NOT ENFORCED), writes an updating query to a topic"
+}
+
 func (s *tableSink) Parallelism() int { return s.cfg.parallelism }
 
 // KeepsState: only the exactly-once sink keeps transactions in

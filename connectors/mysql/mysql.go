@@ -31,7 +31,7 @@
 // each other's prepared transactions.
 //
 // The password ('password', or one inside 'url') is never printed:
-// SHOW CREATE TABLE masks it (connectors.MaskSecrets), the connector's
+// SHOW CREATE TABLE masks it (package secrets), the connector's
 // errors are scrubbed of it, and config.String leaves it out.
 package mysql
 
@@ -92,6 +92,11 @@ func (s *sink) Encoding() dyntable.SinkEncoding {
 		return dyntable.UpsertEncoding
 	}
 	return dyntable.AppendOnly
+}
+
+// UpdatesHint: with a primary key the sink upserts.
+func (s *sink) UpdatesHint() string {
+	return "declare a PRIMARY KEY (... NOT ENFORCED) on the table, and the mysql sink upserts by it"
 }
 
 func (s *sink) Parallelism() int { return s.cfg.parallelism }

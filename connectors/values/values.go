@@ -361,6 +361,11 @@ func (sk *sink) Encoding() dyntable.SinkEncoding {
 	return dyntable.RetractEncoding
 }
 
+// UpdatesHint: only 'sink-insert-only' makes a values sink append-only.
+func (sk *sink) UpdatesHint() string {
+	return "without 'sink-insert-only' = 'true' a values table takes updates"
+}
+
 func (sk *sink) Parallelism() int { return 0 }
 
 func (sk *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {

@@ -34,18 +34,22 @@ import (
 	"github.com/streamsql/streamsql/examples/billing/bills"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/repl"
+	"github.com/streamsql/streamsql/secrets"
 )
 
 func main() {
-	os.Exit(run())
+	os.Exit(run(os.Args[1:], os.Stdout))
 }
 
-func run() int {
-	n := flag.Int("bills", 200_000, "distinct bills to generate")
-	rate := flag.Int("rate", 50_000, "bill events per second written to Kafka (0: as fast as possible)")
-	dsn := flag.String("mysql", envOr("STREAMSQL_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL DSN; the file sink is used when it does not answer")
-	files := flag.Bool("files", false, "write to the exactly-once filesystem sink even if MySQL answers")
-	flag.Parse()
+func run(args []string, out io.Writer) int {
+	fs := flag.NewFlagSet("billing", flag.ContinueOnError)
+	n := fs.Int("bills", 200_000, "distinct bills to generate")
+	rate := fs.Int("rate", 50_000, "bill events per second written to Kafka (0: as fast as possible)")
+	dsn := fs.String("mysql", envOr("STREAMSQL_TEST_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/test"), "MySQL DSN; the file sink is used when it does not answer")
+	files := fs.Bool("files", false, "write to the exactly-once filesystem sink even if MySQL answers")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
 	here := sourceDir()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -61,7 +65,7 @@ func run() int {
 		return fail(err)
 	}
 	defer b.Close()
-	fmt.Printf("local Kafka broker on %s, topics bills and user_totals (4 partitions each)\n", b.Addr())
+	fmt.Fprintf(out, "local Kafka broker on %s, topics bills and user_totals (4 partitions each)\n", b.Addr())
 
 	cfg := bills.DefaultConfig()
 	cfg.Bills = *n
@@ -76,7 +80,7 @@ func run() int {
 			bad++
 		}
 	}
-	fmt.Printf("generated %d events: %d bills, %d resends, %d malformed, %d users\n", len(recs), cfg.Bills, dups, bad, len(ref))
+	fmt.Fprintf(out, "generated %d events: %d bills, %d resends, %d malformed, %d users\n", len(recs), cfg.Bills, dups, bad, len(ref))
 
 	vars := repl.Vars{"bootstrap": b.Addr(), "checkpoints": filepath.Join(work, "checkpoints"), "out": filepath.Join(work, "out"), "mysql_url": *dsn}
 	var db *sql.DB
@@ -86,13 +90,15 @@ func run() int {
 		if db, demoDSN, err = openMySQL(*dsn); err == nil {
 			jobFile = "to_mysql.sql"
 			vars["mysql_url"] = demoDSN
-			fmt.Printf("writing to MySQL table %s.user_totals\n", demoDatabase)
+			fmt.Fprintln(out, mysqlNote)
 			defer db.Close()
 		} else {
-			fmt.Printf("MySQL at %s does not answer (%v); writing to the exactly-once filesystem sink instead\n", *dsn, err)
+			fmt.Fprintf(out, "MySQL at %s does not answer (%s); writing to the exactly-once filesystem sink instead\n",
+				secrets.Mask(*dsn), secrets.Mask(err.Error()))
 		}
 	}
-	fmt.Printf("job: tables.sql + %s, checkpoints every second\n", jobFile)
+	fmt.Fprintf(out, "job: tables.sql + %s, checkpoints every second\n", jobFile)
+	fmt.Fprintln(out, committedNote)
 
 	s := engine.NewSession(io.Discard)
 	for _, f := range []string{"tables.sql", jobFile} {
@@ -127,16 +133,18 @@ func run() int {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var got map[int64]bills.Total
+	lastSec := 0
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
-			fmt.Println("interrupted")
+			fmt.Fprintln(out, "interrupted")
 			return 130
 		case err := <-prodErr:
 			if err != nil {
 				return fail(err)
 			}
 			prodErr = nil
+			continue // progress is printed on the next tick, once a second
 		case <-tick.C:
 		}
 		for _, j := range s.Jobs() {
@@ -158,12 +166,17 @@ func run() int {
 				ckpt = fmt.Sprintf("%d completed", st.Completed)
 			}
 		}
-		fmt.Printf("%5.0fs  produced %7d/%d  committed bills in the totals %7d/%d  checkpoints %s\n",
-			time.Since(start).Seconds(), produced.Load(), len(recs), n, cfg.Bills, ckpt)
+		// One line a second: a tick read late and the next one on time
+		// would otherwise both print the same second.
+		if sec := int(time.Since(start) / time.Second); sec > lastSec {
+			lastSec = sec
+			fmt.Fprintf(out, "%5ds  produced %7d/%d  committed bills in the totals %7d/%d  checkpoints %s\n",
+				sec, produced.Load(), len(recs), n, cfg.Bills, ckpt)
+		}
 		lost, dup, mis := bills.Diff(ref, got)
 		done = prodErr == nil && lost == 0 && dup == 0 && mis == 0
 		if time.Since(start) > 10*time.Minute {
-			fmt.Println("giving up after 10 minutes")
+			fmt.Fprintln(out, "giving up after 10 minutes")
 			break
 		}
 	}
@@ -171,16 +184,16 @@ func run() int {
 		j.Cancel()
 		_ = j.Wait()
 	}
-	printTotals(got)
+	printTotals(out, got)
 	lost, dup, mis := bills.Diff(ref, got)
-	fmt.Printf("against the reference computed from the input: lost=%d duplicated=%d mismatched=%d\n", lost, dup, mis)
+	fmt.Fprintf(out, "against the reference computed from the input: lost=%d duplicated=%d mismatched=%d\n", lost, dup, mis)
 	if lost+dup+mis > 0 {
 		return 1
 	}
 	return 0
 }
 
-func printTotals(got map[int64]bills.Total) {
+func printTotals(out io.Writer, got map[int64]bills.Total) {
 	users := make([]int64, 0, len(got))
 	var cents, n int64
 	for u, t := range got {
@@ -189,16 +202,24 @@ func printTotals(got map[int64]bills.Total) {
 		n += t.Bills
 	}
 	sort.Slice(users, func(i, j int) bool { return got[users[i]].Cents > got[users[j]].Cents })
-	fmt.Printf("final totals: %d users, %d bills, %d.%02d in all; the top five:\n", len(got), n, cents/100, cents%100)
+	fmt.Fprintf(out, "final totals: %d users, %d bills, %d.%02d in all; the top five:\n", len(got), n, cents/100, cents%100)
 	for _, u := range users[:min(5, len(users))] {
 		t := got[u]
-		fmt.Printf("  user %4d  %6d bills  %12d.%02d\n", u, t.Bills, t.Cents/100, t.Cents%100)
+		fmt.Fprintf(out, "  user %4d  %6d bills  %12d.%02d\n", u, t.Bills, t.Cents/100, t.Cents%100)
 	}
 }
 
 // demoDatabase is the database the demo writes to, created if needed, so
 // that it never touches a table of the server's other databases.
 const demoDatabase = "streamsql_billing_demo"
+
+// The lines that explain what the demo does to a newcomer.
+const (
+	mysqlNote = "writing to MySQL table " + demoDatabase + ".user_totals (the demo creates the database " +
+		demoDatabase + " if it is missing, and empties that table)"
+	committedNote = "'committed' lags 'produced': the sink commits on each completed checkpoint, " +
+		"so the totals grow in steps, once a second"
+)
 
 // openMySQL connects to the server of dsn, (re)creates the sink table,
 // empty, in demoDatabase, and returns the DSN of that database.
