@@ -338,4 +338,3 @@ INSERT INTO out_t SELECT k % 10, COUNT(*) FROM (SELECT k FROM fixed UNION ALL SE
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
