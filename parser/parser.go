@@ -203,10 +203,12 @@ type Command struct {
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
 // PIPES_AS_CONCAT, so that a || b concatenates strings as in Flink SQL
-// (and standard SQL) instead of being MySQL's logical OR.
+// (and standard SQL) instead of being MySQL's logical OR, and
+// NO_BACKSLASH_ESCAPES, so that a backslash in a string literal is an
+// ordinary character as in Flink ('\d' is two characters).
 func newTiDBParser() *parser.Parser {
 	p := parser.New()
-	p.SetSQLMode(mysql.ModePipesAsConcat)
+	p.SetSQLMode(mysql.ModePipesAsConcat | mysql.ModeNoBackslashEscapes)
 	return p
 }
 
