@@ -210,7 +210,7 @@ func newFieldAccess(e Expr, name string) (Expr, error) {
 	}
 	i := t.FieldIndex(name)
 	if i < 0 {
-		return nil, fmt.Errorf("ROW %s has no field '%s'", typeName(t), name)
+		return nil, fmt.Errorf("%s has no field '%s'", typeName(t), name)
 	}
 	ft := t.Fields[i].Type
 	ft.NotNull = ft.NotNull && t.NotNull

@@ -155,8 +155,10 @@ func (c *stmtCtx) rewriteCollections() *posError {
 		return c.errAt(stack[len(stack)-1], "unbalanced brackets: '[' is never closed")
 	}
 	// start[i] is the first token of the expression ending at token i, for
-	// the tokens an index may follow.
+	// the tokens an index may follow. wraps[s] are the calls opened before
+	// token s, innermost first.
 	start := map[int]int{}
+	wraps := map[int][]string{}
 	for i := range c.toks {
 		switch {
 		case c.isCall(i, "ROW"):
@@ -174,7 +176,7 @@ func (c *stmtCtx) rewriteCollections() *posError {
 			if !ok {
 				return c.errAt(i, "field access needs a ROW value before '.'")
 			}
-			c.insertAt(c.toks[s].start, fieldFunc+"(")
+			wraps[s] = append(wraps[s], fieldFunc+"(")
 			c.replaceSpan(i-1, i, c.toks[i-1].start, c.toks[i].end, ", "+quoteString(c.nameValue(i))+")", c.toks[i-1].start)
 			start[i] = s
 		case c.isName(i) && !c.covered[i]:
@@ -206,11 +208,18 @@ func (c *stmtCtx) rewriteCollections() *posError {
 			if close == i+1 {
 				return c.errAt(i, "an index needs a value between '[' and ']'")
 			}
-			c.insertAt(c.toks[s].start, itemFunc+"(")
+			wraps[s] = append(wraps[s], itemFunc+"(")
 			c.replace(i, i, ", ")
 			c.replace(close, close, ")")
 			start[close] = s
 		}
+	}
+	for s, ws := range wraps {
+		var sb strings.Builder
+		for k := len(ws) - 1; k >= 0; k-- {
+			sb.WriteString(ws[k]) // outermost first
+		}
+		c.insertAt(c.toks[s].start, sb.String())
 	}
 	return nil
 }
