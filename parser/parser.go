@@ -117,6 +117,10 @@ type Statement struct {
 	// IfNotExists is set when CREATE VIEW IF NOT EXISTS v was rewritten to
 	// CREATE VIEW v: TiDB's CreateViewStmt cannot express it.
 	IfNotExists bool
+	// ColumnAliases maps each placeholder table alias (see
+	// IsColumnAliasPlaceholder) to the alias with a column list it
+	// replaced, `AS T(a, b)`; nil if there are none (queries.go).
+	ColumnAliases map[string]*ColumnAlias
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src
@@ -283,6 +287,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 	}
 	st.Node = nodes[0]
 	fixAggregates(st.Node) // aggregates.go
+	fixAggFilters(st.Node) // queries.go
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}

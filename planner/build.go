@@ -132,8 +132,11 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	if err := b.withCTEs(sel.With); err != nil {
 		return rel{}, err
 	}
-	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
-		return rel{}, b.errf(sel, "VALUES/TABLE as a query is not supported; use SELECT")
+	if sel.Kind == ast.SelectStmtKindValues {
+		return b.buildValuesQuery(sel) // build_values.go
+	}
+	if sel.Kind == ast.SelectStmtKindTable {
+		return rel{}, b.errf(sel, "TABLE as a query is not supported; use SELECT * FROM")
 	}
 	if sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone {
 		return rel{}, b.errf(sel, "SELECT ... FOR UPDATE is not supported")
@@ -143,13 +146,20 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	}
 	var in rel
 	var err error
+	where := sel.Where
 	if sel.From == nil {
 		in = rel{node: &ValuesNode{Rows: []types.Row{{}}}}
-	} else if in, err = b.buildFrom(sel.From.TableRefs); err != nil {
-		return rel{}, err
+	} else {
+		var from ast.ResultSetNode = sel.From.TableRefs
+		if from, where, err = b.commaJoins(from, where); err != nil { // build_commajoin.go
+			return rel{}, err
+		}
+		if in, err = b.buildFrom(from); err != nil {
+			return rel{}, err
+		}
 	}
-	if sel.Where != nil {
-		if in, err = b.buildWhere(in, sel.Where); err != nil {
+	if where != nil {
+		if in, err = b.buildWhere(in, where); err != nil {
 			return rel{}, err
 		}
 	}

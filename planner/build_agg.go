@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -337,6 +338,9 @@ func (v *childVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // aggCall binds one aggregate function call.
 func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
+	if _, _, ok := parser.AggFilter(c); ok {
+		return b.filteredAggCall(c, scope) // build_agg_filter.go
+	}
 	name := strings.ToUpper(c.F)
 	var call operators.AggCall
 	switch name {
