@@ -505,41 +505,33 @@ func (b *builder) buildSetOpr(n *ast.SetOprStmt) (rel, error) {
 	if err := b.withCTEs(n.With); err != nil {
 		return rel{}, err
 	}
-	var out rel
-	distinct := false
+	// Each input with the operator written before it; a parenthesized
+	// input is an *ast.SetOprSelectList carrying its operator itself.
+	var ins []setInput
 	for i, s := range n.SelectList.Selects {
-		var r rel
+		var in setInput
 		var err error
 		switch s := s.(type) {
 		case *ast.SelectStmt:
-			if i > 0 && s.AfterSetOperator != nil {
-				switch *s.AfterSetOperator {
-				case ast.UnionAll:
-				case ast.Union:
-					distinct = true
-				default:
-					return rel{}, b.errf(s, "%s is not supported yet; UNION and UNION ALL are", s.AfterSetOperator.String())
-				}
-			}
-			r, err = b.buildSelect(s)
+			in.op, in.at = s.AfterSetOperator, s
+			in.r, err = b.buildSelect(s)
 		case *ast.SetOprSelectList:
-			r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
+			in.op, in.at = s.AfterSetOperator, s
+			in.r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
 		default:
 			return rel{}, b.errf(n, "unsupported set operation input %T", s)
 		}
 		if err != nil {
 			return rel{}, err
 		}
-		if i == 0 {
-			out = r
-			continue
+		if i > 0 && in.op == nil {
+			return rel{}, b.errf(n, "internal error: set operation input %d has no operator", i+1)
 		}
-		if out, err = b.union(out, r, s); err != nil {
-			return rel{}, err
-		}
+		ins = append(ins, in)
 	}
-	if distinct {
-		out = b.distinct(out)
+	out, err := b.combineSetInputs(ins) // build_setop.go
+	if err != nil {
+		return rel{}, err
 	}
 	return b.orderLimit(out, n.OrderBy, n.Limit)
 }
