@@ -340,7 +340,12 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 		}
 	}
 	var filter expr.Expr
+	var subqueries []ast.ExprNode // [NOT] IN / EXISTS: build_subquery.go
 	for _, c := range rest {
+		if _, _, ok := subqueryConjunct(c); ok {
+			subqueries = append(subqueries, c)
+			continue
+		}
 		e, err := expr.Bind(c, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
@@ -357,10 +362,16 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 		}
 		filter = andExpr(filter, e)
 	}
-	if filter == nil {
-		return in, nil
+	if filter != nil {
+		in = rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}
 	}
-	return rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}, nil
+	for _, c := range subqueries {
+		var err error
+		if in, err = b.subqueryFilter(in, c); err != nil {
+			return rel{}, err
+		}
+	}
+	return in, nil
 }
 
 // pushIntoJoin pushes a WHERE conjunct that references one side of a
