@@ -167,6 +167,9 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	if err != nil {
 		return rel{}, err
 	}
+	if fields, err = b.resolveNamedWindows(sel, fields); err != nil { // build_named_window.go
+		return rel{}, err
+	}
 	// Aggregation.
 	if sel.GroupBy != nil || hasAggregate(sel) {
 		return b.buildAggregateSelect(in, sel, fields)
