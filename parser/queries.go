@@ -24,6 +24,17 @@ const (
 	// (WHERE c), and __agg_filter(c) for COUNT(*) FILTER (WHERE c); use
 	// AggFilter to take it apart.
 	AggFilterFunc = "__agg_filter"
+	// GroupingSetsFunc, GroupingSetFunc, RollupFunc and CubeFunc are what
+	// GROUP BY GROUPING SETS ((a, b), (a), ()), ROLLUP (a, b) and CUBE
+	// (a, b) become: __gsets(__gset(a, b), __gset(a), __gset()),
+	// __rollup(a, b) and __cube(a, b), GROUP BY items the planner expands.
+	// A GROUPING SETS element written without parentheses stays as it is
+	// (a one-column set); ROLLUP's and CUBE's parenthesized elements are
+	// row expressions.
+	GroupingSetsFunc = "__gsets"
+	GroupingSetFunc  = "__gset"
+	RollupFunc       = "__rollup"
+	CubeFunc         = "__cube"
 )
 
 // ColumnAlias is `AS T(a, b)` after a FROM item: the table alias T with
@@ -47,7 +58,7 @@ func (c *stmtCtx) rewriteQueries() *posError {
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
 	}
-	for _, pass := range []func() *posError{c.rewriteLateralTable, c.rewriteValuesRows, c.rewriteColumnAliases, c.rewriteAggFilters} {
+	for _, pass := range []func() *posError{c.rewriteLateralTable, c.rewriteValuesRows, c.rewriteColumnAliases, c.rewriteAggFilters, c.rewriteGroupingSets} {
 		if err := pass(); err != nil {
 			return err
 		}
@@ -228,4 +239,50 @@ func AggFilter(agg *ast.AggregateFuncExpr) (cond, arg ast.ExprNode, ok bool) {
 		arg = fc.Args[1]
 	}
 	return fc.Args[0], arg, true
+}
+
+// groupByEnd are the words that end a GROUP BY clause.
+var groupByEnd = map[string]bool{"HAVING": true, "WINDOW": true, "ORDER": true, "LIMIT": true, "UNION": true,
+	"INTERSECT": true, "EXCEPT": true, "MINUS": true, "QUALIFY": true}
+
+// rewriteGroupingSets rewrites GROUPING SETS, ROLLUP and CUBE in GROUP BY
+// clauses (see GroupingSetsFunc).
+func (c *stmtCtx) rewriteGroupingSets() *posError {
+	for i := range c.toks {
+		if !c.isKw(i, "GROUP") || !c.isKw(i+1, "BY") {
+			continue
+		}
+		depth := c.parent[i]
+		for k := i + 2; k < len(c.toks) && c.parent[k] == depth && !groupByEnd[c.upper(k)]; k++ {
+			if c.covered[k] || !c.isPunct(k-1, ",") && k != i+2 {
+				if c.isPunct(k, "(") {
+					k = c.match[k]
+				}
+				continue
+			}
+			switch {
+			case c.isKw(k, "GROUPING") && c.isKw(k+1, "SETS") && c.isPunct(k+2, "("):
+				c.replace(k, k+1, GroupingSetsFunc)
+				open := k + 2
+				for _, a := range c.args(open) {
+					if c.isPunct(a[0], "(") && c.match[a[0]] == a[1] {
+						c.insertAt(c.toks[a[0]].start, GroupingSetFunc)
+					}
+				}
+				if c.match[open] == open+1 {
+					return c.errAt(open, "GROUPING SETS needs at least one grouping set")
+				}
+				k = c.match[open]
+			case c.isKw(k, "ROLLUP") && c.isPunct(k+1, "("):
+				c.replace(k, k, RollupFunc)
+				k = c.match[k+1]
+			case c.isKw(k, "CUBE") && c.isPunct(k+1, "("):
+				c.replace(k, k, CubeFunc)
+				k = c.match[k+1]
+			case c.isPunct(k, "("):
+				k = c.match[k]
+			}
+		}
+	}
+	return nil
 }
