@@ -161,6 +161,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteWindowTVFs,
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
+		c.rewriteQueries,        // queries.go
 		c.rewriteFloorTo,
 		c.rewriteIntervals,
 		c.rewriteFullJoins,
