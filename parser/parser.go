@@ -117,6 +117,19 @@ type Statement struct {
 	// IfNotExists is set when CREATE VIEW IF NOT EXISTS v was rewritten to
 	// CREATE VIEW v: TiDB's CreateViewStmt cannot express it.
 	IfNotExists bool
+	// Temporary is set when CREATE or DROP TEMPORARY VIEW/TABLE lost its
+	// TEMPORARY in the rewrite.
+	Temporary bool
+	// ExplainDetails are the details of EXPLAIN CHANGELOG_MODE,
+	// JSON_EXECUTION_PLAN ..., which the rewrite removed; EXPLAIN PLAN FOR
+	// is EXPLAIN.
+	ExplainDetails []string
+	// Set is EXECUTE STATEMENT SET BEGIN ... END (or EXPLAIN STATEMENT SET
+	// ...), grouped by Parse; Node and Command are then nil.
+	Set *StatementSet
+	// qualified maps the placeholder schemas of three-part names to
+	// their catalog and database (see TablePath).
+	qualified map[string][2]string
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src
@@ -168,6 +181,7 @@ const (
 	CmdStopJob                              // STOP JOB 'id' [WITH SAVEPOINT]
 	CmdHelp                                 // HELP
 	CmdShowFunctions                        // SHOW [USER] FUNCTIONS [[NOT] {LIKE | ILIKE} 'pattern']
+	// More kinds, for Flink's catalog statements, are in statements.go.
 )
 
 func (k CommandKind) String() string {
@@ -185,6 +199,9 @@ func (k CommandKind) String() string {
 	case CmdShowFunctions:
 		return "SHOW FUNCTIONS"
 	}
+	if n, ok := stmtCommandNames[k]; ok {
+		return n
+	}
 	return fmt.Sprintf("CommandKind(%d)", int(k))
 }
 
@@ -199,6 +216,17 @@ type Command struct {
 	// pattern, ILike for ILIKE and NotLike for NOT.
 	User, HasLike, NotLike, ILike bool
 	Like                          string
+	// The commands of statements.go. Object is what SHOW shows (TABLES,
+	// VIEWS, DATABASES, CATALOGS, COLUMNS, CURRENT CATALOG, CURRENT
+	// DATABASE; for SHOW CREATE: TABLE, VIEW, CATALOG). Path is the name
+	// the command is about, its parts unquoted: [catalog.]database for
+	// SHOW TABLES FROM, USE and the DATABASE commands, the table for SHOW
+	// COLUMNS and SHOW CREATE, the catalog for the CATALOG commands.
+	Object                         string
+	Path                           []string
+	IfExists, IfNotExists, Cascade bool
+	Comment                        string
+	Line, Col                      int // of Path
 }
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
@@ -219,6 +247,7 @@ func Parse(sql string) ([]*Statement, error) {
 	p := newTiDBParser() // not goroutine-safe: one per call
 	pos := newPositioner(sql)
 	begin := 0
+	var set *setBuilder // an open EXECUTE STATEMENT SET BEGIN
 	for i := 0; i <= len(lr.toks); i++ {
 		if i < len(lr.toks) && !(lr.toks[i].kind == tkPunct && sql[lr.toks[i].start] == ';') {
 			continue
@@ -228,13 +257,44 @@ func Parse(sql string) ([]*Statement, error) {
 			return stmts, errorAt(sql, lexErr.off, lexErr.msg)
 		}
 		if i > begin {
-			st, err := parseStatement(&p, pos, sql, lr, lr.toks[begin:i])
-			if err != nil {
-				return stmts, err
+			seg := lr.toks[begin:i]
+			switch after, opens := setOpener(sql, seg); {
+			case set != nil && isEnd(sql, seg):
+				st, err := set.close(seg[0])
+				if err != nil {
+					return stmts, err
+				}
+				stmts, set = append(stmts, st), nil
+			case set == nil && opens:
+				var err *Error
+				if set, err = openSet(pos, sql, seg, after); err != nil {
+					return stmts, err
+				}
+				if after < len(seg) {
+					st, err := parseStatement(&p, pos, sql, lr, seg[after:])
+					if err != nil {
+						return stmts, err
+					}
+					if err := set.add(st); err != nil {
+						return stmts, err
+					}
+				}
+			default:
+				st, err := parseStatement(&p, pos, sql, lr, seg)
+				if err != nil {
+					return stmts, err
+				}
+				if set == nil {
+					stmts = append(stmts, st)
+				} else if err := set.add(st); err != nil {
+					return stmts, err
+				}
 			}
-			stmts = append(stmts, st)
 		}
 		begin = i + 1
+	}
+	if set != nil {
+		return stmts, set.st.errorAtOrig(set.st.start, "STATEMENT SET BEGIN is never closed: end it with END;")
 	}
 	return stmts, nil
 }

@@ -156,9 +156,11 @@ func (c *stmtCtx) rewrite() *posError {
 		return err
 	}
 	for _, pass := range []func() *posError{
+		c.rewriteExplain,   // statements.go
+		c.rewriteTemporary, // statements.go
 		c.rewriteCreateTable,
-		c.rewriteCreateView,
 		c.rewriteWindowTVFs,
+		c.rewriteQualifiedNames, // statements.go
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
 		c.rewriteFloorTo,
@@ -185,7 +187,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 			continue
 		}
 		n := strings.ToLower(c.nameValue(i))
-		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
+		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
@@ -295,16 +297,6 @@ func (c *stmtCtx) rewriteCreateTable() *posError {
 		if c.isKw(i, "WITH") && c.isPunct(i+1, "(") {
 			return c.rewriteOptions(i)
 		}
-	}
-	return nil
-}
-
-// rewriteCreateView turns CREATE VIEW IF NOT EXISTS v into CREATE VIEW v
-// and sets Statement.IfNotExists: TiDB has no IF NOT EXISTS for views.
-func (c *stmtCtx) rewriteCreateView() *posError {
-	if c.isKw(0, "CREATE") && c.isKw(1, "VIEW") && c.isKw(2, "IF") && c.isKw(3, "NOT") && c.isKw(4, "EXISTS") {
-		c.replaceSpan(2, 4, c.toks[2].start, c.toks[4].end, "", c.toks[2].start)
-		c.st.IfNotExists = true
 	}
 	return nil
 }

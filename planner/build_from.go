@@ -52,9 +52,6 @@ func requalify(cols []expr.Column, q string) []expr.Column {
 
 func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	name := tn.Name.O
-	if tn.Schema.O != "" {
-		return rel{}, b.stmt.ErrorAtIdent(tn.Schema.O, tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
-	}
 	if parser.IsPlaceholderTable(name) {
 		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
 			return b.buildWindowTVF(tvf, tn, alias) // build_window.go
@@ -64,11 +61,18 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	if tn.AsOf != nil {
 		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are only supported as the right side of a join")
 	}
+	return b.buildPath(b.path(tn), tn.Schema.O != "", tn, alias)
+}
+
+// buildPath reads the CTE (when the name is not qualified), view or
+// table at path; at is where the name is written.
+func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, alias string) (rel, error) {
+	name := path.Name
 	q := alias
 	if q == "" {
 		q = name
 	}
-	if c, ok := b.ctes[norm(name)]; ok {
+	if c, ok := b.ctes[norm(name)]; ok && !qualified {
 		delete(b.ctes, norm(name)) // a CTE cannot refer to itself
 		r, err := b.buildQuery(c.query)
 		b.ctes[norm(name)] = c
@@ -85,8 +89,9 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: requalify(r.scope, q)}, nil
 	}
-	if v, ok := b.p.Cat.View(name); ok {
+	if v, ok := b.p.Cat.View(path); ok {
 		vb := b.p.newBuilder(v.stmt)
+		vb.home = v.Home
 		r, err := vb.buildQuery(v.Query)
 		if err != nil {
 			return rel{}, err
@@ -98,9 +103,12 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: cols}, nil
 	}
-	t, ok := b.p.Cat.Table(name)
+	t, ok := b.p.Cat.Table(path)
 	if !ok {
-		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", name)
+		if err := b.p.Cat.CheckDatabase(path); err != nil {
+			return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist: %v", path, err)
+		}
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", path)
 	}
 	return b.scanTable(t, tn, q)
 }

@@ -290,7 +290,9 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	if !ok {
 		return nil, stmt.ErrorAtNode(n, "a view must be a query")
 	}
-	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(stmt.Text), stmt: stmt}
+	home := p.Cat.Resolve(ObjectPath{})
+	home.Name = ""
+	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(stmt.Text), Temporary: stmt.Temporary, Home: home, stmt: stmt}
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}

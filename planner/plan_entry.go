@@ -76,12 +76,16 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if !ok {
 		return nil, stmt.ErrorAtNode(ins, "INSERT needs a single target table")
 	}
-	t, ok := p.Cat.Table(tn.Name.O)
+	path, _ := PathOf(stmt.TablePath(tn))
+	t, ok := p.Cat.Table(path)
 	if !ok {
-		if _, isView := p.Cat.View(tn.Name.O); isView {
-			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "cannot INSERT into view '%s'", tn.Name.O)
+		if _, isView := p.Cat.View(path); isView {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "cannot INSERT into view '%s'", path)
 		}
-		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", tn.Name.O)
+		if err := p.Cat.CheckDatabase(path); err != nil {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist: %v", path, err)
+		}
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", path)
 	}
 	sink, err := t.Sink(p.Env)
 	if err != nil {
@@ -224,14 +228,17 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 }
 
 // Describe returns a table's or view's columns.
-func (p *Planner) Describe(name string) ([]expr.Column, []int, error) {
-	if t, ok := p.Cat.Table(name); ok {
+func (p *Planner) Describe(path ObjectPath) ([]expr.Column, []int, error) {
+	if t, ok := p.Cat.Table(path); ok {
 		return tableScope(t.Conn, ""), t.Conn.PrimaryKey, nil
 	}
-	if v, ok := p.Cat.View(name); ok {
+	if v, ok := p.Cat.View(path); ok {
 		return v.Columns, nil, nil
 	}
-	return nil, nil, fmt.Errorf("Table '%s' doesn't exist", name)
+	if err := p.Cat.CheckDatabase(path); err != nil {
+		return nil, nil, fmt.Errorf("Table '%s' doesn't exist: %w", path, err)
+	}
+	return nil, nil, fmt.Errorf("Table '%s' doesn't exist", path)
 }
 
 // Bounded reports whether every source of the plan ends by itself, so a

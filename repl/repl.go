@@ -267,7 +267,7 @@ func (r *repl) loop() {
 			reset()
 			continue
 		}
-		if !sc.complete() {
+		if !sc.complete() || parser.NeedsEnd(text.String()) { // EXECUTE STATEMENT SET BEGIN reads on to END;
 			continue
 		}
 		_ = r.rl.SaveHistory(historyEntry(lines))
