@@ -83,6 +83,7 @@ const (
 
 	placeholderPrefix = "__tvf_"
 	watermarkPrefix   = "__wm_"
+	likePlaceholder   = "__like"
 )
 
 // IsPlaceholderTable reports whether a table name in the AST is the
@@ -127,6 +128,17 @@ type Statement struct {
 	// Set is EXECUTE STATEMENT SET BEGIN ... END (or EXPLAIN STATEMENT SET
 	// ...), grouped by Parse; Node and Command are then nil.
 	Set *StatementSet
+	// Computed are the computed columns (name AS expr) of CREATE TABLE,
+	// Metadata its METADATA columns by lower-case name, PartitionKeys its
+	// PARTITIONED BY columns, Like its LIKE clause (see ddl.go).
+	// Elements are the elements of the CREATE TABLE column list as
+	// written, for ALTER TABLE and CREATE TABLE ... LIKE, which make a new
+	// column list from them.
+	Elements      []TableElement
+	Computed      []ComputedColumn
+	Metadata      map[string]MetadataColumn
+	PartitionKeys []string
+	Like          *LikeClause
 	// qualified maps the placeholder schemas of three-part names to
 	// their catalog and database (see TablePath).
 	qualified map[string][2]string
@@ -226,7 +238,8 @@ type Command struct {
 	Path                           []string
 	IfExists, IfNotExists, Cascade bool
 	Comment                        string
-	Line, Col                      int // of Path
+	Line, Col                      int         // of Path
+	Alter                          *AlterTable // ALTER TABLE (ddl.go)
 }
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
@@ -346,7 +359,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}
-	if err := st.takeWatermarks(); err != nil {
+	if err := st.takeCarriers(); err != nil { // ddl.go
 		return nil, err
 	}
 	return st, nil
@@ -362,37 +375,6 @@ func parseTiDB(p *parser.Parser, text string) (nodes []ast.StmtNode, panicked bo
 	}()
 	nodes, _, err = p.Parse(text, "", "")
 	return nodes, false, err
-}
-
-// takeWatermarks moves the expressions of the CHECK constraints carrying
-// WATERMARK declarations into Statement.Watermarks and removes those
-// constraints from the CREATE TABLE, so the planner never sees them.
-func (s *Statement) takeWatermarks() error {
-	if len(s.Watermarks) == 0 {
-		return nil
-	}
-	ct, ok := s.Node.(*ast.CreateTableStmt)
-	if !ok {
-		return s.errorAtOrig(s.start, "internal error: WATERMARK outside CREATE TABLE")
-	}
-	kept := ct.Constraints[:0]
-	for _, con := range ct.Constraints {
-		var n int
-		if con.Tp == ast.ConstraintCheck && strings.HasPrefix(con.Name, watermarkPrefix) {
-			if _, err := fmt.Sscanf(con.Name[len(watermarkPrefix):], "%d", &n); err == nil && n >= 1 && n <= len(s.Watermarks) {
-				s.Watermarks[n-1].Expr = con.Expr
-				continue
-			}
-		}
-		kept = append(kept, con)
-	}
-	ct.Constraints = kept
-	for _, w := range s.Watermarks {
-		if w.Expr == nil {
-			return s.errorAtOrig(s.start, "internal error: lost the expression of WATERMARK FOR "+w.Column)
-		}
-	}
-	return nil
 }
 
 // Errorf returns an *Error positioned at a byte offset of the rewritten

@@ -21,6 +21,9 @@ type stmtCtx struct {
 	parent  []int  // index of the innermost '(' enclosing each token; -1 at depth 0
 	covered []bool // tokens already replaced by a rewrite; later passes skip them
 	edits   []edit
+	// colOrdinal counts the columns of a CREATE TABLE column list met so
+	// far (ComputedColumn.Ordinal).
+	colOrdinal int
 }
 
 func newStmtCtx(st *Statement) (*stmtCtx, *posError) {
@@ -187,7 +190,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 			continue
 		}
 		n := strings.ToLower(c.nameValue(i))
-		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) ||
+		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) || strings.HasPrefix(n, computedPrefix) || n == likePlaceholder ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
@@ -279,11 +282,16 @@ func (c *stmtCtx) rewriteCreateTable() *posError {
 	for c.isPunct(i, ".") && c.isName(i+1) {
 		i += 2
 	}
+	hasColumns := false
 	if c.isPunct(i, "(") && !c.isKw(i+1, "SELECT") && !c.isKw(i+1, "WITH") && !c.isKw(i+1, "VALUES") && !c.isKw(i+1, "TABLE") {
 		if err := c.rewriteTableElements(i, c.match[i]); err != nil {
 			return err
 		}
 		i = c.match[i] + 1
+		hasColumns = true
+	}
+	if err := c.rewriteTableClauses(i, hasColumns); err != nil { // ddl.go
+		return err
 	}
 	// WITH ( at depth 0 before the query of a CREATE TABLE ... AS. A CTE is
 	// WITH name, never WITH (.
@@ -312,6 +320,13 @@ func (c *stmtCtx) rewriteTableElements(open, close int) *posError {
 		if err := c.rewriteTableElement(open, s, k); err != nil {
 			return err
 		}
+		if s < k {
+			kind, name := c.elementKind(s, k)
+			c.st.Elements = append(c.st.Elements, TableElement{Kind: kind, Name: name, Text: c.src[c.toks[s].start:c.toks[k-1].end]})
+		}
+		if c.isName(s) && !c.isKw(s, "WATERMARK") && !(tableElementKeywords[c.upper(s)] && !c.isKw(s, "KEY")) {
+			c.colOrdinal++
+		}
 		s = k + 1
 	}
 	return nil
@@ -325,6 +340,9 @@ func (c *stmtCtx) rewriteTableElement(open, s, e int) *posError {
 	}
 	if c.isKw(s, "WATERMARK") && c.isKw(s+1, "FOR") {
 		return c.rewriteWatermark(s, e)
+	}
+	if done, err := c.rewriteComputedOrMetadata(s, e); done || err != nil { // ddl.go
+		return err
 	}
 	// A column's type directly follows its name.
 	if c.isName(s) && !tableElementKeywords[c.upper(s)] && s+1 < e {

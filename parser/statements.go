@@ -145,6 +145,10 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 		case c.isKw(1, "DATABASE"), c.isKw(1, "SCHEMA"):
 			return c.parseCreateCatalogOrDatabase(CmdCreateDatabase, 2)
 		}
+	case "ALTER":
+		if c.isKw(1, "TABLE") {
+			return c.parseAlterTable() // ddl.go
+		}
 	case "DROP":
 		switch {
 		case c.isKw(1, "CATALOG"):

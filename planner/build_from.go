@@ -120,22 +120,26 @@ func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error
 	if err != nil {
 		return rel{}, b.errf(at, "%v", err)
 	}
-	cols := tableScope(t.Conn, "")
 	var node Node = newScan(t, sc.ChangelogMode())
 	if m := sc.ChangelogMode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
 		if len(t.Conn.PrimaryKey) == 0 {
 			return rel{}, b.errf(at, "table '%s' produces an upsert stream and needs a PRIMARY KEY", t.Name)
 		}
-		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
+		node = &NormalizeNode{nodeBase: nodeBase{cols: node.Columns(), inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
 	}
+	// Computed and metadata columns: the schema from the read columns.
+	if node, err = t.schemaProjection(node); err != nil { // computed.go
+		return rel{}, err
+	}
+	cols := t.schema(t.Conn, "")
 	if t.Watermark != nil {
-		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: tableScope(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
+		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: t.schema(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
 		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Rowtime: t.Watermark.Column, Expr: e}
 	}
-	return rel{node: node, scope: tableScope(t.Conn, qual)}, nil
+	return rel{node: node, scope: t.schema(t.Conn, qual)}, nil
 }
 
 // side says which join inputs an expression references.

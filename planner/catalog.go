@@ -24,6 +24,10 @@ type TableEntry struct {
 	sink       made[connectors.TableSink]
 	stmt       *parser.Statement
 	insertOnly bool
+	Temporary  bool
+	// declared is the table's schema when it is not the connector's row
+	// (computed or metadata columns; see computed.go); nil otherwise.
+	declared []declaredColumn
 }
 
 // WatermarkDef is WATERMARK FOR column AS expr.

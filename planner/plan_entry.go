@@ -87,6 +87,11 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 		}
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", path)
 	}
+	for _, m := range t.Conn.Metadata {
+		if !m.Virtual {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s': writing metadata column '%s' (METADATA FROM '%s') is not supported; declare it VIRTUAL to insert into this table", t.Name, m.Name, m.Key)
+		}
+	}
 	sink, err := t.Sink(p.Env)
 	if err != nil {
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
@@ -230,7 +235,7 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 // Describe returns a table's or view's columns.
 func (p *Planner) Describe(path ObjectPath) ([]expr.Column, []int, error) {
 	if t, ok := p.Cat.Table(path); ok {
-		return tableScope(t.Conn, ""), t.Conn.PrimaryKey, nil
+		return t.Schema(), t.schemaKey(), nil
 	}
 	if v, ok := p.Cat.View(path); ok {
 		return v.Columns, nil, nil

@@ -54,7 +54,7 @@ func PlanSet(plans []*Plan) *SetPlan {
 	for t, fields := range union {
 		slices.Sort(fields)
 		s := &ScanNode{Table: t}
-		if !all[t] && len(fields) < len(t.Conn.Columns) {
+		if !all[t] && len(fields) < len(readScope(t.Conn, "")) {
 			s.Fields = fields
 		}
 		sh.scans[t] = s
@@ -146,7 +146,7 @@ func (sh *sharer) shared(n Node, s *ScanNode) (Node, []int) {
 	scan := sh.scans[s.Table]
 	if scan.cols == nil {
 		scan.mode = s.mode
-		for i, c := range tableScope(s.Table.Conn, "") {
+		for i, c := range readScope(s.Table.Conn, "") {
 			if scan.Fields == nil || slices.Contains(scan.Fields, i) {
 				scan.cols = append(scan.cols, c)
 			}
