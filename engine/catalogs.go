@@ -59,6 +59,9 @@ func (s *Session) catalogCommand(st *parser.Statement, c *parser.Command) (_ *Re
 	case parser.CmdShowCreate:
 		r, err := s.showCreate(st, c)
 		return r, true, err
+	case parser.CmdAlterTable:
+		r, err := s.alterTable(st, c) // ddl.go
+		return r, true, err
 	case parser.CmdCreateCatalog:
 		return s.createCatalog(st, c)
 	case parser.CmdDropCatalog:

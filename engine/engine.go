@@ -194,6 +194,9 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 		}
 		return nil, st.ErrorAtIdent(name, n.Table, "Table '%s' already exists", name)
 	}
+	if st.Like != nil {
+		return s.createLike(st, n, path) // ddl.go
+	}
 	if n.Select != nil {
 		t, plan, err := s.planner.CreateTableAs(st, n)
 		if err != nil {
