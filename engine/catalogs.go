@@ -62,6 +62,9 @@ func (s *Session) catalogCommand(st *parser.Statement, c *parser.Command) (_ *Re
 	case parser.CmdAlterTable:
 		r, err := s.alterTable(st, c) // ddl.go
 		return r, true, err
+	case parser.CmdAlterView:
+		r, err := s.renameView(st, c)
+		return r, true, err
 	case parser.CmdCreateCatalog:
 		return s.createCatalog(st, c)
 	case parser.CmdDropCatalog:
@@ -173,6 +176,13 @@ func (s *Session) showObjects(st *parser.Statement, c *parser.Command) (*Result,
 		return &Result{Header: []string{"current database name"}, Rows: [][]string{{db}}}, nil
 	case "CATALOGS":
 		header, names = "catalog name", cat.CatalogNames()
+	case "MODULES":
+		// One module, Flink's core: the built-in functions.
+		header, names = "module name", []string{"core"}
+	case "FULL MODULES":
+		return &Result{Header: []string{"module name", "used"}, Rows: [][]string{{"core", "true"}}}, nil
+	case "USE MODULES":
+		return &Result{Message: "OK"}, nil
 	case "DATABASES":
 		header = "database name"
 		catalog := ""
@@ -274,4 +284,63 @@ func (s *Session) showCreate(st *parser.Statement, c *parser.Command) (*Result, 
 		return nil, st.ErrorAt(c.Line, c.Col, "View '%s' doesn't exist", p)
 	}
 	return nil, st.ErrorAt(c.Line, c.Col, "Table '%s' doesn't exist", p)
+}
+
+// renameView runs ALTER VIEW v RENAME TO w.
+func (s *Session) renameView(st *parser.Statement, c *parser.Command) (*Result, error) {
+	p, err := s.commandPath(st, c)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := s.planner.Cat.View(p)
+	if !ok {
+		return nil, st.ErrorAt(c.Line, c.Col, "View '%s' doesn't exist", p)
+	}
+	np, _ := planner.PathOf(c.Alter.NewPath)
+	if np.Catalog == "" && np.Database == "" {
+		np.Catalog, np.Database = p.Catalog, p.Database
+	}
+	if err := s.planner.Cat.CheckDatabase(np); err != nil {
+		return nil, st.ErrorAt(c.Line, c.Col, "%v", err)
+	}
+	if s.planner.Cat.Exists(np) {
+		return nil, st.ErrorAt(c.Line, c.Col, "Table '%s' already exists", np)
+	}
+	old := v.Name
+	s.planner.Cat.Drop(p, true)
+	v.Name = np.Name
+	v.DDL = renameInDDL(v.DDL, np.Name)
+	s.planner.Cat.AddView(np, v)
+	return &Result{Message: fmt.Sprintf("View '%s' renamed to '%s'", old, v.Name)}, nil
+}
+
+// renameInDDL replaces the name after CREATE [TEMPORARY] VIEW [IF NOT
+// EXISTS] in a view's DDL.
+func renameInDDL(ddl, name string) string {
+	fields := strings.Fields(ddl)
+	i := 0
+	for i < len(fields) && !strings.EqualFold(fields[i], "VIEW") {
+		i++
+	}
+	i++
+	if i+2 < len(fields) && strings.EqualFold(fields[i], "IF") {
+		i += 3
+	}
+	if i >= len(fields) {
+		return ddl
+	}
+	old := fields[i]
+	if k := strings.IndexAny(old, "("); k > 0 {
+		old = old[:k]
+	}
+	from := strings.Index(strings.ToUpper(ddl), "VIEW")
+	if from < 0 {
+		return ddl
+	}
+	at := strings.Index(ddl[from:], " "+old)
+	if at < 0 {
+		return ddl
+	}
+	at += from
+	return ddl[:at+1] + planner.QuoteIdent(name) + ddl[at+1+len(old):]
 }

@@ -233,6 +233,9 @@ func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Resu
 	if err != nil {
 		return nil, err
 	}
+	if _, isView := s.planner.Cat.View(path); st.AlterView && !isView {
+		return nil, st.ErrorAtIdent(name, n.ViewName, "View '%s' doesn't exist", name)
+	}
 	if s.planner.Cat.Exists(path) {
 		if st.IfNotExists {
 			return &Result{Message: fmt.Sprintf("View '%s' already exists; nothing done", name)}, nil
@@ -247,6 +250,9 @@ func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Resu
 	}
 	s.planner.Cat.Drop(path, true)
 	s.planner.Cat.AddView(path, v)
+	if st.AlterView {
+		return &Result{Message: fmt.Sprintf("View '%s' altered", v.Name)}, nil
+	}
 	return &Result{Message: fmt.Sprintf("View '%s' created", v.Name)}, nil
 }
 

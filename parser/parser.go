@@ -119,6 +119,9 @@ type Statement struct {
 	// IfNotExists is set when CREATE VIEW IF NOT EXISTS v was rewritten to
 	// CREATE VIEW v: TiDB's CreateViewStmt cannot express it.
 	IfNotExists bool
+	// AlterView is set when ALTER VIEW v AS q was rewritten to CREATE OR
+	// REPLACE VIEW v AS q.
+	AlterView bool
 	// Temporary is set when CREATE or DROP TEMPORARY VIEW/TABLE lost its
 	// TEMPORARY in the rewrite.
 	Temporary bool

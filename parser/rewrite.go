@@ -160,6 +160,7 @@ func (c *stmtCtx) rewrite() *posError {
 	}
 	for _, pass := range []func() *posError{
 		c.rewriteExplain,   // statements.go
+		c.rewriteAlterView, // statements.go
 		c.rewriteTemporary, // statements.go
 		c.rewriteCreateTable,
 		c.rewriteWindowTVFs,

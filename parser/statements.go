@@ -38,12 +38,13 @@ const (
 	CmdUseDatabase                             // USE [catalog.]database
 	CmdBeginSet                                // BEGIN STATEMENT SET
 	CmdEndSet                                  // END
+	CmdAlterView                               // ALTER VIEW v RENAME TO w; Command.Alter.NewPath
 )
 
 var stmtCommandNames = map[CommandKind]string{
 	CmdShow: "SHOW", CmdShowCreate: "SHOW CREATE", CmdCreateCatalog: "CREATE CATALOG", CmdDropCatalog: "DROP CATALOG",
 	CmdUseCatalog: "USE CATALOG", CmdCreateDatabase: "CREATE DATABASE", CmdDropDatabase: "DROP DATABASE",
-	CmdUseDatabase: "USE", CmdBeginSet: "BEGIN STATEMENT SET", CmdEndSet: "END",
+	CmdUseDatabase: "USE", CmdBeginSet: "BEGIN STATEMENT SET", CmdEndSet: "END", CmdAlterView: "ALTER VIEW",
 }
 
 // StatementSet is EXECUTE STATEMENT SET BEGIN ... END or EXPLAIN [details]
@@ -62,13 +63,12 @@ var unsupportedStatements = [][]string{
 	{"ALTER", "TEMPORARY", "SYSTEM", "FUNCTION"}, {"ALTER", "TEMPORARY", "FUNCTION"}, {"ALTER", "FUNCTION"},
 	{"ALTER", "CATALOG"}, {"ALTER", "DATABASE"}, {"ALTER", "MATERIALIZED", "TABLE"},
 	{"CREATE", "MATERIALIZED", "TABLE"}, {"DROP", "MATERIALIZED", "TABLE"}, {"SHOW", "MATERIALIZED", "TABLES"},
-	{"LOAD", "MODULE"}, {"UNLOAD", "MODULE"}, {"USE", "MODULES"}, {"SHOW", "FULL", "MODULES"}, {"SHOW", "MODULES"},
+	{"LOAD", "MODULE"}, {"UNLOAD", "MODULE"}, {"INSERT", "OVERWRITE"},
 	{"ADD", "JAR"}, {"REMOVE", "JAR"}, {"SHOW", "JARS"}, {"SHOW", "PARTITIONS"}, {"SHOW", "PROCEDURES"},
 	{"SHOW", "CREATE", "MATERIALIZED", "TABLE"}, {"SHOW", "CREATE", "FUNCTION"},
 	{"ANALYZE", "TABLE"}, {"TRUNCATE", "TABLE"}, {"DELETE"}, {"UPDATE"}, {"CALL"},
 	{"COMPILE", "PLAN"}, {"COMPILE", "AND", "EXECUTE", "PLAN"}, {"EXECUTE", "PLAN"}, {"DESCRIBE", "JOB"},
 	{"CREATE", "MODEL"}, {"CREATE", "TEMPORARY", "MODEL"}, {"DROP", "MODEL"}, {"ALTER", "MODEL"}, {"SHOW", "MODELS"},
-	{"ALTER", "VIEW"},
 }
 
 // unsupportedStatement returns an error naming the statement when it is
@@ -89,7 +89,7 @@ func (c *stmtCtx) unsupportedStatement() *posError {
 		switch {
 		case strings.HasSuffix(name, "FUNCTION"):
 			return c.errAt(0, "%s is not supported: streamsql has no user-defined functions; SHOW FUNCTIONS lists the built-in ones", name)
-		case name == "DELETE" || name == "UPDATE":
+		case name == "DELETE" || name == "UPDATE" || name == "INSERT OVERWRITE":
 			return c.errAt(0, "%s is not supported: tables are changed by INSERT jobs only (Flink runs %s in batch mode only)", name, name)
 		}
 		return c.errAt(0, "%s is not supported", name)
@@ -124,6 +124,18 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 		}
 		return c.cmdAt(&Command{Kind: CmdShow, Object: "COLUMNS", Path: path}, k), nil
 	case "USE":
+		if c.isKw(1, "MODULES") {
+			// streamsql has one module, Flink's core (its built-in functions).
+			for k := 2; k < n; k += 2 {
+				if !c.isKw(k, "core") || k+1 < n && !c.isPunct(k+1, ",") {
+					return nil, c.errAt(k, "module %s is not loaded; streamsql has one module, core (LOAD MODULE is not supported)", c.describe(k))
+				}
+			}
+			if n < 3 {
+				return nil, c.errAt(2, "USE MODULES needs a module name")
+			}
+			return &Command{Kind: CmdShow, Object: "USE MODULES"}, nil
+		}
 		if c.isKw(1, "CATALOG") {
 			if !c.isName(2) || n != 3 {
 				return nil, c.errAt(min(n, 3), "USE CATALOG needs one catalog name, found %s", c.describe(min(n-1, 2)))
@@ -148,6 +160,28 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 	case "ALTER":
 		if c.isKw(1, "TABLE") {
 			return c.parseAlterTable() // ddl.go
+		}
+		if c.isKw(1, "VIEW") {
+			// ALTER VIEW v RENAME TO w; ALTER VIEW v AS q is rewritten for
+			// TiDB (rewriteAlterView).
+			path, k, err := c.path(2, 3)
+			if err != nil {
+				return nil, err
+			}
+			if c.isKw(k, "AS") {
+				return nil, nil
+			}
+			if !c.isKw(k, "RENAME") || !c.isKw(k+1, "TO") {
+				return nil, c.errAt(k, "ALTER VIEW takes RENAME TO <name> or AS <query>, found %s", c.describe(k))
+			}
+			np, e, err := c.path(k+2, 3)
+			if err != nil {
+				return nil, err
+			}
+			if e < n {
+				return nil, c.errAt(e, "unexpected %s in ALTER VIEW", c.describe(e))
+			}
+			return c.cmdAt(&Command{Kind: CmdAlterView, Path: path, Alter: &AlterTable{Op: "RENAME", NewPath: np}}, 2), nil
 		}
 	case "DROP":
 		switch {
@@ -222,6 +256,9 @@ func (c *stmtCtx) like(cmd *Command, k int) (int, *posError) {
 }
 
 func (c *stmtCtx) parseShow() (*Command, *posError) {
+	if err := c.unsupportedStatement(); err != nil {
+		return nil, err
+	}
 	n := len(c.toks)
 	what := c.upper(1)
 	cmd := c.cmdAt(&Command{Kind: CmdShow, Object: what}, 1)
@@ -242,7 +279,12 @@ func (c *stmtCtx) parseShow() (*Command, *posError) {
 			}
 			cmd.Path, k = path, e
 		}
-	case "CATALOGS":
+	case "CATALOGS", "MODULES":
+	case "FULL":
+		if !c.isKw(2, "MODULES") {
+			return nil, c.errAt(2, "expected SHOW FULL MODULES, found %s", c.describe(2))
+		}
+		cmd.Object, k = "FULL MODULES", 3
 	case "COLUMNS", "FIELDS":
 		cmd.Object = "COLUMNS"
 		if !c.isKw(k, "FROM") && !c.isKw(k, "IN") {
@@ -277,7 +319,7 @@ func (c *stmtCtx) parseShow() (*Command, *posError) {
 		}
 		return c.cmdAt(&Command{Kind: CmdShowCreate, Object: obj, Path: path}, 3), nil
 	default:
-		return nil, c.errAt(1, "SHOW %s is not supported; SHOW takes TABLES, VIEWS, COLUMNS, DATABASES, CATALOGS, CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE, CREATE VIEW, FUNCTIONS or JOBS", c.describe(1))
+		return nil, c.errAt(1, "SHOW %s is not supported; SHOW takes TABLES, VIEWS, COLUMNS, DATABASES, CATALOGS, CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE, CREATE VIEW, CREATE CATALOG, FUNCTIONS, MODULES or JOBS", c.describe(1))
 	}
 	k, err := c.like(cmd, k)
 	if err != nil {
@@ -348,6 +390,16 @@ func (c *stmtCtx) parseDropCatalogOrDatabase(kind CommandKind, maxParts int) (*C
 }
 
 // ---- rewrites for TiDB ----
+
+// rewriteAlterView turns ALTER VIEW v AS q into CREATE OR REPLACE VIEW v
+// AS q, with Statement.AlterView set: the view must exist.
+func (c *stmtCtx) rewriteAlterView() *posError {
+	if c.isKw(0, "ALTER") && c.isKw(1, "VIEW") {
+		c.replace(0, 1, "CREATE OR REPLACE VIEW")
+		c.st.AlterView = true
+	}
+	return nil
+}
 
 // rewriteTemporary removes TEMPORARY from CREATE/DROP TEMPORARY
 // TABLE/VIEW and sets Statement.Temporary (TiDB has no temporary views).

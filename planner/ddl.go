@@ -328,7 +328,11 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	}
 	home := p.Cat.Resolve(ObjectPath{})
 	home.Name = ""
-	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(stmt.Text), Temporary: stmt.Temporary, Home: home, stmt: stmt}
+	ddl := stmt.Text
+	if stmt.AlterView { // ALTER VIEW v AS q: the view is now CREATE VIEW v AS q
+		ddl = "CREATE" + strings.TrimSpace(ddl)[len("ALTER"):]
+	}
+	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(ddl), Temporary: stmt.Temporary, Home: home, stmt: stmt}
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}
