@@ -109,6 +109,8 @@ func (c *stmtCtx) rewriteTableClauses(i int, hasColumns bool) *posError {
 		switch {
 		case c.isKw(i, "AS") || c.isKw(i, "SELECT"):
 			return nil
+		case c.isKw(i, "DISTRIBUTED") && c.isKw(i+1, "BY"), c.isKw(i, "DISTRIBUTED") && c.isKw(i+1, "INTO"):
+			return c.errAt(i, "DISTRIBUTED BY (Flink's buckets) is not supported")
 		case c.isKw(i, "PARTITIONED") && c.isKw(i+1, "BY"):
 			if !c.isPunct(i+2, "(") {
 				return c.errAt(i+2, "PARTITIONED BY needs a list of columns in parentheses, found %s", c.describe(i+2))

@@ -23,6 +23,19 @@
 //	  RETURNING ...), IS JSON, SIMILAR TO,   __json_value(...), x REGEXP __is_json();
 //	  BETWEEN SYMMETRIC, OVERLAPS, ...       the full list is in funcsyntax.go
 //	LISTAGG(x), FIRST_VALUE(x), ...          aggregate nodes (aggregates.go)
+//	CREATE/DROP TEMPORARY VIEW, view COMMENT, TEMPORARY and COMMENT removed; Statement.Temporary
+//	EXPLAIN PLAN FOR, EXPLAIN CHANGELOG_MODE EXPLAIN; Statement.ExplainDetails
+//	ALTER VIEW v AS q                        CREATE OR REPLACE VIEW v AS q; Statement.AlterView
+//	catalog.db.table in a table position     `__qn_<n>`.table; Statement.TablePath
+//	name AS expr (computed column)           a carrier CHECK constraint; Statement.Computed
+//	name type METADATA [FROM 'k'] [VIRTUAL]  name type; Statement.Metadata
+//	PARTITIONED BY (...), LIKE t (...)       removed; Statement.PartitionKeys, Statement.Like
+//
+// Flink's catalog, database, SHOW, DESCRIBE, ALTER TABLE and statement-set
+// commands are client commands too (statements.go, ddl.go), and Parse
+// groups EXECUTE STATEMENT SET BEGIN ... END into one Statement (Set).
+// Flink statements streamsql does not run are refused by name
+// (unsupportedStatements).
 //
 // Every rewrite keeps an offset map from the rewritten text back to the
 // original, so errors (TiDB's syntax errors, the pre-lexer's own, and the
