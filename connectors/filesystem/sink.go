@@ -40,7 +40,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
@@ -81,10 +80,8 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	default:
 		return nil, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json' (sink only), got '%s'", f)
 	}
-	if v, ok := o["sink.parallelism"]; ok {
-		if s.p, err = strconv.Atoi(v); err != nil || s.p < 1 {
-			return nil, fmt.Errorf("option 'sink.parallelism' must be a positive integer, got '%s'", v)
-		}
+	if s.p, err = connectors.Int(o, "sink.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
@@ -212,20 +211,4 @@ func epochMillis(s []byte, c *column) (types.Value, error) {
 		ns = q * u
 	}
 	return types.NewTimestamp(ns), nil
-}
-
-// BoolOption reads a 'true'/'false' option (case-insensitive); absent is
-// false.
-func BoolOption(o map[string]string, key string) (bool, error) {
-	v, ok := o[key]
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(v) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, v)
 }
