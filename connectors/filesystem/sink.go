@@ -47,7 +47,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // NewSink implements connectors.SinkConnector.
@@ -239,7 +239,7 @@ func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
 	if err != nil {
 		return err
 	}
-	return state.SyncDir(h.s.dir)
+	return fsutil.SyncDir(h.s.dir)
 }
 
 func (h *fileHandler) Abort(_ context.Context, txn twophase.Transaction) error {
