@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/types"
 )
@@ -156,22 +157,17 @@ func (c *cachedLookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row
 		}
 	}
 	c.stats.Misses.Add(1)
-	var rows []types.Row
-	var err error
-	for attempt := 0; ; attempt++ {
-		if rows, err = c.inner.Lookup(ctx, key); err == nil || attempt >= c.o.MaxRetries || ctx.Err() != nil {
-			break
-		}
-		c.stats.Retries.Add(1)
-		// Back off 100 ms, 200 ms, 400 ms ... at most 2 s.
-		d := min(100*time.Millisecond<<attempt, 2*time.Second)
-		select {
-		case <-ctx.Done():
-		case <-time.After(d):
-		}
-	}
+	var last error
+	// Back off 100 ms, 200 ms, 400 ms ... at most 2 s.
+	rows, err := backoff.Retry(ctx, func() ([]types.Row, error) {
+		rows, err := c.inner.Lookup(ctx, key)
+		last = err
+		return rows, err
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 2 * time.Second}),
+		backoff.WithMaxTries(uint(c.o.MaxRetries)+1), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(error, time.Duration) { c.stats.Retries.Add(1) }))
 	if err != nil {
-		return nil, err
+		return nil, last // the lookup's error, also when ctx ended the wait
 	}
 	if c.index != nil && (len(rows) > 0 || c.o.CacheMissingKey) {
 		k := string(types.EncodeKey(c.kbuf[:0], key, nil))

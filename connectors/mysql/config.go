@@ -13,6 +13,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/cenkalti/backoff/v5"
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 )
@@ -277,23 +278,8 @@ func errNumber(err error) uint16 {
 	return 0
 }
 
-// backoff returns the delay before attempt n (1-based) of a retry.
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << (n - 1)
-	if d > 5*time.Second || d <= 0 {
-		d = 5 * time.Second
-	}
-	return d
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+// newBackoff is the delay between attempts of a write or a prepare:
+// 100 ms, doubling, at most 5 s.
+func newBackoff() *backoff.ExponentialBackOff {
+	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
 }
