@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,7 +12,9 @@ func TestDocsAreGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != Markdown() {
+	// The file goes on with the connectors' options (cmd/streamsql tests
+	// the whole of it).
+	if !strings.HasPrefix(string(got), Markdown()) {
 		t.Fatal("docs/options.md is stale: run `go run ./cmd/streamsql options > docs/options.md`")
 	}
 }

@@ -165,7 +165,7 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 	case parser.CmdStopJob:
 		return s.stopJob(c)
 	case parser.CmdHelp:
-		return &Result{Text: HelpText}, nil
+		return &Result{Text: HelpText()}, nil
 	case parser.CmdShowFunctions:
 		return showFunctions(c)
 	}
