@@ -39,6 +39,7 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 			return s.errorf("the binlog position %s to resume from is no longer on the server (its binlog was purged, "+
 				"see expire_logs_days / binlog_expire_logs_seconds); restart the job without its checkpoint to take a new snapshot", s.pos)
 		}
+		err = traceless(err)
 		if !isTransient(err) {
 			return err
 		}
@@ -255,10 +256,20 @@ func (s *cdcSource) rows(ctx context.Context, h *replication.EventHeader, e *rep
 // ddl forgets the mapping of captured tables that a statement may have
 // changed; the next rows event of the table maps it again and fails
 // clearly if a column it needs is gone or changed its type.
+//
+// A data change logged as a statement (a session that set binlog_format
+// to STATEMENT or MIXED) cannot be turned into rows: it fails the job
+// rather than being lost silently.
 func (s *cdcSource) ddl(ctx context.Context, schema, q string) error {
 	lq := strings.ToLower(q)
+	verb, _, _ := strings.Cut(strings.TrimSpace(lq), " ")
 	for k, ct := range s.tables {
 		if strings.Contains(lq, strings.ToLower(ct.name)) && (schema == ct.schema || strings.Contains(lq, strings.ToLower(ct.schema))) {
+			switch verb {
+			case "insert", "update", "delete", "replace":
+				return s.errorf("a change to %s.%s was logged as a statement, not as rows (the session ran with binlog_format = STATEMENT or MIXED); "+
+					"mysql-cdc needs binlog_format = ROW in every session that writes the table", ct.schema, ct.name)
+			}
 			delete(s.tables, k)
 			if _, err := s.capture(ctx, ct.schema, ct.name); err != nil && !strings.Contains(err.Error(), "does not exist") {
 				return s.errorf("after `%s`: %w", q, err)
@@ -267,3 +278,26 @@ func (s *cdcSource) ddl(ctx context.Context, schema, q string) error {
 	}
 	return nil
 }
+
+// traceless drops the stack traces that go-mysql's errors print with
+// their message, keeping the messages.
+func traceless(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "\n") {
+		return err
+	}
+	var keep []string
+	for i, l := range strings.Split(err.Error(), "\n") {
+		if i == 0 || (!strings.HasPrefix(l, "\t") && !strings.Contains(l, "/") && strings.TrimSpace(l) != "") {
+			keep = append(keep, l)
+		}
+	}
+	return tracelessError{msg: strings.Join(keep, ": "), err: err}
+}
+
+type tracelessError struct {
+	msg string
+	err error
+}
+
+func (e tracelessError) Error() string { return e.msg }
+func (e tracelessError) Unwrap() error { return e.err }
