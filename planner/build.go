@@ -495,24 +495,20 @@ func (b *builder) buildSetOpr(n *ast.SetOprStmt) (rel, error) {
 	if err := b.withCTEs(n.With); err != nil {
 		return rel{}, err
 	}
+	// The inputs fold from the left, each with the operator written before
+	// it: a UNION b UNION ALL c is (a UNION b) UNION ALL c. A parenthesized
+	// input is an *ast.SetOprSelectList carrying its operator itself.
 	var out rel
-	distinct := false
 	for i, s := range n.SelectList.Selects {
 		var r rel
 		var err error
+		var op *ast.SetOprType
 		switch s := s.(type) {
 		case *ast.SelectStmt:
-			if i > 0 && s.AfterSetOperator != nil {
-				switch *s.AfterSetOperator {
-				case ast.UnionAll:
-				case ast.Union:
-					distinct = true
-				default:
-					return rel{}, b.errf(s, "%s is not supported yet; UNION and UNION ALL are", s.AfterSetOperator.String())
-				}
-			}
+			op = s.AfterSetOperator
 			r, err = b.buildSelect(s)
 		case *ast.SetOprSelectList:
+			op = s.AfterSetOperator
 			r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
 		default:
 			return rel{}, b.errf(n, "unsupported set operation input %T", s)
@@ -524,12 +520,20 @@ func (b *builder) buildSetOpr(n *ast.SetOprStmt) (rel, error) {
 			out = r
 			continue
 		}
+		if op == nil {
+			return rel{}, b.errf(s, "internal error: set operation input %d has no operator", i+1)
+		}
+		switch *op {
+		case ast.UnionAll, ast.Union:
+		default:
+			return rel{}, b.errf(s, "%s is not supported yet; UNION and UNION ALL are", op.String())
+		}
 		if out, err = b.union(out, r, s); err != nil {
 			return rel{}, err
 		}
-	}
-	if distinct {
-		out = b.distinct(out)
+		if *op == ast.Union {
+			out = b.distinct(out)
+		}
 	}
 	return b.orderLimit(out, n.OrderBy, n.Limit)
 }
