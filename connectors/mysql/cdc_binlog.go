@@ -11,17 +11,10 @@ import (
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/streamsql/streamsql/connectors/cdcpump"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 )
-
-// txn is one committed transaction's changes to the captured tables,
-// and the binlog position just after its commit. A transaction that
-// touched no captured table has no changes and still moves the position.
-type txn struct {
-	changes *dyntable.Chunk
-	end     binlogPos
-}
 
 // errPurged marks a start position the server no longer has.
 var errPurged = errors.New("purged")
@@ -79,51 +72,16 @@ func (s *cdcSource) streamOnce(ctx context.Context, out dataflow.SourceOutput, f
 	if err != nil {
 		return fmt.Errorf("starting the binlog at %s: %w", s.pos, err)
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	txns := make(chan txn, 64)
-	errc := make(chan error, 1)
-	go func() { errc <- s.read(rctx, streamer, txns) }()
-	for {
-		select {
-		case t := <-txns:
-			*failures = 0
-			// The position moves before the chunk goes: a barrier taken
-			// inside Emit follows the chunk, so it covers the transaction.
-			s.pos = t.end
-			if t.changes.Len() > 0 {
-				if err := out.Emit(t.changes); err != nil {
-					return err
-				}
-			}
-		case e := <-out.Control():
-			if err := out.Handle(e); err != nil {
-				return err
-			}
-		case err := <-errc:
-			// Drain what the reader delivered before it failed.
-			for {
-				select {
-				case t := <-txns:
-					s.pos = t.end
-					if t.changes.Len() > 0 {
-						if err := out.Emit(t.changes); err != nil {
-							return err
-						}
-					}
-					continue
-				default:
-				}
-				break
-			}
-			if err != nil && strings.Contains(err.Error(), "1236") {
-				return fmt.Errorf("%w: %v", errPurged, err)
-			}
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	err = cdcpump.Pump(ctx, out, func(rctx context.Context, txns chan<- cdcpump.Txn[binlogPos]) error {
+		return s.read(rctx, streamer, txns)
+	}, func(end binlogPos) {
+		*failures = 0
+		s.pos = end
+	})
+	if err != nil && strings.Contains(err.Error(), "1236") {
+		return fmt.Errorf("%w: %v", errPurged, err)
 	}
+	return err
 }
 
 // checkPosition fails with errPurged when s.pos's file is not among the
@@ -160,14 +118,14 @@ func (s *cdcSource) checkPosition(ctx context.Context) error {
 // read decodes binlog events into transactions until ctx ends or the
 // connection fails. It runs on its own goroutine and touches only the
 // table map (s.tables), which Run's goroutine does not use meanwhile.
-func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, txns chan<- txn) error {
+func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, txns chan<- cdcpump.Txn[binlogPos]) error {
 	file := s.pos.File
 	cur := &dyntable.Chunk{}
 	since := uint32(s.cfg.startTS / 1000)
 	commit := func(h *replication.EventHeader) error {
-		t := txn{changes: cur, end: binlogPos{File: file, Pos: h.LogPos}}
+		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}}
 		if s.cfg.mode == startTimestamp && h.Timestamp < since {
-			t.changes = &dyntable.Chunk{} // committed before the start time
+			t.Changes = &dyntable.Chunk{} // committed before the start time
 		}
 		cur = &dyntable.Chunk{}
 		select {
