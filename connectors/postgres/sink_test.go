@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 	"github.com/streamsql/streamsql/connectors/postgres/pgtest"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
@@ -24,6 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.StopShared()
+	mysqltest.StopSharedBinlog()
 	os.Exit(code)
 }
 
