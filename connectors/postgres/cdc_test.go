@@ -334,3 +334,22 @@ func TestCDCErrors(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Killing the server mid-stream: the source reconnects from its last
+// transaction and goes on, nothing lost or repeated.
+func TestCDCReconnectsAfterServerRestart(t *testing.T) {
+	s, c, name, slot := cdcFixture(t)
+	r, errc, _ := startCDC(t, cdcTable(s, name, slot, nil), nil)
+	s.Exec(t, c, "INSERT INTO "+name+" (id, name) VALUES (1, 'a')")
+	r.waitRows(t, 1, errc)
+	r.checkpoint(t, 1, true)
+	s.Restart(t)
+	c2 := s.Conn(t)
+	s.Exec(t, c2, "UPDATE "+name+" SET name = 'aa' WHERE id = 1", "INSERT INTO "+name+" (id, name) VALUES (2, 'b')")
+	r.waitRows(t, 4, errc)
+	time.Sleep(300 * time.Millisecond)
+	want := []string{"+I[1, a, NULL, NULL]", "-U[1, a, NULL, NULL]", "+U[1, aa, NULL, NULL]", "+I[2, b, NULL, NULL]"}
+	if got := r.got(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
