@@ -45,8 +45,8 @@ type ckptFile struct {
 type ckptManifest struct {
 	canonical bool // the canonical key-group format (canonical.go), not a Pebble checkpoint
 	operator  string
-	kgs      KeyGroupRange
-	files    []ckptFile
+	kgs       KeyGroupRange
+	files     []ckptFile
 }
 
 func hashFile(path string) (uint64, int64, error) {
