@@ -53,7 +53,7 @@ var Defs = []Def{
 	{Key: "state.checkpoints.dir", Kind: String, Default: "", Description: "Directory under which each job keeps its checkpoints, in a folder named after the job."},
 	{Key: "state.checkpoints.num-retained", Kind: Int, Default: "3", Description: "Completed checkpoints kept per job."},
 	{Key: "execution.savepoint.path", Kind: String, Default: "", Description: "Savepoint to restore the next submitted job from."},
-	{Key: "state.backend.type", Kind: Enum, Default: "auto", Enum: []string{"auto", "hashmap", "pebble"}, Description: "Where keyed state lives: 'hashmap' (Go maps, not checkpointable), 'pebble' (Pebble with a write-back cache), or 'auto': Pebble when checkpointing is on, else hashmap."},
+	{Key: "state.backend.type", Kind: Enum, Default: "auto", Enum: []string{"auto", "hashmap", "pebble"}, Description: "Where keyed state lives: 'hashmap' (Go maps on the heap; asynchronous, incremental checkpoints), 'pebble' (Pebble on local disk with a write-back cache, for state larger than memory), or 'auto' (hashmap). See docs/state.md."},
 	{Key: "state.checkpoints.start-fresh", Kind: Bool, Default: "false", Description: "Start a job from scratch even though checkpoints of a different plan, or only invalid ones, exist under its name (streamsql's own option)."},
 	{Key: "state.backend.cache-entries", Kind: Int, Default: "100000", Description: "Entries of keyed state kept in memory per operator subtask in front of Pebble; bounds memory for state larger than memory."},
 	{Key: "state.backend.pebble.block-cache-mb", Kind: Int, Default: "8", Description: "Pebble block cache per operator subtask, in MiB."},

@@ -22,10 +22,10 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
 	backend := s.Conf.Get("state.backend.type")
-	checkpointing := interval > 0 || savepoint != ""
-	if checkpointing && backend == "hashmap" {
-		return opts, nil, fmt.Errorf("state.backend.type 'hashmap' cannot be checkpointed; use 'pebble' or 'auto'")
+	if backend == "auto" {
+		backend = "hashmap" // what docs/state.md recommends unless state outgrows memory
 	}
+	checkpointing := interval > 0 || savepoint != ""
 	if !checkpointing && backend != "pebble" {
 		if ttl := s.Conf.Duration("table.exec.state.ttl"); ttl > 0 {
 			// In-memory state with table.exec.state.ttl: idle keys expire.
@@ -63,6 +63,7 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 		PlanHash:    hex.EncodeToString(sum[:8]),
 		RestoreFrom: savepoint,
 		StartFresh:  s.Conf.Bool("state.checkpoints.start-fresh"),
+		Backend:     backend,
 		Pebble: state.PebbleOptions{
 			CacheEntries:    s.Conf.Int("state.backend.cache-entries"),
 			BlockCacheBytes: int64(s.Conf.Int("state.backend.pebble.block-cache-mb")) << 20,
