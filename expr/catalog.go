@@ -71,6 +71,7 @@ const (
 	catTemporal    = "Temporal"
 	catConditional = "Conditional"
 	catConversion  = "Type conversion"
+	catCollection  = "Collections and rows"
 	catJSON        = "JSON"
 	catHash        = "Hash"
 	catAggregate   = "Aggregate"
@@ -79,7 +80,7 @@ const (
 )
 
 var categoryOrder = []string{catComparison, catLogical, catArithmetic, catString, catTemporal,
-	catConditional, catConversion, catJSON, catHash, catAggregate, catWindow, catCatalog}
+	catConditional, catConversion, catCollection, catJSON, catHash, catAggregate, catWindow, catCatalog}
 
 const (
 	noteMySQL   = "MySQL's function; Flink has no such function."
@@ -326,6 +327,9 @@ var catalog = []FuncInfo{
 	{Name: "ROW_NUMBER", Kind: WindowFunc, Category: catWindow, Sig: "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)",
 		Doc: "Numbers the rows of each partition; filtered on, it is Flink's Top-N or deduplication.", Note: "Only with a filter on the number (rn <= N, rn = N, BETWEEN).",
 		Example: "SELECT x FROM (SELECT x, ROW_NUMBER() OVER (PARTITION BY s ORDER BY x DESC) AS rn FROM t WHERE s IS NOT NULL) WHERE rn = 1", Result: "2\n4"},
+	{Name: "LAG", Kind: WindowFunc, Category: catWindow, Sig: "LAG(expression [, offset [, default]]) OVER (PARTITION BY ... ORDER BY time_attr)",
+		Doc: "The value of expression offset rows (default 1) before the current row in its partition, or default (NULL) when there is none.", Note: "Over unbounded preceding OVER windows ordered by a time attribute; LEAD is refused in streaming mode, as in Flink.",
+		Example: "SELECT x, LAG(x) OVER (ORDER BY ts) FROM t", Result: "1 NULL\n2 1\n3 2\n4 3"},
 	{Name: "TUMBLE", Kind: TableFunc, Category: catWindow, Sig: "TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset])",
 		Doc: "Tumbling windows: adds window_start, window_end and window_time; also TUMBLE(ts, size) in GROUP BY.", Note: "No offset argument.",
 		Example: "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end",
@@ -367,6 +371,15 @@ var catalog = []FuncInfo{
 	{Name: "SESSION_ROWTIME", Kind: WindowFunc, Category: catWindow, Sig: "SESSION_ROWTIME(ts, gap)", Doc: "Time attribute of the GROUP BY SESSION window.",
 		Example: "SELECT SESSION_ROWTIME(ts, INTERVAL '5' SECOND) FROM t GROUP BY SESSION(ts, INTERVAL '5' SECOND)", Result: "2024-01-01 00:00:08.999"},
 
+	// Collections and rows
+	op(catCollection, "ROW(...)", "ROW(value1 [, value2]*)", "A ROW of the values, its fields named EXPR$0, EXPR$1, ...", "", "ROW(1, 'a')", "(1, a)", FuncRow),
+	op(catCollection, "ARRAY[...]", "ARRAY[value1 [, value2]*]", "An ARRAY of the values, converted to their common type.", "", "ARRAY[1, 2]", "[1, 2]", FuncArray),
+	op(catCollection, "MAP[...]", "MAP[key1, value1 [, key2, value2]*]", "A MAP of the pairs; a repeated key keeps its last value.", "", "MAP['a', 1, 'b', 2]", "{a=1, b=2}", FuncMap),
+	op(catCollection, "array[index], map[key]", "array '[' INT ']', map '[' key ']'", "The element at a position from 1 (NULL out of range), or the value of a key (NULL if absent).", "", "ARRAY[10, 20][2]", "20", FuncItem),
+	op(catCollection, "row.field", "row.field", "A field of a ROW: r.f, t.r.f, r.f.g, or (expr).f.", "", "ROW(1, 'a').EXPR$1", "a", FuncField),
+	e(catCollection, "CARDINALITY", "CARDINALITY(array), CARDINALITY(map)", "The number of elements of an ARRAY or entries of a MAP.", "", "CARDINALITY(ARRAY[1, 2, 3])", "3"),
+	e(catCollection, "ELEMENT", "ELEMENT(array)", "The only element of a one-element ARRAY; NULL if it is empty; more elements fail the job.", "", "ELEMENT(ARRAY['x'])", "x"),
+
 	// Catalog
 	e(catCatalog, "CURRENT_DATABASE", "CURRENT_DATABASE()", "The current database: streamsql has one, default_database.", "", "CURRENT_DATABASE()", "default_database"),
 }
@@ -384,8 +397,6 @@ var unsupported = map[string]string{
 	"STR_TO_MAP":                   "it needs the MAP type, which streamsql does not have yet",
 	"SPLIT":                        "it returns ARRAY<STRING>; streamsql does not have ARRAY yet",
 	"REGEXP_EXTRACT_ALL":           "it returns ARRAY<STRING>; streamsql does not have ARRAY yet",
-	"CARDINALITY":                  "it takes ARRAY or MAP; streamsql does not have them yet",
-	"ELEMENT":                      "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_APPEND":                 "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_CONTAINS":               "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_DISTINCT":               "it takes ARRAY; streamsql does not have ARRAY yet",
@@ -444,8 +455,7 @@ var unsupported = map[string]string{
 	"CUME_DIST":                    "only ROW_NUMBER is supported as a window function",
 	"PERCENT_RANK":                 "only ROW_NUMBER is supported as a window function",
 	"NTILE":                        "only ROW_NUMBER is supported as a window function",
-	"LEAD":                         "only ROW_NUMBER and aggregates are supported OVER a window",
-	"LAG":                          "only ROW_NUMBER and aggregates are supported OVER a window",
+	"LEAD":                         "it needs rows that have not arrived yet, so Flink refuses it in streaming mode; use LAG",
 }
 
 // Unsupported reports why a Flink built-in function streamsql does not
