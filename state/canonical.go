@@ -26,7 +26,9 @@ import (
 // A canonical snapshot directory holds one file per key group that has
 // state, named kg-NNN (the key group in decimal), and the manifest of
 // pebble_restore.go with the header canonicalHeader. A key-group file is
-// a sequence of records in ascending byte order of their keys:
+// a sequence of records, one state after the other in ascending order of
+// the state-key prefix [len(name)][name], a state's records in any order
+// (a reader sorts them; a writer need not):
 //
 //	uvarint len(key) | key | uvarint len(value) | value
 //
@@ -248,6 +250,7 @@ func forEachCanonical(dir string, m *ckptManifest, lo, hi int, fn func(k, v []by
 	// The files in key-group order; m.files is sorted by name already,
 	// and kg-NNN names sort numerically.
 	slices.SortFunc(rs, func(a, b *kgReader) int { return bytes.Compare([]byte(a.f.Name()), []byte(b.f.Name())) })
+	var run [][2][]byte
 	for {
 		// The smallest state name any file is at.
 		var name []byte
@@ -268,13 +271,22 @@ func forEachCanonical(dir string, m *ckptManifest, lo, hi int, fn func(k, v []by
 		}
 		name = bytes.Clone(name)
 		for _, r := range rs {
-			for r.k != nil && bytes.HasPrefix(r.k, name) && len(r.k) > len(name) {
-				if err := fn(r.k, r.v); err != nil {
-					return err
-				}
+			// This state's records in this key group, sorted.
+			run = run[:0]
+			for r.k != nil && bytes.HasPrefix(r.k, name) {
+				run = append(run, [2][]byte{r.k, r.v})
 				r.next()
 				if r.err != nil {
 					return r.err
+				}
+			}
+			slices.SortFunc(run, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
+			for i, e := range run {
+				if i > 0 && bytes.Equal(e[0], run[i-1][0]) {
+					return fmt.Errorf("%s: key %q twice", r.f.Name(), e[0])
+				}
+				if err := fn(e[0], e[1]); err != nil {
+					return err
 				}
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +78,8 @@ type hmState interface {
 	// load adds a restored entry: a state key's key and map key, and a
 	// value in the canonical layout.
 	load(key, mk, v []byte) error
+	// keyPrefix is the prefix of the state's keys: [len(name)][name].
+	keyPrefix() []byte
 }
 
 // rawEntry is a restored entry not yet decoded.
@@ -89,26 +90,31 @@ type rawEntry struct {
 
 // hmSnap is one snapshot of a HashMapStore being written.
 type hmSnap struct {
-	dir      string
-	now      int64
-	states   []hmState
-	restored map[string][]rawEntry
-	kgs      []int      // the frozen key groups
-	linked   []ckptFile // files hard-linked from the previous snapshot
+	dir string
+	now int64
+	// parts are the states and the restored entries of states not
+	// created, in ascending order of their key prefix: a key-group
+	// file holds one state after the other, in that order.
+	parts  []snapPart
+	kgs    []int      // the frozen key groups
+	linked []ckptFile // files hard-linked from the previous snapshot
+}
+
+// snapPart is a state, or the restored entries of a state not created.
+type snapPart struct {
+	prefix []byte
+	st     hmState
+	raw    []rawEntry
 }
 
 // kgCopy is a key group's records, in the key-group file layout, in the
-// order they were copied; offs are the records' offsets in buf.
+// order they were copied.
 type kgCopy struct {
 	buf        []byte
-	offs       []int
 	kbuf, vbuf []byte
 }
 
-func (c *kgCopy) add(k, v []byte) {
-	c.offs = append(c.offs, len(c.buf))
-	c.buf = appendRecord(c.buf, k, v)
-}
+func (c *kgCopy) add(k, v []byte) { c.buf = appendRecord(c.buf, k, v) }
 
 // NewHashMapStore returns an empty in-memory store for operator id that
 // owns key groups kgs; clock (nil = time.Now) stamps the entries of its
@@ -278,8 +284,10 @@ func (s *HashMapStore) take(kg int, snap *hmSnap) *kgCopy {
 	s.mu[kg].Lock()
 	defer s.mu[kg].Unlock()
 	if s.frozen[kg].Load() {
+		// Thawed only once copied: until then the operator waits here.
+		c := copyKG(snap, kg)
 		s.frozen[kg].Store(false)
-		return copyKG(snap, kg)
+		return c
 	}
 	c := s.copies[kg]
 	s.copies[kg] = nil
@@ -287,17 +295,19 @@ func (s *HashMapStore) take(kg int, snap *hmSnap) *kgCopy {
 }
 
 // copyKG encodes key group kg of every state, and the restored entries
-// of states not created, in canonical records.
+// of states not created, in canonical records: state by state in key
+// prefix order, each state's records in no particular order (readers
+// sort them: forEachCanonical).
 func copyKG(snap *hmSnap, kg int) *kgCopy {
 	c := &kgCopy{}
-	for _, st := range snap.states {
-		st.appendKG(c, kg, snap.now)
-	}
-	for name, raw := range snap.restored {
-		p := statePrefix(name)
-		for _, e := range raw {
+	for _, p := range snap.parts {
+		if p.st != nil {
+			p.st.appendKG(c, kg, snap.now)
+			continue
+		}
+		for _, e := range p.raw {
 			if e.kg == kg {
-				c.kbuf = append(appendStateKeyKG(c.kbuf[:0], p, kg, e.key), e.mk...)
+				c.kbuf = append(appendStateKeyKG(c.kbuf[:0], p.prefix, kg, e.key), e.mk...)
 				c.add(c.kbuf, e.val)
 			}
 		}
@@ -332,7 +342,14 @@ func (s *HashMapStore) Snapshot(dir string, _ bool) (SnapshotWrite, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state: operator %s: %w", s.id, err)
 	}
-	snap := &hmSnap{dir: dir, now: s.clock().UnixMilli(), states: slices.Clip(s.states), restored: maps.Clone(s.restored)}
+	snap := &hmSnap{dir: dir, now: s.clock().UnixMilli()}
+	for _, st := range s.states {
+		snap.parts = append(snap.parts, snapPart{prefix: st.keyPrefix(), st: st})
+	}
+	for name, raw := range s.restored {
+		snap.parts = append(snap.parts, snapPart{prefix: statePrefix(name), raw: raw})
+	}
+	slices.SortFunc(snap.parts, func(a, b snapPart) int { return bytes.Compare(a.prefix, b.prefix) })
 	resync := s.resync
 	for kg := range MaxParallelism {
 		if !s.dirty[kg] && !resync {
@@ -383,24 +400,16 @@ func (s *HashMapStore) writeSnap(snap *hmSnap) (info SnapshotInfo, err error) {
 	for _, kg := range snap.kgs {
 		c := s.take(kg, snap)
 		done++
-		if len(c.offs) == 0 {
+		if len(c.buf) == 0 {
 			continue
 		}
-		slices.SortFunc(c.offs, func(a, b int) int { return bytes.Compare(recordKey(c.buf[a:]), recordKey(c.buf[b:])) })
 		w, err := createKGFile(snap.dir, kg)
 		if err != nil {
 			return info, err
 		}
-		for i, o := range c.offs {
-			if i > 0 && bytes.Equal(recordKey(c.buf[o:]), recordKey(c.buf[c.offs[i-1]:])) {
-				w.abort()
-				return info, fmt.Errorf("key group %d: key %q twice (internal error)", kg, recordKey(c.buf[o:]))
-			}
-			_, _, n, _ := parseRecord(c.buf[o:])
-			if err := w.write(c.buf[o : o+n]); err != nil {
-				w.abort()
-				return info, err
-			}
+		if err := w.write(c.buf); err != nil {
+			w.abort()
+			return info, err
 		}
 		f, err := w.finish()
 		if err != nil {
@@ -517,6 +526,8 @@ func (p *hmValue[T]) appendKG(c *kgCopy, kg int, now int64) {
 	})
 }
 
+func (p *hmValue[T]) keyPrefix() []byte { return p.prefix }
+
 func (p *hmValue[T]) load(key, mk, v []byte) error {
 	if len(mk) > 0 {
 		return fmt.Errorf("key %q has a map key: the snapshot holds a map state under this name", key)
@@ -595,6 +606,8 @@ func (p *hmMap[V]) appendKG(c *kgCopy, kg int, now int64) {
 		c.add(c.kbuf, c.vbuf)
 	})
 }
+
+func (p *hmMap[V]) keyPrefix() []byte { return p.prefix }
 
 func (p *hmMap[V]) load(key, mk, v []byte) error {
 	x, err := p.codec.decodeCanonical(v)
