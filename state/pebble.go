@@ -50,7 +50,7 @@ type PebbleOptions struct {
 	CacheEntries int
 	// BlockCacheBytes is Pebble's block cache; 0 = 8 MiB.
 	BlockCacheBytes int64
-	// MemTableBytes is Pebble's memtable size; 0 = 4 MiB.
+	// MemTableBytes is Pebble's memtable size; 0 = 16 MiB.
 	MemTableBytes uint64
 	// TTL expires state not written for this long (table.exec.state.ttl,
 	// Flink's OnCreateAndWrite + NeverReturnExpired); 0 keeps it forever.
@@ -67,7 +67,7 @@ type PebbleOptions struct {
 const (
 	defaultCacheEntries   = 100_000
 	defaultBlockCache     = 8 << 20
-	defaultMemTable       = 4 << 20
+	defaultMemTable       = 16 << 20
 	defaultTTLCleanupKeys = 100_000
 )
 
@@ -436,7 +436,11 @@ func (s *PebbleStore) maybeEvict(keep *lruNode) error {
 		n.prev.next, n.next.prev = n.next, n.prev
 		n.prev, n.next = nil, nil
 		s.size -= n.units
-		if err := n.st.evict(n, b, now); err != nil {
+		err := n.st.evict(n, b, now)
+		if err == nil {
+			err = s.spill(b)
+		}
+		if err != nil {
 			s.err = err
 			return err
 		}
@@ -465,6 +469,22 @@ func (s *PebbleStore) get(k []byte) ([]byte, bool, error) {
 
 // apply commits b.
 func (s *PebbleStore) apply(b *pebble.Batch) error { return s.db.Apply(b, pebble.NoSync) }
+
+// spill commits b and empties it for reuse once it holds a quarter of a
+// memtable: a flush or an eviction of many entries then goes into the
+// memtable in pieces, instead of growing one batch buffer by copying and
+// committing it as a large batch, which Pebble turns into a flushable
+// batch of its own (sorted on commit, then written as an L0 file).
+func (s *PebbleStore) spill(b *pebble.Batch) error {
+	if uint64(b.Len()) < s.opts.MemTableBytes/4 {
+		return nil
+	}
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("state: operator %s: writing state: %w", s.id, err)
+	}
+	b.Reset()
+	return nil
+}
 
 // mayExist reports whether the DB may hold entries under state key sk
 // (false: certainly none).
