@@ -22,10 +22,16 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
 	backend := s.Conf.Get("state.backend.type")
-	if backend == "auto" {
-		backend = "hashmap" // what docs/state.md recommends unless state outgrows memory
-	}
 	checkpointing := interval > 0 || savepoint != ""
+	if backend == "auto" {
+		// As docs/state.md recommends when the state's size is unknown:
+		// Pebble's checkpoints cost the change, whatever the state's size
+		// and spread, and its memory is bounded.
+		backend = "hashmap"
+		if checkpointing {
+			backend = "pebble"
+		}
+	}
 	if !checkpointing && backend != "pebble" {
 		if ttl := s.Conf.Duration("table.exec.state.ttl"); ttl > 0 {
 			// In-memory state with table.exec.state.ttl: idle keys expire.
