@@ -15,6 +15,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // The canonical snapshot format is the backend-independent form of a
@@ -144,14 +146,7 @@ func writeManifest(dir, header, operator string, kgs KeyGroupRange, files []ckpt
 		fmt.Fprintf(&buf, "file %s %d %016x\n", f.name, f.size, f.hash)
 	}
 	fmt.Fprintf(&buf, "checksum %016x\n", xxhash.Sum64(buf.Bytes()))
-	tmp := filepath.Join(dir, ckptManifestName+".tmp")
-	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
-		return 0, err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, ckptManifestName)); err != nil {
-		return 0, err
-	}
-	if err := SyncDir(dir); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, ckptManifestName), buf.Bytes()); err != nil {
 		return 0, err
 	}
 	return int64(buf.Len()), nil

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // A checkpoint directory holds a Pebble checkpoint plus the file
@@ -108,36 +109,12 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 	return files, info, nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// writeFileSync is fsutil.WriteFileSync; prefer fsutil.WriteFileAtomic for
+// a file that replaces another.
+func writeFileSync(path string, data []byte) error { return fsutil.WriteFileSync(path, data) }
 
-// SyncDir fsyncs a directory, so that files created, renamed or removed
-// in it survive a crash. The checkpoint metadata and the filesystem
-// sink's part files use it too.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// SyncDir is fsutil.SyncDir, kept under state's name for its callers.
+func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
 
 // readCheckpointManifest reads and checks the manifest of dir.
 func readCheckpointManifest(dir string) (*ckptManifest, error) {
