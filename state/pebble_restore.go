@@ -109,10 +109,6 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 	return files, info, nil
 }
 
-// writeFileSync is fsutil.WriteFileSync; prefer fsutil.WriteFileAtomic for
-// a file that replaces another.
-func writeFileSync(path string, data []byte) error { return fsutil.WriteFileSync(path, data) }
-
 // SyncDir is fsutil.SyncDir, kept under state's name for its callers.
 func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
 
