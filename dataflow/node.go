@@ -322,11 +322,14 @@ func (nr *nodeRuntime) snapshot(b Barrier) error {
 		}
 		return nil
 	}
+	var size int64
 	if err == nil {
-		err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
+		size, err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
 	}
 	if err != nil {
 		cp.Decline(b, nr.node, nr.subtask, fmt.Errorf("%s: %w", nr.node.Name, err))
+	} else {
+		nr.counters.stateBytes[nr.subtask].Store(size)
 	}
 	nr.counters.snapshotNanos[nr.subtask].Store(int64(time.Since(started)))
 	return nil
