@@ -58,30 +58,6 @@ func TestSetChecksKeysAndValues(t *testing.T) {
 	}
 }
 
-// ParseBool is the one boolean parser: Flink reads 'TRUE' and ' false '
-// as booleans; before it, SET and the values connector refused 'TRUE'
-// while the formats took it.
-func TestParseBool(t *testing.T) {
-	for in, want := range map[string]bool{"true": true, "TRUE": true, "True": true, " false ": false, "FALSE": false} {
-		got, err := ParseBool(in)
-		if err != nil || got != want {
-			t.Errorf("ParseBool(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "yes", "1", "t"} {
-		if _, err := ParseBool(bad); err == nil {
-			t.Errorf("ParseBool(%q) accepted", bad)
-		}
-	}
-	c := New()
-	if err := c.Set("state.checkpoints.start-fresh", "TRUE"); err != nil || !c.Bool("state.checkpoints.start-fresh") {
-		t.Fatalf("SET 'TRUE': %v, read back %v", err, c.Bool("state.checkpoints.start-fresh"))
-	}
-	if err := c.Set("state.checkpoints.start-fresh", "on"); err == nil {
-		t.Fatal("SET 'on' accepted")
-	}
-}
-
 // The options Flink scripts set are accepted: enums in any case, as in
 // Flink, and those that change nothing here say so.
 func TestFlinkScriptOptions(t *testing.T) {
@@ -106,5 +82,29 @@ func TestFlinkScriptOptions(t *testing.T) {
 	}
 	if err := c.Set("table.sql-dialect", "hive"); err == nil {
 		t.Errorf("the hive dialect was accepted")
+	}
+}
+
+// ParseBool is the one boolean parser: Flink reads 'TRUE' and ' false '
+// as booleans; before it, SET and the values connector refused 'TRUE'
+// while the formats took it.
+func TestParseBool(t *testing.T) {
+	for in, want := range map[string]bool{"true": true, "TRUE": true, "True": true, " false ": false, "FALSE": false} {
+		got, err := ParseBool(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBool(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "yes", "1", "t"} {
+		if _, err := ParseBool(bad); err == nil {
+			t.Errorf("ParseBool(%q) accepted", bad)
+		}
+	}
+	c := New()
+	if err := c.Set("state.checkpoints.start-fresh", "TRUE"); err != nil || !c.Bool("state.checkpoints.start-fresh") {
+		t.Fatalf("SET 'TRUE': %v, read back %v", err, c.Bool("state.checkpoints.start-fresh"))
+	}
+	if err := c.Set("state.checkpoints.start-fresh", "on"); err == nil {
+		t.Fatal("SET 'on' accepted")
 	}
 }
