@@ -6,16 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
-	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/examples/billing/bills"
+	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/repl"
 )
@@ -65,7 +63,7 @@ func BenchmarkBillingMySQL(b *testing.B) {
 	sqlText := script.String()
 	sqlText = strings.Replace(sqlText, "'connector' = 'kafka',", "'connector' = 'kafka',\n  'scan.bounded.mode' = 'latest-offset',", 1)
 	sqlText = sqlText[:strings.Index(sqlText, "SET 'pipeline.name' = 'billing-topic'")]
-	twophase.CommitLatencies() // clear
+	commits := metrics.Snapshot(metrics.SinkCommitLatency)
 	s := engine.NewSession(io.Discard)
 	stmts, err := parser.Parse(sqlText)
 	if err != nil {
@@ -94,13 +92,11 @@ func BenchmarkBillingMySQL(b *testing.B) {
 		b.Fatalf("lost=%d duplicated=%d mismatched=%d", l, d, m)
 	}
 	b.ReportMetric(float64(len(recs))/b.Elapsed().Seconds(), "events/s")
-	lat := twophase.CommitLatencies()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	if len(lat) > 0 {
-		b.ReportMetric(ms(lat[len(lat)/2]), "commit-p50-ms")
-		b.ReportMetric(ms(lat[min(len(lat)-1, len(lat)*99/100)]), "commit-p99-ms")
-		b.ReportMetric(float64(len(lat)), "commits")
+	// Commit latency from the Prometheus histogram: quantiles are the
+	// upper bounds of its buckets (1 ms, doubling).
+	if lat := metrics.Snapshot(metrics.SinkCommitLatency).Since(commits); lat.Count > 0 {
+		b.ReportMetric(lat.Quantile(0.5)*1000, "commit-p50-ms")
+		b.ReportMetric(lat.Quantile(0.99)*1000, "commit-p99-ms")
+		b.ReportMetric(float64(lat.Count), "commits")
 	}
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -39,6 +38,11 @@ type Config struct {
 	// Scratch marks a directory that only holds the running job's state
 	// (Pebble without checkpoints); it is removed when the job stops.
 	Scratch bool
+	// CrashInCheckpoint is the kill -9 tests' crash point
+	// (test.crash.in-checkpoint): k > 0 exits the process with status 137
+	// in this run's k-th checkpoint, between the snapshots and the
+	// metadata. Zero in production.
+	CrashInCheckpoint int
 }
 
 // Stats summarises a coordinator's checkpoints.
@@ -117,14 +121,14 @@ const maxFinalFails = 3
 
 // crashHook lets the kill -9 test die at the worst moment: after every
 // subtask has written its snapshot and before the metadata that makes
-// the checkpoint count. STREAMSQL_TEST_CRASH_IN_SNAPSHOT=k exits the
-// process during this run's k-th checkpoint.
+// the checkpoint count. Config.CrashInCheckpoint = k exits the process
+// during this run's k-th checkpoint.
 func (c *Coordinator) crashHook(p *pending) {
 	c.mu.Lock()
 	c.runDone++
 	n := c.runDone
 	c.mu.Unlock()
-	if v := os.Getenv("STREAMSQL_TEST_CRASH_IN_SNAPSHOT"); v != "" && v == strconv.Itoa(n) {
+	if c.cfg.CrashInCheckpoint > 0 && n == c.cfg.CrashInCheckpoint {
 		c.log.Warn("test hook: exiting inside a checkpoint", "checkpoint", p.id)
 		os.Exit(137)
 	}
@@ -462,7 +466,7 @@ func (c *Coordinator) SourceBarrier(b dataflow.Barrier, n *dataflow.Node, subtas
 }
 
 // SnapshotSubtask implements dataflow.Checkpointer.
-func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subtask int, st state.Store) error {
+func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subtask int, st state.Store, sized func(bytes int64)) error {
 	kgs := state.RangeFor(subtask, n.Parallelism)
 	s := Subtask{Node: n.ID, Name: n.Name, Subtask: subtask, Parallelism: n.Parallelism, KeyGroups: [2]int{kgs.Start, kgs.End}}
 	c.mu.Lock()
@@ -491,6 +495,7 @@ func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subt
 		if info.Dir != "" {
 			s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
 		}
+		sized(s.TotalBytes)
 		c.ack(b.CheckpointID, s)
 	}()
 	return nil

@@ -103,7 +103,7 @@ func (f *fakeJob) do(line string) {
 			f.c.SourceBarrier(b, n, subtask, []byte("pos"))
 			return
 		}
-		if err := f.c.SnapshotSubtask(b, n, subtask, state.NewMemoryStore(target)); err != nil {
+		if err := f.c.SnapshotSubtask(b, n, subtask, state.NewMemoryStore(target), func(int64) {}); err != nil {
 			f.log("snapshot %s: %v", target, err)
 		}
 	case "decline":

@@ -76,6 +76,8 @@ var Defs = []Def{
 	{Key: "sql-client.execution.result-mode", Kind: Enum, Default: "tableau", Enum: []string{"tableau", "changelog", "table"}, Description: "How the client shows query results."},
 	{Key: "sql-client.display.max-table-result-rows", Kind: Int, Default: "1000000", Description: "Rows the table result mode keeps; past it the oldest are dropped."},
 	{Key: "table.display.max-column-width", Kind: Int, Default: "30", Description: "Widest column the client prints before truncating."},
+	{Key: "test.crash.in-checkpoint", Kind: Int, Default: "0", Description: "Test hook of the kill -9 tests (streamsql's own option): the process exits with status 137 inside its k-th checkpoint, after the snapshots are written and before the metadata that makes the checkpoint count; 0 never."},
+	{Key: "test.crash.before-commit", Kind: Int, Default: "0", Description: "Test hook of the kill -9 tests (streamsql's own option): the process exits with status 137 at its k-th commit round of a two-phase-commit sink, with the transactions of a completed checkpoint prepared and none committed; 0 never."},
 }
 
 // Lookup returns the definition of key.

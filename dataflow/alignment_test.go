@@ -77,7 +77,7 @@ func (o traceOutput) send(e Element) error {
 type traceCheckpointer struct{ t *trace }
 
 func (c traceCheckpointer) SourceBarrier(Barrier, *Node, int, []byte) {}
-func (c traceCheckpointer) SnapshotSubtask(b Barrier, _ *Node, _ int, _ state.Store) error {
+func (c traceCheckpointer) SnapshotSubtask(b Barrier, _ *Node, _ int, _ state.Store, _ func(int64)) error {
 	c.t.add("ack %d", b.CheckpointID)
 	return nil
 }
@@ -117,7 +117,7 @@ func TestAlignment(t *testing.T) {
 			j := &Job{opts: Options{Checkpointer: traceCheckpointer{tr}}}
 			op := &traceOp{t: tr, decline: d.HasArg("decline")}
 			nr = &nodeRuntime{job: j, node: n, op: op, store: state.NewMemoryStore("n"), outputs: []output{traceOutput{tr}},
-				counters: &nodeCounters{wm: make([]atomic.Int64, 1), snapshotNanos: make([]atomic.Int64, 1)},
+				counters: &nodeCounters{wm: make([]atomic.Int64, 1), snapshotNanos: make([]atomic.Int64, 1), stateBytes: make([]atomic.Int64, 1)},
 				wm:       MinWatermark, outWm: MinWatermark}
 			nr.collector = collector{nr: nr}
 			for _, c := range strings.Split(senders, ",") {

@@ -17,10 +17,13 @@ type Checkpointer interface {
 	SourceBarrier(b Barrier, node *Node, subtask int, pos []byte)
 	// SnapshotSubtask is called on the task goroutine once an operator
 	// subtask has aligned barrier b and its operator has put its extra
-	// state into its store (Operator.SnapshotState): it checkpoints the
-	// store (state.Store.Checkpoint) and acknowledges. An error declines
-	// the checkpoint; the job goes on.
-	SnapshotSubtask(b Barrier, node *Node, subtask int, store state.Store) error
+	// state into its store (Operator.SnapshotState): it snapshots the
+	// store (state.Store.Snapshot) and acknowledges once the snapshot is
+	// written, which may be after it returns, on another goroutine (the
+	// operator goes on meanwhile). sized is then called with the size in
+	// bytes of the subtask's state in the checkpoint (0 when it keeps
+	// none). An error declines the checkpoint; the job goes on.
+	SnapshotSubtask(b Barrier, node *Node, subtask int, store state.Store, sized func(bytes int64)) error
 	// Decline reports that a subtask could not take part in checkpoint b.
 	Decline(b Barrier, node *Node, subtask int, err error)
 }

@@ -39,6 +39,17 @@ type Options struct {
 	// still run (Flink's FLIP-147). The final watermark is emitted at the
 	// end as usual. Only with a Checkpointer that triggers checkpoints.
 	FinalCheckpoint bool
+	// Hooks are the kill -9 tests' crash points, handed to every operator
+	// in its OpContext; zero in production.
+	Hooks TestHooks
+}
+
+// TestHooks are crash points that the kill -9 tests inject through
+// session options (test.crash.*) instead of the environment.
+type TestHooks struct {
+	// CrashBeforeCommit = k > 0: a two-phase-commit sink exits the
+	// process with status 137 at the process's k-th commit round.
+	CrashBeforeCommit int
 }
 
 // NodeMetrics are a node's counters, summed over its subtasks.
@@ -54,6 +65,9 @@ type NodeMetrics struct {
 	// SnapshotDuration is the longest time one of its subtasks took for
 	// its part of the last checkpoint (operator snapshot and store).
 	SnapshotDuration time.Duration
+	// StateBytes is the size of its state in the last checkpoint each of
+	// its subtasks took, summed over the subtasks.
+	StateBytes int64
 }
 
 // Job is a running graph.
@@ -83,6 +97,7 @@ type nodeCounters struct {
 	in, out, late atomic.Int64
 	wm            []atomic.Int64 // per subtask
 	snapshotNanos []atomic.Int64 // per subtask: its part of the last checkpoint
+	stateBytes    []atomic.Int64 // per subtask: its state's size in its last checkpoint
 }
 
 // envelope is what travels on a task's inbox.
@@ -120,7 +135,7 @@ func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
 	j.ctx, j.cancel = context.WithCancelCause(ctx)
 	j.metrics = make([]*nodeCounters, len(g.Nodes))
 	for i, n := range g.Nodes {
-		j.metrics[i] = &nodeCounters{wm: make([]atomic.Int64, n.Parallelism), snapshotNanos: make([]atomic.Int64, n.Parallelism)}
+		j.metrics[i] = &nodeCounters{wm: make([]atomic.Int64, n.Parallelism), snapshotNanos: make([]atomic.Int64, n.Parallelism), stateBytes: make([]atomic.Int64, n.Parallelism)}
 		for s := range j.metrics[i].wm {
 			j.metrics[i].wm[s].Store(MinWatermark)
 		}
@@ -162,12 +177,14 @@ func (j *Job) Metrics() []NodeMetrics {
 		c := j.metrics[i]
 		wm := int64(MaxWatermark)
 		var snap time.Duration
+		var size int64
 		for s := range c.wm {
 			wm = min(wm, c.wm[s].Load())
 			snap = max(snap, time.Duration(c.snapshotNanos[s].Load()))
+			size += c.stateBytes[s].Load()
 		}
 		out[i] = NodeMetrics{ID: n.ID, Name: n.Name, RecordsIn: c.in.Load(), RecordsOut: c.out.Load(), Watermark: wm,
-			LateRecordsDropped: c.late.Load(), SnapshotDuration: snap}
+			LateRecordsDropped: c.late.Load(), SnapshotDuration: snap, StateBytes: size}
 	}
 	return out
 }
@@ -268,7 +285,7 @@ func (j *Job) build() error {
 				nr.totalSenders += senders
 			}
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
-				Parallelism: n.Parallelism, State: store, Shared: shared,
+				Parallelism: n.Parallelism, State: store, Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
@@ -333,7 +350,7 @@ func (j *Job) build() error {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
-				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared,
+				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := src.Open(ctx); err != nil {
 				_ = src.Close()

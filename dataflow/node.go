@@ -323,7 +323,7 @@ func (nr *nodeRuntime) snapshot(b Barrier) error {
 		return nil
 	}
 	if err == nil {
-		err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store)
+		err = cp.SnapshotSubtask(b, nr.node, nr.subtask, nr.store, nr.counters.stateBytes[nr.subtask].Store)
 	}
 	if err != nil {
 		cp.Decline(b, nr.node, nr.subtask, fmt.Errorf("%s: %w", nr.node.Name, err))

@@ -196,6 +196,8 @@ type OpContext struct {
 	// Metrics receives what only the operator can count; the runtime
 	// counts the rest (rows in and out, watermarks, checkpoint time).
 	Metrics *SubtaskMetrics
+	// Hooks are the job's crash points for the kill -9 tests (Options.Hooks).
+	Hooks TestHooks
 }
 
 // SubtaskMetrics is where an operator subtask reports the figures only it

@@ -97,8 +97,8 @@ func (b *barrierLog) SourceBarrier(br Barrier, _ *Node, _ int, pos []byte) {
 	defer b.mu.Unlock()
 	b.got = append(b.got, string(pos))
 }
-func (b *barrierLog) SnapshotSubtask(Barrier, *Node, int, state.Store) error { return nil }
-func (b *barrierLog) Decline(Barrier, *Node, int, error)                     {}
+func (b *barrierLog) SnapshotSubtask(Barrier, *Node, int, state.Store, func(int64)) error { return nil }
+func (b *barrierLog) Decline(Barrier, *Node, int, error)                                  {}
 
 func (b *barrierLog) count() int {
 	b.mu.Lock()

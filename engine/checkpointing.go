@@ -19,7 +19,8 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	opts := dataflow.Options{JobName: name, Log: s.log}
+	opts := dataflow.Options{JobName: name, Log: s.log,
+		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
 	backend := s.Conf.Get("state.backend.type")
@@ -77,8 +78,9 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
-		Log:     s.log,
-		Scratch: scratch,
+		Log:               s.log,
+		Scratch:           scratch,
+		CrashInCheckpoint: s.Conf.Int("test.crash.in-checkpoint"),
 	}, g)
 	if err != nil {
 		return opts, nil, err

@@ -113,3 +113,50 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Each node reports the size of its state in the last checkpoint, next
+// to its checkpoint duration: the aggregation keeps 1,000 groups, so its
+// state cannot be smaller than their keys.
+func TestStateSizePerNode(t *testing.T) {
+	s := NewSession(&bytes.Buffer{})
+	dir := t.TempDir()
+	stmts, err := parser.Parse(`
+SET 'execution.checkpointing.interval' = '100 ms';
+SET 'state.checkpoints.dir' = '` + dir + `';
+CREATE TABLE seq (k BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20000', 'number-of-rows' = '20000',
+  'fields.k.kind' = 'sequence', 'fields.k.start' = '1', 'fields.k.end' = '20000');
+CREATE TABLE res (g BIGINT, c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO res SELECT k % 1000, COUNT(*) FROM seq GROUP BY k % 1000;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job *Job
+	for _, st := range stmts {
+		r, err := s.Execute(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Job != nil {
+			job = r.Job
+		}
+	}
+	if err := job.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var agg int64
+	for _, m := range job.Metrics() {
+		if m.StateBytes < 0 {
+			t.Errorf("%s: state size %d", m.Name, m.StateBytes)
+		}
+		if strings.Contains(m.Name, "Aggregate") {
+			agg = m.StateBytes
+			if m.SnapshotDuration <= 0 {
+				t.Errorf("%s: no checkpoint duration next to its state size", m.Name)
+			}
+		}
+	}
+	// 1,000 groups of a BIGINT key and a count: at least 1,000 * 8 bytes.
+	if agg < 8000 {
+		t.Fatalf("the aggregation's state in the last checkpoint: %d bytes, want at least 8000", agg)
+	}
+}

@@ -237,6 +237,8 @@ var (
 		"Rows an operator dropped for arriving behind the watermark (windows, OVER, window joins), summed over its parallel subtasks.", opLabels, nil)
 	descSnapshot = prometheus.NewDesc("streamsql_operator_checkpoint_duration_seconds",
 		"The longest time one of the operator's subtasks took for its part of the last checkpoint (aligned barrier to acknowledgement: operator snapshot and state store).", opLabels, nil)
+	descStateSize = prometheus.NewDesc("streamsql_operator_state_size_bytes",
+		"Size of the operator's state in the last checkpoint each of its subtasks took, summed over the subtasks (0 for an operator without state).", opLabels, nil)
 	descStatus = prometheus.NewDesc("streamsql_job_status",
 		"1 for the job's current status, 0 for the others.", []string{"job_id", "job_name", "status"}, nil)
 	descStart = prometheus.NewDesc("streamsql_job_start_time_seconds",
@@ -255,7 +257,7 @@ var (
 var statuses = []string{engine.StatusRunning, engine.StatusFinished, engine.StatusCanceled, engine.StatusFailed}
 
 func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descLate, descSnapshot, descStatus, descStart,
+	for _, d := range []*prometheus.Desc{descRecordsIn, descRecordsOut, descWatermark, descLate, descSnapshot, descStateSize, descStatus, descStart,
 		descCompleted, descFailures, descCkptDuration, descCkptSize} {
 		ch <- d
 	}
@@ -286,6 +288,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(m.RecordsOut), lv...)
 			ch <- prometheus.MustNewConstMetric(descLate, prometheus.CounterValue, float64(m.LateRecordsDropped), lv...)
 			ch <- prometheus.MustNewConstMetric(descSnapshot, prometheus.GaugeValue, m.SnapshotDuration.Seconds(), lv...)
+			ch <- prometheus.MustNewConstMetric(descStateSize, prometheus.GaugeValue, float64(m.StateBytes), lv...)
 			if m.Watermark != dataflow.MinWatermark && m.Watermark != dataflow.MaxWatermark {
 				ch <- prometheus.MustNewConstMetric(descWatermark, prometheus.GaugeValue, float64(m.Watermark)/1e9, lv...)
 			}

@@ -192,10 +192,7 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.sides[1], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.right", ijRowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.timers, err = newEventTimers(ctx, "intervaljoin.timers"); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	if j.wm, err = j.timers.restoredWatermark(); err != nil {
+	if j.timers, j.wm, err = openEventTimers(ctx, "intervaljoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil

@@ -159,10 +159,7 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 	if o.accs, err = state.NewValueState[overAcc](ctx.State, "over.accs", o.codec); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	if o.timers, err = newEventTimers(ctx, "over.timers"); err != nil {
-		return fmt.Errorf("%s: %w", o.name, err)
-	}
-	if o.wm, err = o.timers.restoredWatermark(); err != nil {
+	if o.timers, o.wm, err = openEventTimers(ctx, "over.timers"); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
 	return nil

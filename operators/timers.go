@@ -39,6 +39,21 @@ type eventTimers struct {
 	mk   []byte // scratch map key; the state copies what it stores
 }
 
+// openEventTimers opens the timer state name in the subtask's store and
+// returns it with the watermark a restore gave back (restoredWatermark;
+// MinInt64 for a fresh start), which the operator judges late rows by.
+func openEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, int64, error) {
+	t, err := newEventTimers(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	wm, err := t.restoredWatermark()
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, wm, nil
+}
+
 // newEventTimers creates the timer state name in the subtask's store.
 func newEventTimers(ctx *dataflow.OpContext, name string) (*eventTimers, error) {
 	st, err := state.NewMapState[struct{}](ctx.State, name, emptyCodec{})
@@ -212,16 +227,15 @@ type timer struct {
 	key []byte
 }
 
-func openWindowTimers(ctx *dataflow.OpContext) (*windowTimers, error) {
-	t, err := newEventTimers(ctx, "timers")
+// openWindowTimers opens the window timers with the restored watermark
+// (see openEventTimers).
+func openWindowTimers(ctx *dataflow.OpContext) (*windowTimers, int64, error) {
+	t, wm, err := openEventTimers(ctx, "timers")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return &windowTimers{t}, nil
+	return &windowTimers{t}, wm, nil
 }
-
-// restoredWatermark: see eventTimers.restoredWatermark.
-func (w *windowTimers) restoredWatermark() (int64, error) { return w.t.restoredWatermark() }
 
 // saveWatermark: see eventTimers.saveWatermark.
 func (w *windowTimers) saveWatermark(wm int64) error { return w.t.saveWatermark(wm) }

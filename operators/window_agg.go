@@ -122,10 +122,7 @@ func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
 	if w.slices, err = state.NewMapState[groupState](ctx.State, "slices", groupCodec{w.g}); err != nil {
 		return err
 	}
-	if w.timers, err = openWindowTimers(ctx); err != nil {
-		return err
-	}
-	w.wm, err = w.timers.restoredWatermark()
+	w.timers, w.wm, err = openWindowTimers(ctx)
 	return err
 }
 

@@ -60,10 +60,7 @@ func (r *WindowRank) Open(ctx *dataflow.OpContext) error {
 	if r.bufs, err = state.NewValueState[[]types.Row](ctx.State, "topn", rowListCodec{}); err != nil {
 		return err
 	}
-	if r.timers, err = openWindowTimers(ctx); err != nil {
-		return err
-	}
-	r.wm, err = r.timers.restoredWatermark()
+	r.timers, r.wm, err = openWindowTimers(ctx)
 	return err
 }
 

@@ -76,10 +76,7 @@ func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
 	if s.sessions, err = state.NewMapState[sessionState](ctx.State, "sessions", sessionCodec{groupCodec{s.g}}); err != nil {
 		return err
 	}
-	if s.timers, err = openWindowTimers(ctx); err != nil {
-		return err
-	}
-	s.wm, err = s.timers.restoredWatermark()
+	s.timers, s.wm, err = openWindowTimers(ctx)
 	return err
 }
 

@@ -44,10 +44,7 @@ func (w *WindowTableFunction) Open(ctx *dataflow.OpContext) error {
 		return nil
 	}
 	var err error
-	if w.timers, err = openWindowTimers(ctx); err != nil {
-		return err
-	}
-	w.wm, err = w.timers.restoredWatermark()
+	w.timers, w.wm, err = openWindowTimers(ctx)
 	return err
 }
 

@@ -90,10 +90,7 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.sides[1], err = state.NewValueState[ijRows](ctx.State, "windowjoin.right", ijRowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.timers, err = newEventTimers(ctx, "windowjoin.timers"); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	if j.wm, err = j.timers.restoredWatermark(); err != nil {
+	if j.timers, j.wm, err = openEventTimers(ctx, "windowjoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +161,7 @@ type pebbleLogger struct{}
 func (pebbleLogger) Infof(format string, args ...interface{}) {
 	msg := fmt.Sprintf(format, args...)
 	if strings.Contains(msg, "error") || strings.Contains(msg, "fail") {
-		log.Printf("state: pebble: %s", msg)
+		slog.Warn("state: pebble: " + msg)
 	}
 }
 

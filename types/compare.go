@@ -35,7 +35,7 @@ func Compare(a, b Value) int {
 		case KindDecimal:
 			return a.dec().Cmp(b.dec())
 		case KindRow, KindArray, KindMap:
-			return compareValues(a.Elems(), b.Elems())
+			return CompareRows(a.Elems(), b.Elems())
 		}
 	}
 	// Mixed numeric kinds.
@@ -48,23 +48,6 @@ func Compare(a, b Value) int {
 	// Different kinds that the planner should never compare: order by kind
 	// so that sorting is still total and deterministic.
 	return numcmp.Int(int64(a.k), int64(b.k))
-}
-
-// compareValues orders two value lists element by element, a shorter
-// prefix first.
-func compareValues(a, b []Value) int {
-	for i := range a {
-		if i >= len(b) {
-			return 1
-		}
-		if c := Compare(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	if len(a) < len(b) {
-		return -1
-	}
-	return 0
 }
 
 // Equal reports whether two values are equal for grouping and joining:
@@ -101,7 +84,8 @@ func ToDecimal(v Value) *apd.Decimal {
 	return apd.New(0, 0)
 }
 
-// CompareRows compares rows column by column.
+// CompareRows compares rows column by column, a shorter prefix first
+// (also the order of ROW, ARRAY and MAP values, element by element).
 func CompareRows(a, b Row) int {
 	for i := range a {
 		if i >= len(b) {

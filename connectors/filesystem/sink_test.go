@@ -177,14 +177,16 @@ INSERT INTO out_t SELECT k, COUNT(*) FROM src GROUP BY k;`, out))
 func TestFileSinkCrashBetweenPreCommitAndCommit(t *testing.T) {
 	if dirs := os.Getenv("FS_SINK_CHILD"); dirs != "" {
 		ckpt, out, _ := strings.Cut(dirs, "|")
-		j := startFS(t, ckpt, out, "json", 20000, 1_000_000)
+		s := engine.NewSession(&bytes.Buffer{})
+		enginetest.Exec(t, s, "SET 'test.crash.before-commit' = '3';")
+		j := enginetest.Exec(t, s, fmt.Sprintf(fsJob, ckpt, 20000, 1_000_000, out, "json"))[0]
 		_ = j.Wait()
 		t.Fatal("the job ended without the crash hook firing")
 	}
 	ckpt, out := t.TempDir(), t.TempDir()
 	const rows = 1_000_000
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFileSinkCrashBetweenPreCommitAndCommit$")
-	cmd.Env = append(os.Environ(), "FS_SINK_CHILD="+ckpt+"|"+out, "STREAMSQL_TEST_CRASH_BEFORE_COMMIT=3")
+	cmd.Env = append(os.Environ(), "FS_SINK_CHILD="+ckpt+"|"+out)
 	b, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 137 {
 		t.Fatalf("child: %v, want exit 137 from the crash hook\n%s", err, b)

@@ -341,7 +341,7 @@ INSERT INTO agg SELECT k %% 7, COUNT(*), SUM(k) FROM seq GROUP BY k %% 7;
 
 // TestCrashBetweenPreCommitAndCommit kills the job at the worst moment
 // of two-phase commit: a child process (this test binary) runs the job
-// with twophase's test hook STREAMSQL_TEST_CRASH_BEFORE_COMMIT, which
+// with twophase's crash point (the session option test.crash.before-commit), which
 // exits the process once a checkpoint has completed and its transactions
 // are pre-committed but none is committed yet. The restarted job (in
 // this process, from the same checkpoint directory) must commit them
@@ -355,8 +355,8 @@ func TestCrashBetweenPreCommitAndCommit(t *testing.T) {
 	dir := t.TempDir()
 	const rows = 30000
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChildProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "STREAMSQL_TEST_CRASH_BEFORE_COMMIT=3",
-		"KAFKA_SINK_CHILD_SQL="+fmt.Sprintf(eoJob, dir, 20000, rows, b.Addr(), 60000))
+	cmd.Env = append(os.Environ(),
+		"KAFKA_SINK_CHILD_SQL=SET 'test.crash.before-commit' = '3';\n"+fmt.Sprintf(eoJob, dir, 20000, rows, b.Addr(), 60000))
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 137 {

@@ -14,13 +14,15 @@ import (
 
 // The worst moment of two-phase commit: a checkpoint has completed, its
 // XA transactions are prepared, and the process dies before committing
-// them (the framework's STREAMSQL_TEST_CRASH_BEFORE_COMMIT hook exits
+// them (the framework's crash point, set by the session option
+// 'test.crash.before-commit', exits
 // right there). The job runs in a child process that dies so; the
 // restarted job commits what the checkpoint holds, rolls back the rest,
 // and ends with the reference table and nothing prepared.
 func TestCrashBetweenPrepareAndCommit(t *testing.T) {
 	if os.Getenv("STREAMSQL_MYSQL_CRASH_CHILD") == "1" {
 		s := engine.NewSession(&bytes.Buffer{})
+		run(t, s, "SET 'test.crash.before-commit' = '4';")
 		j := lastJob(t, run(t, s, fmt.Sprintf(aggJob, os.Getenv("CRASH_JOB"), os.Getenv("CRASH_DIR"), 10000, crashRows,
 			os.Getenv("CRASH_DSN"), os.Getenv("CRASH_TABLE"), 2)))
 		_ = j.Wait()
@@ -33,7 +35,7 @@ func TestCrashBetweenPrepareAndCommit(t *testing.T) {
 	mysql.CleanupPreparedForTest(t, db, "streamsql:"+job)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBetweenPrepareAndCommit$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "STREAMSQL_MYSQL_CRASH_CHILD=1", "STREAMSQL_TEST_CRASH_BEFORE_COMMIT=4",
+	cmd.Env = append(os.Environ(), "STREAMSQL_MYSQL_CRASH_CHILD=1",
 		"CRASH_JOB="+job, "CRASH_DIR="+dir, "CRASH_DSN="+dsn, "CRASH_TABLE="+table)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

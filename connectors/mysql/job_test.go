@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connectors/mysql"
-	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/metrics"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -170,7 +170,7 @@ func TestExactlyOnceAggregateJob(t *testing.T) {
 	job := mysql.UniqueForTest("eoagg")
 	mysql.CleanupPreparedForTest(t, db, "streamsql:"+job)
 	const rows = 30000
-	_ = twophase.CommitLatencies()
+	commits := metrics.Snapshot(metrics.SinkCommitLatency)
 	stop, states, bad := watchPrefixes(t, db, table)
 	s := engine.NewSession(&bytes.Buffer{})
 	j := lastJob(t, run(t, s, fmt.Sprintf(aggJob, job, t.TempDir(), 20000, rows, dsn, table, 1)))
@@ -184,7 +184,7 @@ func TestExactlyOnceAggregateJob(t *testing.T) {
 	}
 	// 1.5 s of input with checkpoints every 100 ms: several commits, and
 	// a reader saw several of the intermediate states.
-	if n := len(twophase.CommitLatencies()); n < 3 {
+	if n := metrics.Snapshot(metrics.SinkCommitLatency).Since(commits).Count; n < 3 {
 		t.Fatalf("%d XA commits, want several", n)
 	}
 	if n := states(); n < 3 {

@@ -63,10 +63,11 @@ type Operator struct {
 	opts Options
 	name string
 
-	ctx  context.Context
-	log  *slog.Logger
-	st   state.ValueState[*record]
-	info SubtaskInfo
+	ctx     context.Context
+	crashAt int // test.crash.before-commit (dataflow.TestHooks)
+	log     *slog.Logger
+	st      state.ValueState[*record]
+	info    SubtaskInfo
 
 	txn     Transaction // the open transaction, nil between a barrier and the next row
 	txnSeq  int64
@@ -90,6 +91,7 @@ func (o *Operator) Open(oc *dataflow.OpContext) error {
 	o.ctx = oc.Context()
 	o.log = oc.Logger()
 	o.info = SubtaskInfo{JobName: oc.JobName, SinkName: o.name, Subtask: oc.Subtask, Parallelism: oc.Parallelism}
+	o.crashAt = oc.Hooks.CrashBeforeCommit
 	st, err := state.NewValueState[*record](oc.State, "twophase", recordCodec{})
 	if err != nil {
 		return err
@@ -258,7 +260,7 @@ func (o *Operator) NotifyCheckpointComplete(id int64) error {
 	if len(o.pending) == 0 || o.pending[0].Checkpoint > id {
 		return nil
 	}
-	crashBeforeCommit(o.log, o.name)
+	crashBeforeCommit(o.log, o.name, o.crashAt)
 	return o.commitUpTo(id)
 }
 
@@ -269,9 +271,7 @@ func (o *Operator) commitUpTo(id int64) error {
 		if err := retry(o.ctx, o.opts, what, func() error { return o.h.Commit(o.ctx, pt.Handle) }, o.onRetry(what)); err != nil {
 			return fmt.Errorf("%w; the transaction stays in the checkpoint and is committed when the job restarts", err)
 		}
-		lat := time.Since(pt.preCommitted)
-		metrics.SinkCommitLatency.Observe(lat.Seconds())
-		recordLatency(lat)
+		metrics.SinkCommitLatency.Observe(time.Since(pt.preCommitted).Seconds())
 		o.pending = o.pending[1:]
 	}
 	return nil
@@ -316,43 +316,18 @@ func (o *Operator) Close() error {
 
 // crashBeforeCommit is the kill -9 test's hook for the worst moment of
 // two-phase commit: the checkpoint is complete, the transactions are
-// prepared, and none is committed yet. STREAMSQL_TEST_CRASH_BEFORE_COMMIT=k
-// exits the process at this process's k-th commit round.
+// prepared, and none is committed yet. at = k > 0 (the job's
+// dataflow.TestHooks.CrashBeforeCommit, from the session option
+// test.crash.before-commit) exits the process at this process's k-th
+// commit round.
 var commitRounds atomic.Int64
 
-func crashBeforeCommit(log *slog.Logger, sink string) {
-	v := os.Getenv("STREAMSQL_TEST_CRASH_BEFORE_COMMIT")
-	if v == "" {
+func crashBeforeCommit(log *slog.Logger, sink string, at int) {
+	if at <= 0 {
 		return
 	}
-	n := commitRounds.Add(1)
-	if v == strconv.FormatInt(n, 10) {
+	if n := commitRounds.Add(1); n == int64(at) {
 		log.Warn("test hook: exiting between pre-commit and commit", "sink", sink)
 		os.Exit(137)
 	}
-}
-
-// Commit latencies (pre-commit at the barrier to commit done), kept for
-// benchmarks; the Prometheus histogram has the same figures in buckets.
-var (
-	latMu   sync.Mutex
-	latency []time.Duration
-)
-
-func recordLatency(d time.Duration) {
-	latMu.Lock()
-	if len(latency) < 1<<16 {
-		latency = append(latency, d)
-	}
-	latMu.Unlock()
-}
-
-// CommitLatencies returns and clears the commit latencies observed so
-// far in this process.
-func CommitLatencies() []time.Duration {
-	latMu.Lock()
-	defer latMu.Unlock()
-	l := latency
-	latency = nil
-	return l
 }

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,16 +137,16 @@ func billingCrashLoop(t *testing.T, backend string, kills int) {
 		finish := killed >= kills
 		errPath := filepath.Join(dir, fmt.Sprintf("run-%d.err", run))
 		ef, _ := os.Create(errPath)
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = ef, ef
-		cmd.Env = os.Environ()
 		hook := !finish && run%3 == 2
+		runArgs := args
 		if hook {
 			// Die at this process's first or second commit round: after a
 			// checkpoint completed, with its transactions prepared and none
 			// committed.
-			cmd.Env = append(cmd.Env, fmt.Sprintf("STREAMSQL_TEST_CRASH_BEFORE_COMMIT=%d", 1+r.IntN(2)))
+			runArgs = append(slices.Clip(args), "--set", fmt.Sprintf("test.crash.before-commit=%d", 1+r.IntN(2)))
 		}
+		cmd := exec.Command(bin, runArgs...)
+		cmd.Stdout, cmd.Stderr = ef, ef
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

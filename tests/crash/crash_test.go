@@ -170,16 +170,16 @@ func crashLoop(t *testing.T, backend string, kills int) {
 		}
 		errPath := filepath.Join(dir, fmt.Sprintf("run-%d.err", run))
 		ef, _ := os.Create(errPath)
-		cmd := exec.Command(bin, "-f", script)
-		cmd.Stdout, cmd.Stderr = f, ef
-		cmd.Env = os.Environ()
 		finish := killed >= kills
 		hook := !finish && run%4 == 3
+		args := []string{"-f", script}
 		if hook {
 			// Die inside this run's first checkpoint, after the state
 			// snapshots are written and before the metadata is.
-			cmd.Env = append(cmd.Env, "STREAMSQL_TEST_CRASH_IN_SNAPSHOT=1")
+			args = append(args, "--set", "test.crash.in-checkpoint=1")
 		}
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = f, ef
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
