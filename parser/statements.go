@@ -473,6 +473,9 @@ func (c *stmtCtx) rewriteExplain() *posError {
 	if err != nil || k <= 1 {
 		return err
 	}
+	if k >= len(c.toks) {
+		return c.errAt(k, "EXPLAIN needs a statement to explain")
+	}
 	c.st.ExplainDetails = details
 	c.replaceSpan(1, k-1, c.toks[1].start, c.toks[k].start, "", c.toks[1].start)
 	return nil
@@ -630,6 +633,8 @@ func (b *setBuilder) close(end token) (*Statement, *Error) {
 	st := b.st
 	st.end = end.end
 	st.Text = st.src[st.start:st.end]
+	// No text of its own goes to TiDB: positions map to the statement start.
+	st.offsets = &offsetMap{segs: []segment{{rw: 0, orig: st.start}, {rw: 1, orig: st.end}}}
 	if len(st.Set.Inserts) == 0 {
 		return nil, st.errorAtOrig(end.start, "a STATEMENT SET needs at least one INSERT before END")
 	}
