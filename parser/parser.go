@@ -164,6 +164,10 @@ type Statement struct {
 	// that type's text, for types.ParseType; the AST has TEXT in its place.
 	// Nil when there are none. See types.go.
 	ColumnTypes map[string]string
+	// ColumnAliases maps each placeholder table alias (see
+	// IsColumnAliasPlaceholder) to the alias with a column list it
+	// replaced, `AS T(a, b)`; nil if there are none (queries.go).
+	ColumnAliases map[string]*ColumnAlias
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src
@@ -380,6 +384,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 	}
 	st.Node = nodes[0]
 	fixAggregates(st.Node) // aggregates.go
+	fixAggFilters(st.Node) // queries.go
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}

@@ -167,6 +167,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteQualifiedNames, // statements.go
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
+		c.rewriteQueries,        // queries.go
 		c.rewriteFloorTo,
 		c.rewriteIntervals,
 		c.rewriteFullJoins,

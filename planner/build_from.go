@@ -24,7 +24,7 @@ func (b *builder) buildFrom(n ast.ResultSetNode) (rel, error) {
 }
 
 func (b *builder) buildTableSource(ts *ast.TableSource) (rel, error) {
-	alias := ts.AsName.O
+	ca, alias := b.columnAlias(ts) // AS T(a, b): build_values.go
 	var r rel
 	var err error
 	switch src := ts.Source.(type) {
@@ -38,6 +38,9 @@ func (b *builder) buildTableSource(ts *ast.TableSource) (rel, error) {
 		r, err = b.buildFrom(src)
 	default:
 		return rel{}, b.errf(ts, "unsupported FROM item")
+	}
+	if err == nil && ca != nil {
+		return b.renameColumns(r, ca)
 	}
 	return r, err
 }
@@ -194,7 +197,7 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		jt = operators.RightJoin
 	}
 	if j.On == nil {
-		return rel{}, b.errf(j, "a join needs an ON condition with an equality between the two sides (cross joins are not supported)")
+		return rel{}, b.errf(j, "a join needs an ON condition, or for FROM a, b a WHERE condition, with an equality between the two sides (cross joins are not supported)")
 	}
 	nl := len(l.scope)
 	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)
