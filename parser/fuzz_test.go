@@ -35,6 +35,18 @@ var fuzzSeeds = []string{
 	"SET 'k' = \xff",
 	"SELECT '\\",
 	"SELECT `\x00`",
+	"EXECUTE STATEMENT SET BEGIN INSERT INTO a.b.c SELECT * FROM x.y.z, u.v.w; INSERT INTO s SELECT 1; END; EXPLAIN STATEMENT SET BEGIN",
+	"CREATE TEMPORARY VIEW IF NOT EXISTS c.d.v COMMENT 'x' AS SELECT 1; DROP TEMPORARY VIEW IF EXISTS v; ALTER VIEW v AS SELECT 2; ALTER VIEW v RENAME TO w",
+	"CREATE TABLE t (a INT, b AS a + 1 COMMENT 'c', ts TIMESTAMP(3) METADATA FROM 'timestamp' VIRTUAL) PARTITIONED BY (a) WITH ('k'='v') LIKE s (INCLUDING ALL OVERWRITING OPTIONS)",
+	"ALTER TABLE IF EXISTS c.d.t ADD (x INT, y AS x) AFTER a; ALTER TABLE t DROP (a, b); ALTER TABLE t RESET ('k'); ALTER TABLE t RENAME a TO b",
+	"SHOW TABLES FROM c.d NOT ILIKE 'x'; SHOW CREATE CATALOG c; USE CATALOG c; CREATE CATALOG c WITH ('type'='x'); DROP DATABASE IF EXISTS c.d CASCADE; DESC EXTENDED a.b.c",
+	"EXPLAIN PLAN FOR SELECT 1; EXPLAIN CHANGELOG_MODE, JSON_EXECUTION_PLAN SELECT 1; EXPLAIN ESTIMATED_COST",
+	"CREATE TABLE t (a AS",
+	"CREATE TABLE t (a INT METADATA FROM",
+	"ALTER TABLE t ADD (",
+	"CREATE TABLE t LIKE",
+	"SHOW COLUMNS FROM a.b.c.d",
+	"EXPLAIN JSON_EXECUTION_PLAN", // once panicked
 }
 
 // FuzzParse checks that Parse never panics and that its results hold
@@ -80,8 +92,8 @@ func FuzzParse(f *testing.F) {
 			if s.Text != src[s.start:s.end] || s.Text == "" {
 				t.Fatalf("bad text %q for range %d-%d", s.Text, s.start, s.end)
 			}
-			if (s.Node == nil) == (s.Command == nil) {
-				t.Fatalf("statement %q has node %v and command %v", s.Text, s.Node, s.Command)
+			if n := btoi(s.Node != nil) + btoi(s.Command != nil) + btoi(s.Set != nil); n != 1 {
+				t.Fatalf("statement %q has node %v, command %v and set %v", s.Text, s.Node, s.Command, s.Set)
 			}
 			step := 1 + len(s.rewritten)/200
 			for r := -1; r <= len(s.rewritten)+1; r += step {
@@ -98,4 +110,11 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

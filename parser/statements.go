@@ -68,6 +68,7 @@ var unsupportedStatements = [][]string{
 	{"SHOW", "CREATE", "MATERIALIZED", "TABLE"}, {"SHOW", "CREATE", "FUNCTION"},
 	{"ANALYZE", "TABLE"}, {"TRUNCATE", "TABLE"}, {"DELETE"}, {"UPDATE"}, {"CALL"},
 	{"COMPILE", "PLAN"}, {"COMPILE", "AND", "EXECUTE", "PLAN"}, {"EXECUTE", "PLAN"}, {"DESCRIBE", "JOB"},
+	{"INSERT", "INTO", "*", "PARTITION"}, {"INSERT", "INTO", "*", ".", "*", "PARTITION"}, {"INSERT", "INTO", "*", ".", "*", ".", "*", "PARTITION"},
 	{"CREATE", "MODEL"}, {"CREATE", "TEMPORARY", "MODEL"}, {"DROP", "MODEL"}, {"ALTER", "MODEL"}, {"SHOW", "MODELS"},
 }
 
@@ -77,7 +78,7 @@ func (c *stmtCtx) unsupportedStatement() *posError {
 	for _, kws := range unsupportedStatements {
 		ok := true
 		for k, kw := range kws {
-			if !c.isKw(k, kw) {
+			if !(kw == "*" && c.isName(k) || kw == "." && c.isPunct(k, ".") || c.isKw(k, kw)) {
 				ok = false
 				break
 			}
@@ -86,6 +87,9 @@ func (c *stmtCtx) unsupportedStatement() *posError {
 			continue
 		}
 		name := strings.Join(kws, " ")
+		if kws[0] == "INSERT" && kws[1] == "INTO" {
+			return c.errAt(len(kws)-1, "INSERT INTO ... PARTITION (...) (a static partition) is not supported; select the partition columns in the query instead")
+		}
 		switch {
 		case strings.HasSuffix(name, "FUNCTION"):
 			return c.errAt(0, "%s is not supported: streamsql has no user-defined functions; SHOW FUNCTIONS lists the built-in ones", name)
@@ -423,10 +427,18 @@ func (c *stmtCtx) rewriteTemporary() *posError {
 		c.replaceSpan(k+1, k+3, c.toks[k+1].start, c.toks[k+3].end, "", c.toks[k+1].start)
 		c.st.IfNotExists = true
 	}
-	for i := k + 1; i < len(c.toks) && !c.isKw(i, "AS"); i++ {
-		if c.parent[i] == -1 && c.isKw(i, "COMMENT") && c.isStringLit(i+1) {
+	// COMMENT 'x' of the view and of its columns: TiDB takes neither.
+	list := k + 1 // the '(' of the view's column list, if any
+	if c.isKw(list, "IF") {
+		list += 3
+	}
+	for c.isName(list) && c.isPunct(list+1, ".") {
+		list += 2
+	}
+	list++
+	for i := k + 1; i < len(c.toks) && !(c.parent[i] == -1 && c.isKw(i, "AS")); i++ {
+		if (c.parent[i] == -1 || c.parent[i] == list && c.isPunct(list, "(")) && c.isKw(i, "COMMENT") && c.isStringLit(i+1) && !c.covered[i] {
 			c.replaceSpan(i, i+1, c.toks[i].start, c.toks[i+1].end, "", c.toks[i].start)
-			break
 		}
 	}
 	return nil
@@ -472,6 +484,9 @@ func (c *stmtCtx) rewriteExplain() *posError {
 	details, k, err := c.explainPrefix()
 	if err != nil || k <= 1 {
 		return err
+	}
+	if k >= len(c.toks) {
+		return c.errAt(k, "EXPLAIN needs a statement to explain")
 	}
 	c.st.ExplainDetails = details
 	c.replaceSpan(1, k-1, c.toks[1].start, c.toks[k].start, "", c.toks[1].start)
@@ -630,6 +645,8 @@ func (b *setBuilder) close(end token) (*Statement, *Error) {
 	st := b.st
 	st.end = end.end
 	st.Text = st.src[st.start:st.end]
+	// No text of its own goes to TiDB: positions map to the statement start.
+	st.offsets = &offsetMap{segs: []segment{{rw: 0, orig: st.start}, {rw: 1, orig: st.end}}}
 	if len(st.Set.Inserts) == 0 {
 		return nil, st.errorAtOrig(end.start, "a STATEMENT SET needs at least one INSERT before END")
 	}

@@ -132,7 +132,7 @@ func (t *TableEntry) schemaProjection(in Node) (Node, error) {
 
 // checkMetadata checks the metadata columns against what the connector
 // can read.
-func checkMetadata(stmt *parser.Statement, t *TableEntry, ct *connectors.Table, conn connectors.Connector) error {
+func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors.Connector) error {
 	if len(ct.Metadata) == 0 {
 		return nil
 	}

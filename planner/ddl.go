@@ -215,7 +215,7 @@ func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *
 	if err := connectors.CheckOptions(conn, ct.Options); err != nil {
 		return optionError(stmt, "", err)
 	}
-	if err := checkMetadata(stmt, t, ct, conn); err != nil { // computed.go
+	if err := checkMetadata(stmt, ct, conn); err != nil { // computed.go
 		return err
 	}
 	if _, ok := conn.(connectors.PartitionConnector); len(ct.PartitionKeys) > 0 && !ok {
