@@ -266,8 +266,11 @@ func checkTopic(t *testing.T, addr string, ref map[int64]bills.Total) (short, re
 	defer cl.Close()
 	last := map[int64]bills.Total{}
 	bad := map[int64]bool{}
-	idle := time.Now()
-	for time.Since(idle) < 3*time.Second {
+	// The first records may take long to arrive on a loaded machine (the
+	// client connects and fetches metadata first): wait up to a minute
+	// for them; once records flow, 3 s without any mark the end.
+	start, lastRecord, got := time.Now(), time.Now(), false
+	for got && time.Since(lastRecord) < 3*time.Second || !got && time.Since(start) < time.Minute {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		fs := cl.PollFetches(ctx)
 		cancel()
@@ -301,7 +304,7 @@ func checkTopic(t *testing.T, addr string, ref map[int64]bills.Total) (short, re
 			last[u] = bills.Total{Cents: v.TotalCents, Bills: v.Bills}
 		})
 		if n > 0 {
-			idle = time.Now()
+			got, lastRecord = true, time.Now()
 		}
 	}
 	for u, w := range ref {
