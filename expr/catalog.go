@@ -128,10 +128,10 @@ var catalog = []FuncInfo{
 	op(catLogical, "IS [NOT] TRUE / FALSE / UNKNOWN", "boolean IS [NOT] TRUE", "Truth tests; never NULL.", "", "CAST(NULL AS BOOLEAN) IS NOT TRUE", "true"),
 
 	// Arithmetic
-	op(catArithmetic, "+, -, *, /, %", "numeric1 + numeric2", "Arithmetic; / of two integers truncates toward zero; results follow Flink's type rules (see expr's package documentation).", "Division and % by zero give NULL; overflow is an error.", "7 / 2 + 7 % 2", "4"),
+	op(catArithmetic, "+, -, *, /, %", "numeric1 + numeric2", "Arithmetic; / of two integers truncates toward zero; results follow Flink's type rules (see expr's package documentation).", "INT, BIGINT and DECIMAL division and % by zero, and overflow, fail the job, as in Flink; DOUBLE gives Infinity or NaN.", "7 / 2 + 7 % 2", "4"),
 	op(catArithmetic, "DIV", "integer1 DIV integer2", "Integer division.", noteMySQL, "7 DIV 2", "3"),
 	e(catArithmetic, "ABS", "ABS(numeric)", "Absolute value.", "", "ABS(-2.5)", "2.5"),
-	native(e(catArithmetic, "MOD", "MOD(numeric1, numeric2)", "Remainder with the sign of numeric1.", "MOD(x, 0) is NULL.", "MOD(-7, 3)", "-1")),
+	native(e(catArithmetic, "MOD", "MOD(numeric1, numeric2)", "Remainder with the sign of numeric1.", "MOD(x, 0) of an INT, BIGINT or DECIMAL fails the job, as in Flink.", "MOD(-7, 3)", "-1")),
 	e(catArithmetic, "POWER", "POWER(numeric1, numeric2)", "numeric1 raised to numeric2, as DOUBLE.", "", "POWER(2, 10)", "1024"),
 	e(catArithmetic, "POW", "POW(numeric1, numeric2)", "POWER.", noteMySQL, "POW(2, 3)", "8"),
 	e(catArithmetic, "SQRT", "SQRT(numeric)", "Square root, as DOUBLE.", "", "SQRT(16)", "4"),
@@ -186,7 +186,7 @@ var catalog = []FuncInfo{
 	e(catString, "REPEAT", "REPEAT(string, integer)", "string repeated integer times.", "", "REPEAT('ab', 3)", "ababab"),
 	e(catString, "REPLACE", "REPLACE(string1, string2, string3)", "Replaces every occurrence of string2 in string1 by string3.", "", "REPLACE('ababab', 'abab', 'z')", "zab"),
 	e(catString, "TRANSLATE", "TRANSLATE(expr, fromStr, toStr)", "Replaces each character of fromStr by the character of toStr at its position, or removes it past toStr's end.", "", "TRANSLATE('www.apache.org', 'wapcheorg', ' APCHEcom')", "   .APACHE.com"),
-	e(catString, "SUBSTRING", "SUBSTRING(string FROM integer1 [FOR integer2]) / SUBSTRING(string, integer1[, integer2])", "Substring from 1-based position integer1 (negative: from the end), integer2 characters long.", "", "SUBSTRING('flink' FROM 2 FOR 3)", "lin"),
+	e(catString, "SUBSTRING", "SUBSTRING(string FROM integer1 [FOR integer2]) / SUBSTRING(string, integer1[, integer2])", "Substring from 1-based position integer1 (0 counts as 1; negative: from the end), integer2 characters long.", "", "SUBSTRING('flink' FROM 2 FOR 3)", "lin"),
 	e(catString, "SUBSTR", "SUBSTR(string, integer1[, integer2])", "SUBSTRING.", "", "SUBSTR('flink', -3)", "ink"),
 	e(catString, "MID", "MID(string, integer1, integer2)", "SUBSTRING.", noteMySQL, "MID('flink', 2, 2)", "li"),
 	e(catString, "LEFT", "LEFT(string, integer)", "The leftmost integer characters; '' for a negative integer.", "", "LEFT('flink', 2)", "fl"),
