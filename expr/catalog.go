@@ -114,6 +114,7 @@ var catalog = []FuncInfo{
 	// Comparison
 	op(catComparison, "=, <>, !=, <, <=, >, >=", "value1 = value2", "Compares two values; UNKNOWN (NULL) if either is NULL.", "!= is MySQL's spelling of <>.", "2 > 1", "true"),
 	op(catComparison, "<=>", "value1 <=> value2", "Equal, with NULL equal to NULL; never NULL.", noteMySQL+" Flink writes IS NOT DISTINCT FROM.", "NULL <=> NULL", "true"),
+	op(catComparison, "IS [NOT] DISTINCT FROM", "value1 IS [NOT] DISTINCT FROM value2", "Inequality (equality) with NULL equal to NULL; never NULL.", "", "NULL IS NOT DISTINCT FROM NULL", "true"),
 	op(catComparison, "IS [NOT] NULL", "value IS [NOT] NULL", "Tests for NULL.", "", "CAST(NULL AS INT) IS NULL", "true"),
 	op(catComparison, "BETWEEN", "value1 [NOT] BETWEEN [ASYMMETRIC | SYMMETRIC] value2 AND value3", "Range test, bounds included; SYMMETRIC accepts the bounds in either order.", "", "12 BETWEEN SYMMETRIC 15 AND 12", "true"),
 	op(catComparison, "LIKE", "string1 [NOT] LIKE string2 [ESCAPE char]", "SQL pattern match: % any sequence, _ any character; no escape character unless ESCAPE gives one.", "", "'JoKn' LIKE 'Jo_n%'", "true"),
@@ -179,7 +180,8 @@ var catalog = []FuncInfo{
 	e(catString, "POSITION", "POSITION(string1 IN string2)", "1-based position of string1 in string2, 0 if absent.", "", "POSITION('in' IN 'flink')", "3"),
 	e(catString, "LOCATE", "LOCATE(string1, string2[, integer])", "Position of string1 in string2 at or after position integer, 0 if absent.", "", "LOCATE('a', 'banana', 3)", "4"),
 	e(catString, "INSTR", "INSTR(string1, string2)", "Position of string2 in string1, 0 if absent.", "", "INSTR('flink', 'in')", "3"),
-	e(catString, "TRIM", "TRIM([BOTH | LEADING | TRAILING] [string1] FROM string2) / TRIM(string)", "Removes the characters of string1 (default a space) from the ends of string2.", "", "TRIM(BOTH 'x' FROM 'xxaxx')", "a"),
+	e(catString, "OVERLAY", "OVERLAY(string1 PLACING string2 FROM integer1 [FOR integer2])", "Replaces integer2 characters (default: the length of string2) of string1 from position integer1 with string2.", "", "OVERLAY('This is an old string' PLACING ' new' FROM 10 FOR 5)", "This is a new string"),
+	e(catString, "TRIM", "TRIM([BOTH | LEADING | TRAILING] [string1] FROM string2) / TRIM([BOTH | LEADING | TRAILING] string) / TRIM(string)", "Removes the characters of string1 (default a space) from the ends of string2.", "", "TRIM(BOTH 'x' FROM 'xxaxx')", "a"),
 	e(catString, "LTRIM", "LTRIM(string[, characters])", "Removes leading characters (default spaces).", "", "LTRIM('  a  ')", "a  "),
 	e(catString, "RTRIM", "RTRIM(string[, characters])", "Removes trailing characters (default spaces).", "", "RTRIM('xxaxx', 'x')", "xxa"),
 	e(catString, "BTRIM", "BTRIM(string[, characters])", "Removes leading and trailing characters (default spaces).", "", "BTRIM('/www.apache.org/', '/')", "www.apache.org"),
@@ -266,7 +268,7 @@ var catalog = []FuncInfo{
 	e(catTemporal, "CURRENT_WATERMARK", "CURRENT_WATERMARK(rowtime)", "The watermark the evaluating operator has seen, NULL before the first.", "", "CURRENT_WATERMARK(CAST(NULL AS TIMESTAMP(3))) IS NULL", "true"),
 
 	// Conditional
-	op(catConditional, "CASE", "CASE value WHEN value1 THEN result1 ... [ELSE result] END / CASE WHEN condition1 THEN result1 ... END", "The first matching branch's result, else the ELSE result or NULL.", "", "CASE 2 WHEN 1 THEN 'one' WHEN 2 THEN 'two' END", "two"),
+	op(catConditional, "CASE", "CASE value WHEN value1 [, value11]* THEN result1 ... [ELSE result] END / CASE WHEN condition1 THEN result1 ... END", "The first matching branch's result, else the ELSE result or NULL.", "", "CASE 3 WHEN 1 THEN 'one' WHEN 2, 3 THEN 'two or three' END", "two or three"),
 	e(catConditional, "NULLIF", "NULLIF(value1, value2)", "NULL if value1 equals value2, else value1.", "", "NULLIF(5, 5)", "NULL"),
 	e(catConditional, "COALESCE", "COALESCE(value1, value2, ...)", "The first argument that is not NULL.", "", "COALESCE(NULL, 'default')", "default"),
 	e(catConditional, "IF", "IF(condition, true_value, false_value)", "true_value when condition is TRUE, else false_value.", "", "IF(5 > 3, 5, 3)", "5"),

@@ -204,6 +204,7 @@ func init() {
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
 	registerCompositeFuncs(registry) // composite.go
+	registerValueFuncs(registry)     // values.go
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {

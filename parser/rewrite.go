@@ -167,6 +167,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteTemporalJoins, // temporal.go
 		c.rewriteKeywordNames,  // types.go
 		c.rewriteCollections,   // types.go
+		c.rewriteValueSyntax,   // values.go
 	} {
 		if err := pass(); err != nil {
 			return err
@@ -189,7 +190,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
-			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc ||
+			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc || n == anyFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
