@@ -137,7 +137,7 @@ yes,-7,-8,-inf,0.1,N/A ,"",1970-01-01,1970-01-01 00:00:00`,
 		`false | 42 | NULL | 1000 | -0.01 |  |  | 2024-01-05 | 2024-01-01 23:59:59.999`,
 		"NULL | NULL | NULL | NULL | NULL | multi\r\nline, \"quoted\" |  | NULL | NULL",
 		`NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL`,
-		`true | -7 | -8 | -Inf | 0.10 | N/A  |  | 1970-01-01 | 1970-01-01 00:00:00.000`,
+		`true | -7 | -8 | -Infinity | 0.10 | N/A  |  | 1970-01-01 | 1970-01-01 00:00:00.000`,
 	)
 }
 
@@ -145,7 +145,7 @@ func TestCSVOptions(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"t.csv": "# a comment\n1\t'x\t''y'\n2\tp\\\tq\n3\t'it\\'s'\n"})
 	r := mustQuery(t, ddl("t", "(k INT, s STRING)", filepath.Join(dir, "t.csv"), "csv",
 		`'csv.field-delimiter' = '\t'`, `'csv.quote-character' = ''''`, `'csv.allow-comments' = 'true'`,
-		`'csv.escape-character' = '\\'`), "SELECT * FROM t", 1)
+		`'csv.escape-character' = '\'`), "SELECT * FROM t", 1)
 	checkRows(t, r.rows, "1 | x\t'y", "2 | p\tq", "3 | it's")
 
 	// Without quoting, quotes are text; without comments, '#' starts a field.
