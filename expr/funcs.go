@@ -203,8 +203,9 @@ func init() {
 	registerTextFuncs(registry)
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
-	registerCompositeFuncs(registry) // composite.go
-	registerValueFuncs(registry)     // values.go
+	registerCompositeFuncs(registry)  // composite.go
+	registerValueFuncs(registry)      // values.go
+	registerCollectionFuncs(registry) // funcs_collection.go
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
