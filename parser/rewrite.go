@@ -587,6 +587,7 @@ func (c *stmtCtx) rewriteIntervals() *posError {
 		literal := v == vEnd && (c.toks[v].kind == tkString || c.toks[v].kind == tkDString || c.toks[v].kind == tkNumber)
 		argPos := (c.isPunct(i-1, "(") || c.isPunct(i-1, ",")) && (c.isPunct(u+1, ",") || c.isPunct(u+1, ")")) &&
 			!(c.isPunct(i-1, ",") && c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)])
+		argPos = argPos || c.intervalValuePos(i, u) // types.go: SELECT INTERVAL '1' DAY
 		unit, known := intervalUnits[c.upper(u)]
 		if !known {
 			if argPos && literal {

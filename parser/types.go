@@ -223,3 +223,32 @@ func (c *stmtCtx) rewriteCollections() *posError {
 	}
 	return nil
 }
+
+// intervalValuePos reports whether the INTERVAL at token i, whose unit is
+// token u, stands alone as a value: a select item, a CASE branch, a
+// comparison operand, where TiDB takes INTERVAL only next to + or -. It
+// then becomes __interval(...) like a function argument.
+func (c *stmtCtx) intervalValuePos(i, u int) bool {
+	p := i - 1
+	opens := func(p int) bool {
+		return c.isKw(p, "SELECT") || c.isPunct(p, ",") || c.isPunct(p, "(") || c.isKw(p, "THEN") || c.isKw(p, "ELSE") ||
+			c.isPunct(p, "=") || c.isPunct(p, "<>") || c.isPunct(p, "<") || c.isPunct(p, ">") ||
+			c.isPunct(p, "<=") || c.isPunct(p, ">=")
+	}
+	if (c.isPunct(p, "-") || c.isPunct(p, "+")) && opens(p-1) {
+		p-- // a sign: -INTERVAL '2' HOUR
+	}
+	before := opens(p) && !(c.isPunct(p, "(") && p == i-1)
+	if !before || c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)] {
+		return false
+	}
+	n := u + 1
+	if n >= len(c.toks) || c.isPunct(n, ",") || c.isPunct(n, ")") {
+		return true
+	}
+	switch c.upper(n) {
+	case "FROM", "AS", "THEN", "ELSE", "END", "WHEN", "AND", "OR", "WHERE", "GROUP", "ORDER", "UNION", "LIMIT":
+		return true
+	}
+	return false
+}
