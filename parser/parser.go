@@ -123,6 +123,10 @@ type Statement struct {
 	// that type's text, for types.ParseType; the AST has TEXT in its place.
 	// Nil when there are none. See types.go.
 	ColumnTypes map[string]string
+	// Unnests maps each UNNEST placeholder table name (see
+	// IsUnnestPlaceholder) to its alias and column aliases; nil if there
+	// are none. See types.go.
+	Unnests map[string]*Unnest
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src

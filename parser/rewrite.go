@@ -159,6 +159,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteCreateTable,
 		c.rewriteCreateView,
 		c.rewriteWindowTVFs,
+		c.rewriteUnnest, // types.go
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
 		c.rewriteFloorTo,
@@ -190,7 +191,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
-			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc || n == anyFunc ||
+			n == rowFunc || n == unnestFunc || strings.HasPrefix(n, unnestPrefix) || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc || n == anyFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}

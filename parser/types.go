@@ -1,6 +1,9 @@
 package parser
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // ---- Flink types and the words TiDB reserves ----
 //
@@ -251,4 +254,88 @@ func (c *stmtCtx) intervalValuePos(i, u int) bool {
 		return true
 	}
 	return false
+}
+
+// unnestPrefix names the placeholder table of UNNEST(...) in FROM; the
+// expression rides in the join condition as __unnest(expr) (see
+// Statement.Unnests).
+const (
+	unnestPrefix = "__unnest_"
+	unnestFunc   = "__unnest"
+)
+
+// Unnest is UNNEST(expr) [AS] alias[(c1, ...)] joined to the FROM items
+// before it: CROSS JOIN UNNEST(...) or , UNNEST(...).
+type Unnest struct {
+	Alias     string
+	Columns   []string // the column aliases; nil if none were written
+	Line, Col int      // of the UNNEST keyword
+}
+
+// IsUnnestPlaceholder reports whether a table name in the AST stands for
+// an UNNEST (see Statement.Unnests).
+func IsUnnestPlaceholder(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), unnestPrefix)
+}
+
+// UnnestFunc is the call carrying an UNNEST's expression in the ON
+// condition of its join.
+const UnnestFunc = unnestFunc
+
+// rewriteUnnest turns [CROSS] JOIN UNNEST(e) [AS] t(c1, ...) and
+// , UNNEST(e) [AS] t(c1, ...) into CROSS JOIN __unnest_<n> AS t ON
+// __unnest(e): TiDB has no UNNEST, and a join condition is where an
+// expression over the left side can ride along.
+func (c *stmtCtx) rewriteUnnest() *posError {
+	for i := range c.toks {
+		if !c.isCall(i, "UNNEST") {
+			continue
+		}
+		join := i - 1
+		switch {
+		case c.isPunct(join, ","):
+		case c.isKw(join, "JOIN") && c.isKw(join-1, "CROSS"):
+			join--
+		case c.isKw(join, "JOIN") && !c.isKw(join-1, "LEFT") && !c.isKw(join-1, "RIGHT") && !c.isKw(join-1, "FULL"):
+			if c.isKw(join-1, "INNER") {
+				join--
+			}
+		default:
+			return c.errAt(i, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x) or , UNNEST(...) AS t(x)")
+		}
+		open, close := i+1, c.match[i+1]
+		k := close + 1
+		if c.isKw(k, "AS") {
+			k++
+		}
+		if !c.isName(k) {
+			return c.errAt(k, "UNNEST(...) needs an alias: UNNEST(...) AS t(x)")
+		}
+		u := &Unnest{Alias: c.nameValue(k)}
+		u.Line, u.Col = c.st.pos.at(c.toks[i].start)
+		end := k
+		if c.isPunct(k+1, "(") {
+			for _, a := range c.args(k + 1) {
+				if a[0] != a[1] || !c.isName(a[0]) {
+					return c.errAt(a[0], "UNNEST column aliases must be names")
+				}
+				u.Columns = append(u.Columns, c.nameValue(a[0]))
+			}
+			end = c.match[k+1]
+		}
+		if c.isKw(end+1, "ON") || c.isKw(end+1, "WITH") {
+			return c.errAt(end+1, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x), without ON or WITH ORDINALITY")
+		}
+		if c.st.Unnests == nil {
+			c.st.Unnests = map[string]*Unnest{}
+		}
+		name := fmt.Sprintf("%s%d", unnestPrefix, len(c.st.Unnests)+1)
+		c.st.Unnests[name] = u
+		// [CROSS] JOIN UNNEST( -> CROSS JOIN __unnest_n AS `t` ON __unnest(
+		c.replaceSpan(join, open, c.toks[join].start, c.toks[open].end,
+			fmt.Sprintf(" CROSS JOIN %s AS `%s` ON %s(", name, strings.ReplaceAll(u.Alias, "`", "``"), unnestFunc), c.toks[i].start)
+		// ) AS t(c1, ...) -> )
+		c.replaceSpan(close+1, end, c.toks[close].end, c.toks[end].end, "", c.toks[close].end)
+	}
+	return nil
 }
