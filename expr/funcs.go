@@ -423,16 +423,11 @@ func buildInternalCast(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	return c, nil
 }
 
-// parseCastType parses a CAST target as the pre-lexer writes it. Time zone
-// suffixes are dropped: streamsql's TIMESTAMP has no zone, so TIMESTAMP(3)
-// WITH LOCAL TIME ZONE (Flink's TIMESTAMP_LTZ) is TIMESTAMP(3), as
-// types.ParseType treats TIMESTAMP_LTZ.
+// parseCastType parses a CAST target as the pre-lexer writes it
+// (types.ParseType reads the time zone suffixes and keeps the case of ROW
+// field names).
 func parseCastType(text string) (types.Type, error) {
-	u := strings.ToUpper(strings.Join(strings.Fields(text), " "))
-	for _, suffix := range []string{" WITHOUT TIME ZONE", " WITH LOCAL TIME ZONE"} {
-		u = strings.TrimSuffix(u, suffix)
-	}
-	return types.ParseType(u)
+	return types.ParseType(text)
 }
 
 // ---------------------------------------------------------------------------

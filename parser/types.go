@@ -54,6 +54,20 @@ func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
 		return min(j+1, e), true
 	case w == "ROW" && c.isPunct(j, "("):
 		return c.match[j] + 1, true
+	case w == "INTERVAL" || w == "RAW":
+		// Types streamsql refuses by name (types.ParseType): take the
+		// words up to the column's options.
+		for j < e && !c.isPunct(j, ",") {
+			switch c.upper(j) {
+			case "NOT", "NULL", "PRIMARY", "COMMENT", "METADATA", "CONSTRAINT":
+				return j, true
+			}
+			if c.isPunct(j, "(") {
+				j = c.match[j]
+			}
+			j++
+		}
+		return j, true
 	case w == "DOUBLE" && c.isKw(j, "PRECISION"), w == "CHARACTER" && c.isKw(j, "VARYING"):
 		j++
 	}

@@ -93,7 +93,7 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 			ty, err = types.ParseType(text) // a Flink type TiDB cannot parse
 		}
 		if err != nil {
-			return nil, stmt.ErrorAtNode(c, "column '%s': %v", name, err)
+			return nil, stmt.ErrorAtIdent(name, c, "column '%s': %v", name, err)
 		}
 		for _, o := range c.Options {
 			switch o.Tp {
