@@ -205,6 +205,9 @@ func (c *stmtCtx) rewriteCollections() *posError {
 		case c.isPunct(i, "["):
 			close := bmatch[i]
 			word := c.upper(i - 1)
+			if word == "MULTISET" && !c.covered[i-1] {
+				return c.errAt(i-1, "MULTISET values are not supported")
+			}
 			if (word == "ARRAY" || word == "MAP") && !c.covered[i-1] && !c.isPunct(i-2, ".") {
 				fn := arrayFunc
 				if word == "MAP" {
