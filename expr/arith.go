@@ -313,6 +313,12 @@ func (a *arithConstInt) withChildren(k []Expr) Expr {
 	return newArith(a.op, a.sym, k[0], k[1], a.typ, a.mode)
 }
 
+// divByZero is the error of an INT, BIGINT or DECIMAL division or MOD by
+// zero, which fails the job as in Flink.
+func (a *arith) divByZero() error {
+	return evalErr(a, "division by zero")
+}
+
 func (a *arith) overflow(x, y int64) error {
 	return evalErr(a, "%s overflow (%d %s %d)", a.typ.ID, x, a.sym, y)
 }
@@ -328,12 +334,12 @@ func (a *arith) int32op(x, y int64) (int64, bool, error) {
 		r = x * y
 	case opDiv:
 		if y == 0 {
-			return 0, true, nil
+			return 0, true, a.divByZero()
 		}
 		r = x / y
 	default:
 		if y == 0 {
-			return 0, true, nil
+			return 0, true, a.divByZero()
 		}
 		r = x % y
 	}
@@ -363,7 +369,7 @@ func (a *arith) int64op(x, y int64) (int64, bool, error) {
 		}
 	case opDiv:
 		if y == 0 {
-			return 0, true, nil
+			return 0, true, a.divByZero()
 		}
 		if x == math.MinInt64 && y == -1 {
 			return 0, true, a.overflow(x, y)
@@ -371,7 +377,7 @@ func (a *arith) int64op(x, y int64) (int64, bool, error) {
 		r = x / y
 	default:
 		if y == 0 {
-			return 0, true, nil
+			return 0, true, a.divByZero()
 		}
 		if y == -1 {
 			return 0, false, nil
@@ -390,15 +396,9 @@ func (a *arith) floatop(x, y float64) (float64, bool, error) {
 	case opMul:
 		return x * y, false, nil
 	case opDiv:
-		if y == 0 {
-			return 0, true, nil
-		}
-		return x / y, false, nil
+		return x / y, false, nil // IEEE 754: +-Inf or NaN by zero, as in Flink
 	default:
-		if y == 0 {
-			return 0, true, nil
-		}
-		return math.Mod(x, y), false, nil
+		return math.Mod(x, y), false, nil // NaN by zero, as Java's %
 	}
 }
 
@@ -414,12 +414,12 @@ func (a *arith) decimalop(x, y *apd.Decimal) (types.Value, error) {
 		_, err = decCtx.Mul(r, x, y)
 	case opDiv:
 		if y.IsZero() {
-			return types.NullValue, nil
+			return types.NullValue, a.divByZero()
 		}
 		_, err = decCtx.Quo(r, x, y)
 	default:
 		if y.IsZero() {
-			return types.NullValue, nil
+			return types.NullValue, a.divByZero()
 		}
 		_, err = decCtx.Rem(r, x, y)
 	}

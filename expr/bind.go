@@ -561,11 +561,33 @@ func (b *binder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 		}
 	}
 	var results []Expr
+	var whenNodes []ast.ExprNode
 	for _, w := range x.WhenClauses {
+		if fc, ok := w.Expr.(*ast.FuncCallExpr); ok && fc.FnName.L == FuncAny {
+			// WHEN a, b THEN r (values.go): one WHEN per value, same result.
+			if c.value == nil {
+				return nil, b.errf(w.Expr, "WHEN with several values needs CASE value WHEN ...")
+			}
+			re, err := b.bind(w.Result)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range fc.Args {
+				we, err := b.bind(a)
+				if err != nil {
+					return nil, err
+				}
+				c.whens = append(c.whens, we)
+				whenNodes = append(whenNodes, a)
+				results = append(results, re)
+			}
+			continue
+		}
 		we, err := b.bind(w.Expr)
 		if err != nil {
 			return nil, err
 		}
+		whenNodes = append(whenNodes, w.Expr)
 		if c.value == nil && !isBoolType(we.Type()) {
 			return nil, b.errf(w.Expr, "CASE WHEN expects BOOLEAN, got %s", typeName(we.Type()))
 		}
@@ -579,7 +601,7 @@ func (b *binder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 	if c.value != nil {
 		v, whens, modes, bad, err := prepList("=", c.value, c.whens)
 		if err != nil {
-			return nil, b.errf(x.WhenClauses[bad].Expr, "CASE: %s", err)
+			return nil, b.errf(whenNodes[bad], "CASE: %s", err)
 		}
 		c.value, c.whens, c.modes = v, whens, modes
 	}

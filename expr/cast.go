@@ -234,7 +234,7 @@ func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 		}
 		r, ok := fitDecimal(d, to.Precision, to.Scale)
 		if !ok {
-			return types.NullValue, castFail(v, from, to, "overflow")
+			return types.NullValue, &decimalOverflow{castFail(v, from, to, "overflow")}
 		}
 		return types.NewDecimal(r), nil
 	case types.String:
@@ -315,13 +315,24 @@ func (c *castExpr) Eval(row types.Row) (types.Value, error) {
 	}
 	r, err := castValue(v, c.e.Type(), c.to)
 	if err != nil {
-		if c.try {
+		var ov *decimalOverflow
+		if c.try || c.explicit && errors.As(err, &ov) {
+			// An explicit CAST to a DECIMAL too narrow for the value is
+			// NULL, as in Flink.
 			return types.NullValue, nil
 		}
 		return r, wrapErr(c, err)
 	}
 	return r, nil
 }
+
+// decimalOverflow is castValue's error for a value that does not fit the
+// target DECIMAL: NULL in an explicit CAST, an error elsewhere (INSERT,
+// implicit conversions).
+type decimalOverflow struct{ err error }
+
+func (e *decimalOverflow) Error() string { return e.err.Error() }
+func (e *decimalOverflow) Unwrap() error { return e.err }
 func (c *castExpr) String() string {
 	if !c.explicit {
 		return c.e.String()

@@ -42,8 +42,8 @@
 //
 // # Overflow and division rule
 //
-//   - Division or MOD by zero yields NULL, for every numeric type
-//     (as MySQL and TiDB do); such expressions are therefore nullable.
+//   - INT, BIGINT or DECIMAL division or MOD by zero is a run-time error
+//     that fails the job, as in Flink.
 //   - '/' on two integers is integer division truncating toward zero (as
 //     Flink does); '%' and MOD take the sign of the dividend.
 //   - INT arithmetic is checked against the int32 range and BIGINT
@@ -51,8 +51,8 @@
 //     a run-time error naming the expression, never a wrapped value.
 //   - A DECIMAL result that does not fit its result type DECIMAL(p, s)
 //     (at most 38 digits) is a run-time error naming the expression.
-//   - DOUBLE follows IEEE 754 (overflow gives +-Inf, SQRT(-1) gives NaN),
-//     except that division by zero is NULL as above.
+//   - DOUBLE follows IEEE 754 (overflow gives +-Inf, SQRT(-1) gives NaN,
+//     x / 0 gives +-Inf or NaN, MOD(x, 0) gives NaN), as in Flink.
 //   - TIMESTAMP arithmetic outside the representable range is a run-time
 //     error.
 //   - CAST of a value that does not fit the target type (out-of-range

@@ -204,7 +204,9 @@ func init() {
 	registerTextFuncs(registry)
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
-	registerCompositeFuncs(registry) // composite.go
+	registerCompositeFuncs(registry)  // composite.go
+	registerValueFuncs(registry)      // values.go
+	registerCollectionFuncs(registry) // funcs_collection.go
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
@@ -422,16 +424,11 @@ func buildInternalCast(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	return c, nil
 }
 
-// parseCastType parses a CAST target as the pre-lexer writes it. Time zone
-// suffixes are dropped: streamsql's TIMESTAMP has no zone, so TIMESTAMP(3)
-// WITH LOCAL TIME ZONE (Flink's TIMESTAMP_LTZ) is TIMESTAMP(3), as
-// types.ParseType treats TIMESTAMP_LTZ.
+// parseCastType parses a CAST target as the pre-lexer writes it
+// (types.ParseType reads the time zone suffixes and keeps the case of ROW
+// field names).
 func parseCastType(text string) (types.Type, error) {
-	u := strings.ToUpper(strings.Join(strings.Fields(text), " "))
-	for _, suffix := range []string{" WITHOUT TIME ZONE", " WITH LOCAL TIME ZONE"} {
-		u = strings.TrimSuffix(u, suffix)
-	}
-	return types.ParseType(u)
+	return types.ParseType(text)
 }
 
 // ---------------------------------------------------------------------------
@@ -558,6 +555,38 @@ func substring(s string, pos, n int64, hasLen bool) string {
 	return runeSlice(s, start, end)
 }
 
+// substringFlink is SUBSTRING as Flink (and Calcite) computes it:
+// position 0 counts as 1, a negative position counts from the end, and
+// the window [start, start+n) is clipped to the string after it is
+// placed, so SUBSTRING('hello', -7, 4) is 'he'.
+func substringFlink(s string, pos, n int64, hasLen bool) string {
+	cnt := int64(utf8.RuneCountInString(s))
+	var start int64
+	switch {
+	case pos > 0:
+		start = pos - 1
+	case pos < 0:
+		start = cnt + pos
+	}
+	end := cnt
+	if hasLen {
+		if n <= 0 {
+			return ""
+		}
+		if n < cnt-start {
+			end = start + n
+		}
+	}
+	start = max(start, 0)
+	if start >= end {
+		return ""
+	}
+	if cnt == int64(len(s)) {
+		return s[start:end]
+	}
+	return runeSlice(s, start, end)
+}
+
 func buildSubstring(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
@@ -573,13 +602,17 @@ func buildSubstring(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	}
 	c := &call{name: name, args: args, typ: stringResult(args[0]), strict: true}
 	c.typ = strictType(c.typ, args...)
+	sub := substring
+	if name != "MID" {
+		sub = substringFlink
+	}
 	if len(args) == 2 {
 		c.f2 = func(s, p types.Value) (types.Value, error) {
-			return types.NewString(substring(s.Str(), p.Int(), 0, false)), nil
+			return types.NewString(sub(s.Str(), p.Int(), 0, false)), nil
 		}
 	} else {
 		c.f3 = func(s, p, n types.Value) (types.Value, error) {
-			return types.NewString(substring(s.Str(), p.Int(), n.Int(), true)), nil
+			return types.NewString(sub(s.Str(), p.Int(), n.Int(), true)), nil
 		}
 	}
 	return c, nil

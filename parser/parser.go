@@ -164,6 +164,10 @@ type Statement struct {
 	// that type's text, for types.ParseType; the AST has TEXT in its place.
 	// Nil when there are none. See types.go.
 	ColumnTypes map[string]string
+	// Unnests maps each UNNEST placeholder table name (see
+	// IsUnnestPlaceholder) to its alias and column aliases; nil if there
+	// are none. See types.go.
+	Unnests map[string]*Unnest
 	// ColumnAliases maps each placeholder table alias (see
 	// IsColumnAliasPlaceholder) to the alias with a column list it
 	// replaced, `AS T(a, b)`; nil if there are none (queries.go).

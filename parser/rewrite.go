@@ -164,6 +164,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteTemporary, // statements.go
 		c.rewriteCreateTable,
 		c.rewriteWindowTVFs,
+		c.rewriteUnnest,         // types.go
 		c.rewriteQualifiedNames, // statements.go
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
@@ -174,6 +175,7 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteTemporalJoins, // temporal.go
 		c.rewriteKeywordNames,  // types.go
 		c.rewriteCollections,   // types.go
+		c.rewriteValueSyntax,   // values.go
 	} {
 		if err := pass(); err != nil {
 			return err
@@ -196,7 +198,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) || strings.HasPrefix(n, computedPrefix) || n == likePlaceholder ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
-			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc ||
+			n == rowFunc || n == unnestFunc || strings.HasPrefix(n, unnestPrefix) || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc || n == anyFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
@@ -598,6 +600,7 @@ func (c *stmtCtx) rewriteIntervals() *posError {
 		literal := v == vEnd && (c.toks[v].kind == tkString || c.toks[v].kind == tkDString || c.toks[v].kind == tkNumber)
 		argPos := (c.isPunct(i-1, "(") || c.isPunct(i-1, ",")) && (c.isPunct(u+1, ",") || c.isPunct(u+1, ")")) &&
 			!(c.isPunct(i-1, ",") && c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)])
+		argPos = argPos || c.intervalValuePos(i, u) // types.go: SELECT INTERVAL '1' DAY
 		unit, known := intervalUnits[c.upper(u)]
 		if !known {
 			if argPos && literal {

@@ -1,6 +1,9 @@
 package parser
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // ---- Flink types and the words TiDB reserves ----
 //
@@ -51,6 +54,20 @@ func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
 		return min(j+1, e), true
 	case w == "ROW" && c.isPunct(j, "("):
 		return c.match[j] + 1, true
+	case w == "INTERVAL" || w == "RAW":
+		// Types streamsql refuses by name (types.ParseType): take the
+		// words up to the column's options.
+		for j < e && !c.isPunct(j, ",") {
+			switch c.upper(j) {
+			case "NOT", "NULL", "PRIMARY", "COMMENT", "METADATA", "CONSTRAINT":
+				return j, true
+			}
+			if c.isPunct(j, "(") {
+				j = c.match[j]
+			}
+			j++
+		}
+		return j, true
 	case w == "DOUBLE" && c.isKw(j, "PRECISION"), w == "CHARACTER" && c.isKw(j, "VARYING"):
 		j++
 	}
@@ -188,6 +205,9 @@ func (c *stmtCtx) rewriteCollections() *posError {
 		case c.isPunct(i, "["):
 			close := bmatch[i]
 			word := c.upper(i - 1)
+			if word == "MULTISET" && !c.covered[i-1] {
+				return c.errAt(i-1, "MULTISET values are not supported")
+			}
 			if (word == "ARRAY" || word == "MAP") && !c.covered[i-1] && !c.isPunct(i-2, ".") {
 				fn := arrayFunc
 				if word == "MAP" {
@@ -220,6 +240,119 @@ func (c *stmtCtx) rewriteCollections() *posError {
 			sb.WriteString(ws[k]) // outermost first
 		}
 		c.insertAt(c.toks[s].start, sb.String())
+	}
+	return nil
+}
+
+// intervalValuePos reports whether the INTERVAL at token i, whose unit is
+// token u, stands alone as a value: a select item, a CASE branch, a
+// comparison operand, where TiDB takes INTERVAL only next to + or -. It
+// then becomes __interval(...) like a function argument.
+func (c *stmtCtx) intervalValuePos(i, u int) bool {
+	p := i - 1
+	opens := func(p int) bool {
+		return c.isKw(p, "SELECT") || c.isPunct(p, ",") || c.isPunct(p, "(") || c.isKw(p, "THEN") || c.isKw(p, "ELSE") ||
+			c.isPunct(p, "=") || c.isPunct(p, "<>") || c.isPunct(p, "<") || c.isPunct(p, ">") ||
+			c.isPunct(p, "<=") || c.isPunct(p, ">=")
+	}
+	if (c.isPunct(p, "-") || c.isPunct(p, "+")) && opens(p-1) {
+		p-- // a sign: -INTERVAL '2' HOUR
+	}
+	before := opens(p) && !(c.isPunct(p, "(") && p == i-1)
+	if !before || c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)] {
+		return false
+	}
+	n := u + 1
+	if n >= len(c.toks) || c.isPunct(n, ",") || c.isPunct(n, ")") {
+		return true
+	}
+	switch c.upper(n) {
+	case "FROM", "AS", "THEN", "ELSE", "END", "WHEN", "AND", "OR", "WHERE", "GROUP", "ORDER", "UNION", "LIMIT":
+		return true
+	}
+	return false
+}
+
+// unnestPrefix names the placeholder table of UNNEST(...) in FROM; the
+// expression rides in the join condition as __unnest(expr) (see
+// Statement.Unnests).
+const (
+	unnestPrefix = "__unnest_"
+	unnestFunc   = "__unnest"
+)
+
+// Unnest is UNNEST(expr) [AS] alias[(c1, ...)] joined to the FROM items
+// before it: CROSS JOIN UNNEST(...) or , UNNEST(...).
+type Unnest struct {
+	Alias     string
+	Columns   []string // the column aliases; nil if none were written
+	Line, Col int      // of the UNNEST keyword
+}
+
+// IsUnnestPlaceholder reports whether a table name in the AST stands for
+// an UNNEST (see Statement.Unnests).
+func IsUnnestPlaceholder(name string) bool {
+	return strings.HasPrefix(strings.ToLower(name), unnestPrefix)
+}
+
+// UnnestFunc is the call carrying an UNNEST's expression in the ON
+// condition of its join.
+const UnnestFunc = unnestFunc
+
+// rewriteUnnest turns [CROSS] JOIN UNNEST(e) [AS] t(c1, ...) and
+// , UNNEST(e) [AS] t(c1, ...) into CROSS JOIN __unnest_<n> AS t ON
+// __unnest(e): TiDB has no UNNEST, and a join condition is where an
+// expression over the left side can ride along.
+func (c *stmtCtx) rewriteUnnest() *posError {
+	for i := range c.toks {
+		if !c.isCall(i, "UNNEST") {
+			continue
+		}
+		join := i - 1
+		switch {
+		case c.isPunct(join, ","):
+		case c.isKw(join, "JOIN") && c.isKw(join-1, "CROSS"):
+			join--
+		case c.isKw(join, "JOIN") && !c.isKw(join-1, "LEFT") && !c.isKw(join-1, "RIGHT") && !c.isKw(join-1, "FULL"):
+			if c.isKw(join-1, "INNER") {
+				join--
+			}
+		default:
+			return c.errAt(i, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x) or , UNNEST(...) AS t(x)")
+		}
+		open, close := i+1, c.match[i+1]
+		k := close + 1
+		if c.isKw(k, "AS") {
+			k++
+		}
+		if !c.isName(k) {
+			return c.errAt(k, "UNNEST(...) needs an alias: UNNEST(...) AS t(x)")
+		}
+		u := &Unnest{Alias: c.nameValue(k)}
+		u.Line, u.Col = c.st.pos.at(c.toks[i].start)
+		end := k
+		if c.isPunct(k+1, "(") {
+			for _, a := range c.args(k + 1) {
+				if a[0] != a[1] || !c.isName(a[0]) {
+					return c.errAt(a[0], "UNNEST column aliases must be names")
+				}
+				u.Columns = append(u.Columns, c.nameValue(a[0]))
+			}
+			end = c.match[k+1]
+		}
+		if c.isKw(end+1, "ON") || c.isKw(end+1, "WITH") {
+			return c.errAt(end+1, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x), without ON or WITH ORDINALITY")
+		}
+		if c.st.Unnests == nil {
+			c.st.Unnests = map[string]*Unnest{}
+		}
+		name := fmt.Sprintf("%s%d", unnestPrefix, len(c.st.Unnests)+1)
+		c.st.Unnests[name] = u
+		// [CROSS] JOIN UNNEST( -> CROSS JOIN __unnest_n AS `t` ON __unnest(
+		c.replaceSpan(join, open, c.toks[join].start, c.toks[open].end,
+			fmt.Sprintf(" CROSS JOIN %s AS `%s` ON %s(", name, strings.ReplaceAll(u.Alias, "`", "``"), unnestFunc), c.toks[i].start)
+		// ) AS t(c1, ...) -> )
+		c.replaceSpan(close+1, end, c.toks[close].end, c.toks[end].end, "", c.toks[close].end)
 	}
 	return nil
 }

@@ -297,10 +297,10 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 				return rel{}, err
 			}
 		}
-		if strings.Contains(f.name, "__") && f.expr != nil && !hasAlias(f) {
-			// The item's text is the pre-lexer's rewrite (__cast(...)):
-			// name the column by the text the user wrote, as every other
-			// unaliased item is named.
+		if _, isCol := f.expr.(*ast.ColumnNameExpr); f.expr != nil && !isCol && !hasAlias(f) {
+			// The item's text may be the pre-lexer's rewrite (__cast(...),
+			// x <=> y IS FALSE): name the column by the text the user
+			// wrote, as every other unaliased item is named.
 			f.name = b.originalFieldText(f, e)
 		}
 		if idx, ok := expr.ColumnIndex(e); !ok || idx != i || in.scope[idx].Name != f.name {

@@ -171,6 +171,9 @@ func sideOf(e expr.Expr, nLeft int) side {
 }
 
 func (b *builder) buildJoin(j *ast.Join) (rel, error) {
+	if r, ok, err := b.buildUnnestJoin(j); ok { // node_unnest.go
+		return r, err
+	}
 	if j.NaturalJoin {
 		return rel{}, b.errf(j, "NATURAL JOIN is not supported; write JOIN ... ON")
 	}

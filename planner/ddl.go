@@ -97,7 +97,7 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 			ty, err = types.ParseType(text) // a Flink type TiDB cannot parse
 		}
 		if err != nil {
-			return nil, stmt.ErrorAtNode(c, "column '%s': %v", name, err)
+			return nil, stmt.ErrorAtIdent(name, c, "column '%s': %v", name, err)
 		}
 		if md, ok := stmt.Metadata[strings.ToLower(name)]; ok {
 			for _, o := range c.Options {

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,7 +35,14 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 	case KindInt:
 		return strconv.AppendInt(dst, v.i, 10)
 	case KindFloat:
-		return strconv.AppendFloat(dst, v.Float(), 'g', -1, 64)
+		f := v.Float()
+		switch {
+		case math.IsInf(f, 1):
+			return append(dst, "Infinity"...) // as Java prints it
+		case math.IsInf(f, -1):
+			return append(dst, "-Infinity"...)
+		}
+		return strconv.AppendFloat(dst, f, 'g', -1, 64)
 	case KindDecimal:
 		d := v.dec()
 		if t.ID == Decimal && -d.Exponent != int32(t.Scale) {

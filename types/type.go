@@ -313,7 +313,7 @@ func (p *typeParser) expect(kw string) error {
 		if found == "" {
 			found = "the end"
 		}
-		return fmt.Errorf("malformed type %q: expected %s, found %s", strings.TrimSpace(p.src), kw, found)
+		return fmt.Errorf("malformed type %q: expected '%s', found %s", strings.TrimSpace(p.src), kw, found)
 	}
 	return nil
 }
@@ -401,6 +401,12 @@ func (p *typeParser) parseBase() (Type, error) {
 		return MapType(k, v), p.expect(">")
 	case "MULTISET":
 		return Type{}, fmt.Errorf("MULTISET types are not supported")
+	case "INTERVAL":
+		return Type{}, fmt.Errorf("INTERVAL types are not supported as column or CAST types (INTERVAL '1' DAY is a value)")
+	case "RAW":
+		return Type{}, fmt.Errorf("RAW types are not supported")
+	case "TIME":
+		return Type{}, fmt.Errorf("type TIME is not supported")
 	case "DOUBLE":
 		p.accept("PRECISION")
 	case "CHARACTER":
@@ -505,8 +511,12 @@ func (p *typeParser) parseRow() (Type, error) {
 		if p.accept(closer) {
 			return RowType(fields), nil
 		}
-		if err := p.expect(","); err != nil {
-			return Type{}, err
+		if !p.accept(",") {
+			found := p.peek(0)
+			if found == "" {
+				found = "the end"
+			}
+			return Type{}, fmt.Errorf("malformed type %q: expected ',' or '%s' after field %s, found %s", strings.TrimSpace(p.src), closer, name, found)
 		}
 	}
 }

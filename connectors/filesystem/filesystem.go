@@ -154,10 +154,8 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		}
 	}
 	for _, c := range t.Columns {
-		switch c.Type.ID {
-		case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp:
-		default:
-			return nil, fmt.Errorf("column '%s': type %s cannot be read from files", c.Name, c.Type)
+		if !format.Readable(c.Type, s.format == formatJSON) {
+			return nil, fmt.Errorf("column '%s': type %s cannot be read from files in format '%s'", c.Name, c.Type, fmtName)
 		}
 	}
 	return s, nil

@@ -137,7 +137,7 @@ yes,-7,-8,-inf,0.1,N/A ,"",1970-01-01,1970-01-01 00:00:00`,
 		`false | 42 | NULL | 1000 | -0.01 |  |  | 2024-01-05 | 2024-01-01 23:59:59.999`,
 		"NULL | NULL | NULL | NULL | NULL | multi\r\nline, \"quoted\" |  | NULL | NULL",
 		`NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL`,
-		`true | -7 | -8 | -Inf | 0.10 | N/A  |  | 1970-01-01 | 1970-01-01 00:00:00.000`,
+		`true | -7 | -8 | -Infinity | 0.10 | N/A  |  | 1970-01-01 | 1970-01-01 00:00:00.000`,
 	)
 }
 

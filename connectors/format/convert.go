@@ -36,16 +36,49 @@ type column struct {
 	t    types.Type
 	// plain: a STRING without a length limit, taken as is
 	plain bool
+	// fields are a ROW's fields, an ARRAY's element (one), a MAP's key
+	// and value (two), as columns of their own.
+	fields []column
+}
+
+// Readable reports whether a decoder of the format reads columns of type
+// t: every scalar type but INTERVAL; ROW, ARRAY and MAP (of readable
+// types) only from JSON.
+func Readable(t types.Type, json bool) bool {
+	switch t.ID {
+	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp:
+		return true
+	case types.RowT, types.Array, types.Map:
+		for _, f := range t.Fields {
+			if !json || !Readable(f.Type, json) {
+				return false
+			}
+		}
+		return json
+	}
+	return false
 }
 
 func makeColumns(cs []connectors.Column) []column {
 	out := make([]column, len(cs))
 	for i, c := range cs {
-		t := c.Type.Nullable()
-		out[i] = column{name: c.Name, t: t,
-			plain: t.ID == types.String && (t.Precision <= 0 || t.Precision >= types.MaxStringLength)}
+		out[i] = makeColumn(c.Name, c.Type)
 	}
 	return out
+}
+
+func makeColumn(name string, t types.Type) column {
+	t = t.Nullable()
+	c := column{name: name, t: t,
+		plain: t.ID == types.String && (t.Precision <= 0 || t.Precision >= types.MaxStringLength)}
+	for _, f := range t.Fields {
+		fname := name + "." + f.Name
+		if t.ID != types.RowT {
+			fname = name
+		}
+		c.fields = append(c.fields, makeColumn(fname, f.Type))
+	}
+	return c
 }
 
 // fieldError is a value that does not convert to its column's type.

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"fmt"
 	"math"
 	"unicode/utf8"
 
@@ -49,32 +50,74 @@ func (e *JSONEncoder) Append(dst []byte, row types.Row) []byte {
 	dst = append(dst, '{')
 	for i, v := range row {
 		dst = append(dst, e.names[i]...)
-		switch v.Kind() {
-		case types.KindNull:
-			dst = append(dst, "null"...)
-		case types.KindBool, types.KindInt, types.KindDecimal:
-			dst = types.AppendFormat(dst, v, e.types[i])
-		case types.KindFloat:
-			f := v.Float()
-			switch {
-			case math.IsNaN(f):
-				dst = append(dst, `"NaN"`...)
-			case math.IsInf(f, 1):
-				dst = append(dst, `"Infinity"`...)
-			case math.IsInf(f, -1):
-				dst = append(dst, `"-Infinity"`...)
-			default:
-				dst = types.AppendFormat(dst, v, e.types[i])
-			}
-		case types.KindString:
-			dst = appendJSONString(dst, v.Str())
-		default:
-			dst = append(dst, '"')
-			dst = types.AppendFormat(dst, v, e.types[i])
-			dst = append(dst, '"')
-		}
+		dst = appendJSONValue(dst, v, e.types[i])
 	}
 	return append(dst, '}')
+}
+
+// appendJSONValue appends one value of type t: a ROW as an object of its
+// fields, an ARRAY as an array, a MAP as an object whose keys are the
+// keys' text.
+func appendJSONValue(dst []byte, v types.Value, t types.Type) []byte {
+	switch v.Kind() {
+	case types.KindNull:
+		return append(dst, "null"...)
+	case types.KindBool, types.KindInt, types.KindDecimal:
+		return types.AppendFormat(dst, v, t)
+	case types.KindFloat:
+		f := v.Float()
+		switch {
+		case math.IsNaN(f):
+			return append(dst, `"NaN"`...)
+		case math.IsInf(f, 1):
+			return append(dst, `"Infinity"`...)
+		case math.IsInf(f, -1):
+			return append(dst, `"-Infinity"`...)
+		}
+		return types.AppendFormat(dst, v, t)
+	case types.KindString:
+		return appendJSONString(dst, v.Str())
+	case types.KindRow:
+		dst = append(dst, '{')
+		for i, f := range v.Elems() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ft types.Type
+			name := fmt.Sprintf("f%d", i)
+			if i < len(t.Fields) {
+				ft, name = t.Fields[i].Type, t.Fields[i].Name
+			}
+			dst = appendJSONString(dst, name)
+			dst = append(dst, ':')
+			dst = appendJSONValue(dst, f, ft)
+		}
+		return append(dst, '}')
+	case types.KindArray:
+		dst = append(dst, '[')
+		for i, x := range v.Elems() {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONValue(dst, x, t.Elem())
+		}
+		return append(dst, ']')
+	case types.KindMap:
+		dst = append(dst, '{')
+		es := v.Elems()
+		for i := 0; i+1 < len(es); i += 2 {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, types.Format(es[i], t.Elem()))
+			dst = append(dst, ':')
+			dst = appendJSONValue(dst, es[i+1], t.MapValue())
+		}
+		return append(dst, '}')
+	}
+	dst = append(dst, '"')
+	dst = types.AppendFormat(dst, v, t)
+	return append(dst, '"')
 }
 
 const hexDigits = "0123456789abcdef"

@@ -28,8 +28,11 @@ type JSONOptions struct {
 // as CAST(<its text> AS <column type>), so {"n": "42"} and {"n": 42} both
 // give INT 42, and {"ok": "yes"} gives BOOLEAN TRUE. The exception is a
 // JSON number for a TIMESTAMP column: it is epoch milliseconds. An object
-// or array for a STRING column is its JSON text, as written; for any other
-// type it is an error.
+// is read into a ROW column by field name (as the top level is) or into a
+// MAP column (its keys converted to the key type), an array into an ARRAY
+// column, element by element with these same rules. An object or array
+// for a STRING column is its JSON text, as written; for any other type it
+// is an error.
 type jsonDecoder struct {
 	cols    []column
 	index   map[string]int
@@ -198,6 +201,8 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 	case ch == 'n':
 		j, err := scanLiteral(b, i)
 		return types.NullValue, j, err
+	case ch == '{' && (c.t.ID == types.RowT || c.t.ID == types.Map), ch == '[' && c.t.ID == types.Array:
+		return d.readComposite(b, i, c)
 	case ch == '{' || ch == '[':
 		j, err := skipValue(b, i, 0)
 		if err != nil {
@@ -214,6 +219,106 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 		return v, j, err
 	}
 	return types.NullValue, i, syntaxError(b, i, "expected a value")
+}
+
+// readComposite reads the object or array at b[i] into a ROW, MAP or ARRAY.
+func (d *jsonDecoder) readComposite(b []byte, i int, c *column) (types.Value, int, error) {
+	closer := byte('}')
+	if b[i] == '[' {
+		closer = ']'
+	}
+	var vals []types.Value
+	if c.t.ID == types.RowT {
+		vals = make([]types.Value, len(c.fields))
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == closer {
+		i++
+	} else {
+		for {
+			var fc *column // the column of the next value; nil: skip it
+			switch c.t.ID {
+			case types.Array:
+				fc = &c.fields[0]
+			default:
+				if i >= len(b) || b[i] != '"' {
+					return types.NullValue, i, syntaxError(b, i, "expected a field name")
+				}
+				key, j, err := d.readString(b, i)
+				if err != nil {
+					return types.NullValue, j, err
+				}
+				i = skipWS(b, j)
+				if i >= len(b) || b[i] != ':' {
+					return types.NullValue, i, syntaxError(b, i, "expected ':' after a field name")
+				}
+				i = skipWS(b, i+1)
+				if c.t.ID == types.Map {
+					k, err := fromText(key, &c.fields[0])
+					if err != nil {
+						return types.NullValue, i, err
+					}
+					vals = append(vals, k)
+					fc = &c.fields[1]
+				} else if f := c.t.FieldIndex(string(key)); f >= 0 {
+					v, j, err := d.readValue(b, i, &c.fields[f])
+					if err != nil {
+						return types.NullValue, j, err
+					}
+					vals[f], i = v, j
+				} else {
+					j, err := skipValue(b, i, 0)
+					if err != nil {
+						return types.NullValue, j, err
+					}
+					i = j
+				}
+			}
+			if fc != nil {
+				v, j, err := d.readValue(b, i, fc)
+				if err != nil {
+					return types.NullValue, j, err
+				}
+				vals, i = append(vals, v), j
+			}
+			i = skipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == closer {
+				i++
+				break
+			}
+			return types.NullValue, i, syntaxError(b, i, "expected ',' or "+quoteByte(closer)+" after a value")
+		}
+	}
+	switch c.t.ID {
+	case types.RowT:
+		return types.NewRow(vals), i, nil
+	case types.Array:
+		return types.NewArray(vals), i, nil
+	}
+	return types.NewMap(lastKeyWins(vals)), i, nil
+}
+
+// lastKeyWins keeps the last value of each repeated key of a JSON object
+// read as a MAP, as for the fields of a row.
+func lastKeyWins(kv []types.Value) []types.Value {
+	out := kv[:0:0]
+	for i := 0; i+1 < len(kv); i += 2 {
+		dup := false
+		for j := 0; j < len(out); j += 2 {
+			if types.Equal(out[j], kv[i]) {
+				out[j+1], dup = kv[i+1], true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, kv[i], kv[i+1])
+		}
+	}
+	return out
 }
 
 // readString reads the string starting with the quote at b[i]. The result

@@ -48,9 +48,7 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 		}
 	}
 	for _, c := range t.Columns {
-		switch c.Type.ID {
-		case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp:
-		default:
+		if !format.Readable(c.Type, name == formatJSON) {
 			return nil, false, fmt.Errorf("column '%s': type %s cannot be read from format '%s'", c.Name, c.Type, name)
 		}
 	}

@@ -3,8 +3,7 @@
 // generator's Person, Auction and Bid events (see generator.go)
 // deterministically from a seed.
 //
-// streamsql has no ROW type, so instead of the reference's one table with
-// person/auction/bid row columns, a table reads one kind of event:
+// A table reads one kind of event:
 //
 //	CREATE TABLE bid (auction BIGINT, bidder BIGINT, price BIGINT,
 //	  channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING,
@@ -15,7 +14,9 @@
 // table may declare any subset in any order. 'table' = 'all' reads every
 // event with an event_type column and the fields flattened with prefixes
 // (person_id, auction_seller, bid_price, ...), NULL where they do not
-// apply, plus the common dateTime.
+// apply, plus the common dateTime; or, as the reference's ddl_gen.sql
+// declares it, with ROW columns person, auction and bid (ROW<id BIGINT,
+// name VARCHAR, ...>), NULL for the other kinds of event.
 //
 // Every table over the same options sees the same event stream: the
 // person table of a query holds exactly the persons its bid table's bids
@@ -198,6 +199,13 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		return nil, err
 	}
 	for _, c := range t.Columns {
+		if f, ok, err := rowField(s.table, c); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			s.fields = append(s.fields, f)
+			continue
+		}
 		f, ok := lookupField(avail, c.Name)
 		if !ok {
 			var names []string
@@ -223,6 +231,46 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		s.kinds = [3]bool{true, true, true}
 	}
 	return s, nil
+}
+
+// rowFields are the reference's ROW columns of the combined table, as
+// its ddl_gen.sql declares them: person, auction and bid.
+var rowFields = map[string]struct {
+	kind   int
+	fields []field
+}{"person": {KindPerson, personFields}, "auction": {KindAuction, auctionFields}, "bid": {KindBid, bidFields}}
+
+// rowField is the field of a ROW column person, auction or bid of the
+// 'all' table: the event's fields named by the ROW's fields (any subset,
+// any order), NULL for the other kinds of event. ok is false for other
+// columns.
+func rowField(table string, c connectors.Column) (field, bool, error) {
+	rf, isRow := rowFields[strings.ToLower(c.Name)]
+	if table != "all" || !isRow || c.Type.ID != types.RowT {
+		return field{}, false, nil
+	}
+	var gets []func(e *Event) types.Value
+	for _, ft := range c.Type.Fields {
+		f, ok := lookupField(rf.fields, ft.Name)
+		if !ok {
+			var names []string
+			for _, f := range rf.fields {
+				names = append(names, f.name)
+			}
+			return field{}, true, fmt.Errorf("column '%s': a nexmark %s has no field '%s'; its fields are %s", c.Name, c.Name, ft.Name, strings.Join(names, ", "))
+		}
+		if !compatible(ft.Type, f.typ) {
+			return field{}, true, fmt.Errorf("field '%s' of column '%s' must be %s, not %s", ft.Name, c.Name, f.typ, ft.Type)
+		}
+		gets = append(gets, f.get)
+	}
+	return field{name: c.Name, kind: rf.kind, typ: types.RowT, get: func(e *Event) types.Value {
+		vals := make([]types.Value, len(gets))
+		for i, g := range gets {
+			vals[i] = g(e)
+		}
+		return types.NewRow(vals)
+	}}, true, nil
 }
 
 func lookupField(fs []field, name string) (field, bool) {

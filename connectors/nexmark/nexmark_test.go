@@ -294,6 +294,46 @@ func TestAllTable(t *testing.T) {
 	}
 }
 
+// TestAllTableRows reads the combined table with the reference's ROW
+// columns: each event fills its kind's row, the others are NULL, and the
+// row's fields are the flattened table's values.
+func TestAllTableRows(t *testing.T) {
+	pt, _ := types.ParseType("ROW<id BIGINT, name VARCHAR, dateTime TIMESTAMP(3)>")
+	bt, _ := types.ParseType("ROW<price BIGINT, auction BIGINT>")
+	s := newTestScan(t, map[string]string{"events.num": "50"},
+		connectors.Column{Name: "event_type", Type: types.TypeInt},
+		connectors.Column{Name: "person", Type: pt},
+		connectors.Column{Name: "bid", Type: bt},
+		connectors.Column{Name: "person_name", Type: types.TypeString},
+		connectors.Column{Name: "bid_price", Type: types.TypeBigInt},
+		connectors.Column{Name: "bid_auction", Type: types.TypeBigInt})
+	rows := run(t, s, 0, 1, 0, nil).raw
+	if len(rows) != 50 {
+		t.Fatalf("%d rows, want 50", len(rows))
+	}
+	for i, r := range rows {
+		kind := KindOf(int64(i))
+		if r[1].IsNull() != (kind != KindPerson) || r[2].IsNull() != (kind != KindBid) {
+			t.Fatalf("row %d (kind %d): person null=%v, bid null=%v", i, kind, r[1].IsNull(), r[2].IsNull())
+		}
+		switch kind {
+		case KindPerson:
+			if p := r[1].Elems(); p[0].Int() != FirstPersonID+int64(i)/50 || p[1].Str() != r[3].Str() {
+				t.Fatalf("row %d: person %s, flattened name %s", i, types.Format(r[1], pt), r[3].Str())
+			}
+		case KindBid:
+			if b := r[2].Elems(); b[0].Int() != r[4].Int() || b[1].Int() != r[5].Int() {
+				t.Fatalf("row %d: bid %s, flattened price %d auction %d", i, types.Format(r[2], bt), r[4].Int(), r[5].Int())
+			}
+		}
+	}
+	bad, _ := types.ParseType("ROW<nope INT>")
+	if _, err := (connector{}).NewScan(&connectors.Table{Name: "x", Options: map[string]string{"connector": "nexmark"},
+		Columns: []connectors.Column{{Name: "bid", Type: bad}}}, nil); err == nil || !strings.Contains(err.Error(), "has no field 'nope'") {
+		t.Fatalf("error %v", err)
+	}
+}
+
 func TestOptionErrors(t *testing.T) {
 	for _, tc := range []struct {
 		opts map[string]string
