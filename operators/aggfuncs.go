@@ -31,11 +31,12 @@ const (
 	AggPercentile    // Param: the percentage, a DOUBLE in [0, 1]
 	AggJSONArrayAgg  // the argument is each element's JSON text
 	AggJSONObjectAgg // the argument is each member's "key":value text
+	AggLag           // OVER only; Offset: rows back, Param: the default (aggfunc_lag.go)
 )
 
 var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX",
 	"STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE",
-	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG"}
+	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "LAG"}
 
 func (k AggKind) String() string { return aggNames[k] }
 
@@ -56,12 +57,15 @@ type AggCall struct {
 	//   PERCENTILE -> DOUBLE
 	ArgType, ResultType types.Type
 	// Param is a constant second argument: LISTAGG's separator,
-	// PERCENTILE's percentage.
+	// PERCENTILE's percentage, LAG's default.
 	Param types.Value
+	// Offset is LAG's offset, how many rows back.
+	Offset int
 }
 
 // accumulator is the running state of one aggregate in one group. add
-// and retract see only non-NULL values (COUNT(*) sees a placeholder).
+// and retract see only non-NULL values (COUNT(*) sees a placeholder),
+// except LAG's, which sees every value (aggfunc_lag.go).
 type accumulator interface {
 	add(v types.Value) error
 	retract(v types.Value) error
@@ -126,6 +130,8 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 		a = sa
 	case AggJSONObjectAgg:
 		a = &jsonObjectAcc{members: map[string]string{}}
+	case AggLag:
+		return newLagAcc(c)
 	case AggPercentile:
 		if c.Param.Kind() != types.KindFloat || !(c.Param.Float() >= 0 && c.Param.Float() <= 1) {
 			return nil, fmt.Errorf("PERCENTILE without a percentage between 0 and 1")

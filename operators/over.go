@@ -350,7 +350,7 @@ func (o *overAggOp) add(acc *overAcc, row types.Row) error {
 	for i, c := range o.spec.Aggs {
 		v := types.NewInt(1) // COUNT(*) counts rows, whatever they hold
 		if c.Kind != AggCountStar {
-			if v = row[c.Arg]; v.IsNull() {
+			if v = row[c.Arg]; v.IsNull() && c.Kind != AggLag { // LAG sees NULLs too
 				continue
 			}
 		}

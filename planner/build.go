@@ -37,6 +37,10 @@ type builder struct {
 	// ranks are the ROW_NUMBER ranks created, checked in finish.
 	ranks []*pendingRank
 	depth int
+	// home is the catalog and database of unqualified table names: the
+	// view's (ViewEntry.Home) while a view's query is built, else zero,
+	// the session's current ones.
+	home ObjectPath
 }
 
 type cte struct {
@@ -52,6 +56,12 @@ type pendingRank struct {
 
 func (p *Planner) newBuilder(stmt *parser.Statement) *builder {
 	return &builder{p: p, stmt: stmt, ctes: map[string]*cte{}}
+}
+
+// path is the catalog path of a table name of the statement.
+func (b *builder) path(tn *ast.TableName) ObjectPath {
+	p, _ := PathOf(b.stmt.TablePath(tn))
+	return b.home.qualify(p)
 }
 
 func (b *builder) errf(n ast.Node, format string, args ...any) error {
@@ -132,8 +142,11 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	if err := b.withCTEs(sel.With); err != nil {
 		return rel{}, err
 	}
-	if sel.Kind == ast.SelectStmtKindValues || sel.Kind == ast.SelectStmtKindTable {
-		return rel{}, b.errf(sel, "VALUES/TABLE as a query is not supported; use SELECT")
+	if sel.Kind == ast.SelectStmtKindValues {
+		return b.buildValuesQuery(sel) // build_values.go
+	}
+	if sel.Kind == ast.SelectStmtKindTable {
+		return rel{}, b.errf(sel, "TABLE as a query is not supported; use SELECT * FROM")
 	}
 	if sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone {
 		return rel{}, b.errf(sel, "SELECT ... FOR UPDATE is not supported")
@@ -143,18 +156,28 @@ func (b *builder) buildSelect(sel *ast.SelectStmt) (rel, error) {
 	}
 	var in rel
 	var err error
+	where := sel.Where
 	if sel.From == nil {
 		in = rel{node: &ValuesNode{Rows: []types.Row{{}}}}
-	} else if in, err = b.buildFrom(sel.From.TableRefs); err != nil {
-		return rel{}, err
+	} else {
+		var from ast.ResultSetNode = sel.From.TableRefs
+		if from, where, err = b.commaJoins(from, where); err != nil { // build_commajoin.go
+			return rel{}, err
+		}
+		if in, err = b.buildFrom(from); err != nil {
+			return rel{}, err
+		}
 	}
-	if sel.Where != nil {
-		if in, err = b.buildWhere(in, sel.Where); err != nil {
+	if where != nil {
+		if in, err = b.buildWhere(in, where); err != nil {
 			return rel{}, err
 		}
 	}
 	fields, err := b.expandFields(in, sel.Fields.Fields)
 	if err != nil {
+		return rel{}, err
+	}
+	if fields, err = b.resolveNamedWindows(sel, fields); err != nil { // build_named_window.go
 		return rel{}, err
 	}
 	// Aggregation.
@@ -330,7 +353,12 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 		}
 	}
 	var filter expr.Expr
+	var subqueries []ast.ExprNode // [NOT] IN / EXISTS: build_subquery.go
 	for _, c := range rest {
+		if _, _, ok := subqueryConjunct(c); ok {
+			subqueries = append(subqueries, c)
+			continue
+		}
 		e, err := expr.Bind(c, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
@@ -347,10 +375,16 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 		}
 		filter = andExpr(filter, e)
 	}
-	if filter == nil {
-		return in, nil
+	if filter != nil {
+		in = rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}
 	}
-	return rel{node: newCalc(in.node, filter, nil, nil), scope: in.scope}, nil
+	for _, c := range subqueries {
+		var err error
+		if in, err = b.subqueryFilter(in, c); err != nil {
+			return rel{}, err
+		}
+	}
+	return in, nil
 }
 
 // pushIntoJoin pushes a WHERE conjunct that references one side of a
@@ -495,45 +529,33 @@ func (b *builder) buildSetOpr(n *ast.SetOprStmt) (rel, error) {
 	if err := b.withCTEs(n.With); err != nil {
 		return rel{}, err
 	}
-	// The inputs fold from the left, each with the operator written before
-	// it: a UNION b UNION ALL c is (a UNION b) UNION ALL c. A parenthesized
+	// Each input with the operator written before it; a parenthesized
 	// input is an *ast.SetOprSelectList carrying its operator itself.
-	var out rel
+	var ins []setInput
 	for i, s := range n.SelectList.Selects {
-		var r rel
+		var in setInput
 		var err error
-		var op *ast.SetOprType
 		switch s := s.(type) {
 		case *ast.SelectStmt:
-			op = s.AfterSetOperator
-			r, err = b.buildSelect(s)
+			in.op, in.at = s.AfterSetOperator, s
+			in.r, err = b.buildSelect(s)
 		case *ast.SetOprSelectList:
-			op = s.AfterSetOperator
-			r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
+			in.op, in.at = s.AfterSetOperator, s
+			in.r, err = b.buildQuery(&ast.SetOprStmt{SelectList: s, OrderBy: s.OrderBy, Limit: s.Limit})
 		default:
 			return rel{}, b.errf(n, "unsupported set operation input %T", s)
 		}
 		if err != nil {
 			return rel{}, err
 		}
-		if i == 0 {
-			out = r
-			continue
+		if i > 0 && in.op == nil {
+			return rel{}, b.errf(n, "internal error: set operation input %d has no operator", i+1)
 		}
-		if op == nil {
-			return rel{}, b.errf(s, "internal error: set operation input %d has no operator", i+1)
-		}
-		switch *op {
-		case ast.UnionAll, ast.Union:
-		default:
-			return rel{}, b.errf(s, "%s is not supported yet; UNION and UNION ALL are", op.String())
-		}
-		if out, err = b.union(out, r, s); err != nil {
-			return rel{}, err
-		}
-		if *op == ast.Union {
-			out = b.distinct(out)
-		}
+		ins = append(ins, in)
+	}
+	out, err := b.combineSetInputs(ins) // build_setop.go
+	if err != nil {
+		return rel{}, err
 	}
 	return b.orderLimit(out, n.OrderBy, n.Limit)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -80,25 +81,34 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	var groupAST []ast.ExprNode
 	var pre []expr.Expr
 	var aggCols []expr.Column
+	var sets [][]int // GROUPING SETS, ROLLUP, CUBE: build_grouping_sets.go
 	if sel.GroupBy != nil {
 		if sel.GroupBy.Rollup {
-			return rel{}, b.errf(sel.GroupBy, "GROUP BY ... WITH ROLLUP is not supported")
+			return rel{}, b.errf(sel.GroupBy, "GROUP BY ... WITH ROLLUP is not supported; write GROUP BY ROLLUP (...)")
 		}
-		for _, it := range sel.GroupBy.Items {
-			g := it.Expr
-			// GROUP BY 2 or GROUP BY alias refer to the select list.
+		// GROUP BY 2 or GROUP BY alias refer to the select list.
+		resolve := func(g ast.ExprNode) (ast.ExprNode, error) {
 			if pos, ok := intLiteral(g); ok {
 				if pos < 1 || int(pos) > len(fields) || fields[pos-1].expr == nil {
-					return rel{}, b.errf(g, "GROUP BY position %d is not in the select list", pos)
+					return nil, b.errf(g, "GROUP BY position %d is not in the select list", pos)
 				}
-				g = fields[pos-1].expr
-			} else if cn, ok := g.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" && !hasColumn(in.scope, cn.Name.Name.O) {
+				return fields[pos-1].expr, nil
+			}
+			if cn, ok := g.(*ast.ColumnNameExpr); ok && cn.Name.Table.O == "" && !hasColumn(in.scope, cn.Name.Name.O) {
 				for _, f := range fields {
 					if f.expr != nil && strings.EqualFold(f.name, cn.Name.Name.O) {
 						g = f.expr
 					}
 				}
 			}
+			return g, nil
+		}
+		var items []ast.ExprNode
+		var err error
+		if items, sets, err = b.groupingSets(sel.GroupBy.Items, in.scope, resolve); err != nil {
+			return rel{}, err
+		}
+		for _, g := range items {
 			if len(find(g).aggs) > 0 {
 				return rel{}, b.errf(g, "aggregate functions are not allowed in GROUP BY")
 			}
@@ -115,7 +125,20 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 			aggCols = append(aggCols, expr.Column{Name: name, Type: e.Type()})
 		}
 	}
+	var havingExpr ast.ExprNode
+	if sel.Having != nil {
+		havingExpr = sel.Having.Expr
+	}
+	var selExprs []ast.ExprNode
+	for _, f := range fields {
+		selExprs = append(selExprs, f.expr)
+	}
+	grouping := groupingCalls(append(selExprs, havingExpr)...)
+	if sets == nil && grouping != nil {
+		sets = [][]int{allCols(len(pre))} // GROUPING(x) of a plain GROUP BY is 0
+	}
 	nk := len(pre)
+	groupingIndex := map[*ast.FuncCallExpr]int{}
 	// Collect the aggregate calls of the select list and HAVING.
 	var calls []*ast.AggregateFuncExpr
 	for _, f := range fields {
@@ -176,15 +199,53 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	if !isIdentity(pre, len(in.scope)) {
 		preNode = newCalc(in.node, nil, pre, preCols)
 	}
-	agg := newAgg(preNode, keys, aggs, aggText, aggCols)
 	_ = retracts
-	// GROUP BY window_start, window_end: a window aggregation (build_window_agg.go).
-	aggNode, err := b.windowAggregate(agg)
-	if err != nil {
-		return rel{}, err
+	var aggNode Node
+	if sets != nil {
+		// One row per grouping set, grouped by the keys and $e; the keys
+		// not in a row's set are NULL.
+		preNode = expandGroupingSets(preNode, nk, sets)
+		keys = append(keys, len(pre))
+		for i := 0; i < nk; i++ {
+			aggCols[i].Type = aggCols[i].Type.Nullable()
+		}
+		withE := append(append(append([]expr.Column(nil), aggCols[:nk]...), preNode.Columns()[len(pre)]), aggCols[nk:]...)
+		agg := newAgg(preNode, keys, aggs, aggText, withE)
+		// Drop $e again, and add the GROUPING(...) columns.
+		var proj []expr.Expr
+		var cols []expr.Column
+		for i, c := range withE {
+			if i != nk {
+				proj, cols = append(proj, expr.NewColumnRef(i, c.Name, c.Type)), append(cols, c)
+			}
+		}
+		for _, g := range grouping {
+			vals, err := b.groupingValue(g, groupAST, sets, in.scope)
+			if err != nil {
+				return rel{}, err
+			}
+			e, err := b.groupingColumn(vals, withE, nk)
+			if err != nil {
+				return rel{}, err
+			}
+			groupingIndex[g] = len(cols)
+			proj, cols = append(proj, e), append(cols, expr.Column{Name: exprText(g), Type: e.Type()})
+		}
+		aggNode, aggCols = newCalc(agg, nil, proj, cols), cols
+	} else {
+		// GROUP BY window_start, window_end: a window aggregation (build_window_agg.go).
+		var err error
+		if aggNode, err = b.windowAggregate(newAgg(preNode, keys, aggs, aggText, aggCols)); err != nil {
+			return rel{}, err
+		}
 	}
 	// Bind the select list and HAVING over the aggregate's output.
 	replace := func(n ast.ExprNode) (int, bool) {
+		if fc, ok := n.(*ast.FuncCallExpr); ok {
+			if i, ok := groupingIndex[fc]; ok {
+				return i, true
+			}
+		}
 		if a, ok := n.(*ast.AggregateFuncExpr); ok {
 			if i, ok := aggIndex[a]; ok {
 				return nk + i, true
@@ -341,6 +402,9 @@ func (v *childVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // aggCall binds one aggregate function call.
 func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
+	if _, _, ok := parser.AggFilter(c); ok {
+		return b.filteredAggCall(c, scope) // build_agg_filter.go
+	}
 	name := strings.ToUpper(c.F)
 	var call operators.AggCall
 	switch name {

@@ -24,7 +24,7 @@ func (b *builder) buildFrom(n ast.ResultSetNode) (rel, error) {
 }
 
 func (b *builder) buildTableSource(ts *ast.TableSource) (rel, error) {
-	alias := ts.AsName.O
+	ca, alias := b.columnAlias(ts) // AS T(a, b): build_values.go
 	var r rel
 	var err error
 	switch src := ts.Source.(type) {
@@ -39,6 +39,9 @@ func (b *builder) buildTableSource(ts *ast.TableSource) (rel, error) {
 	default:
 		return rel{}, b.errf(ts, "unsupported FROM item")
 	}
+	if err == nil && ca != nil {
+		return b.renameColumns(r, ca)
+	}
 	return r, err
 }
 
@@ -52,9 +55,6 @@ func requalify(cols []expr.Column, q string) []expr.Column {
 
 func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	name := tn.Name.O
-	if tn.Schema.O != "" {
-		return rel{}, b.stmt.ErrorAtIdent(tn.Schema.O, tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
-	}
 	if parser.IsPlaceholderTable(name) {
 		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
 			return b.buildWindowTVF(tvf, tn, alias) // build_window.go
@@ -64,11 +64,18 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	if tn.AsOf != nil {
 		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are only supported as the right side of a join")
 	}
+	return b.buildPath(b.path(tn), tn.Schema.O != "", tn, alias)
+}
+
+// buildPath reads the CTE (when the name is not qualified), view or
+// table at path; at is where the name is written.
+func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, alias string) (rel, error) {
+	name := path.Name
 	q := alias
 	if q == "" {
 		q = name
 	}
-	if c, ok := b.ctes[norm(name)]; ok {
+	if c, ok := b.ctes[norm(name)]; ok && !qualified {
 		delete(b.ctes, norm(name)) // a CTE cannot refer to itself
 		r, err := b.buildQuery(c.query)
 		b.ctes[norm(name)] = c
@@ -85,8 +92,9 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: requalify(r.scope, q)}, nil
 	}
-	if v, ok := b.p.Cat.View(name); ok {
+	if v, ok := b.p.Cat.View(path); ok {
 		vb := b.p.newBuilder(v.stmt)
+		vb.home = v.Home
 		r, err := vb.buildQuery(v.Query)
 		if err != nil {
 			return rel{}, err
@@ -98,9 +106,12 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: cols}, nil
 	}
-	t, ok := b.p.Cat.Table(name)
+	t, ok := b.p.Cat.Table(path)
 	if !ok {
-		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", name)
+		if err := b.p.Cat.CheckDatabase(path); err != nil {
+			return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist: %v", path, err)
+		}
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", path)
 	}
 	return b.scanTable(t, tn, q)
 }
@@ -112,22 +123,26 @@ func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error
 	if err != nil {
 		return rel{}, b.errf(at, "%v", err)
 	}
-	cols := tableScope(t.Conn, "")
 	var node Node = newScan(t, sc.ChangelogMode())
 	if m := sc.ChangelogMode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
 		if len(t.Conn.PrimaryKey) == 0 {
 			return rel{}, b.errf(at, "table '%s' produces an upsert stream and needs a PRIMARY KEY", t.Name)
 		}
-		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
+		node = &NormalizeNode{nodeBase: nodeBase{cols: node.Columns(), inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
 	}
+	// Computed and metadata columns: the schema from the read columns.
+	if node, err = t.schemaProjection(node); err != nil { // computed.go
+		return rel{}, err
+	}
+	cols := t.schema(t.Conn, "")
 	if t.Watermark != nil {
-		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: tableScope(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
+		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: t.schema(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
 		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Rowtime: t.Watermark.Column, Expr: e}
 	}
-	return rel{node: node, scope: tableScope(t.Conn, qual)}, nil
+	return rel{node: node, scope: t.schema(t.Conn, qual)}, nil
 }
 
 // side says which join inputs an expression references.
@@ -182,7 +197,7 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		jt = operators.RightJoin
 	}
 	if j.On == nil {
-		return rel{}, b.errf(j, "a join needs an ON condition with an equality between the two sides (cross joins are not supported)")
+		return rel{}, b.errf(j, "a join needs an ON condition, or for FROM a, b a WHERE condition, with an equality between the two sides (cross joins are not supported)")
 	}
 	nl := len(l.scope)
 	scope := append(append([]expr.Column(nil), l.scope...), r.scope...)

@@ -20,7 +20,8 @@ import (
 // isOverAggregate reports whether a window function call is an
 // aggregate over a window (not ROW_NUMBER, which builds a rank).
 func isOverAggregate(w *ast.WindowFuncExpr) bool {
-	return isOverAggregateName(strings.ToUpper(w.Name)) // build_agg_funcs.go
+	name := strings.ToUpper(w.Name)
+	return name == "LAG" || name == "LEAD" || isOverAggregateName(name) // build_agg_funcs.go
 }
 
 // buildOver plans the OVER aggregates of a select list. It returns the
@@ -92,7 +93,15 @@ func (b *builder) buildOver(in rel, fields []field) (rel, func(ast.ExprNode) (in
 	var texts []string
 	argOf := make([]int, len(wins)) // index into keys, or -1 for COUNT(*)
 	for i, w := range wins {
-		call, arg, text, err := b.aggCall(&ast.AggregateFuncExpr{F: w.Name, Args: w.Args}, scope)
+		var call operators.AggCall
+		var arg expr.Expr
+		var text string
+		var err error
+		if name := strings.ToUpper(w.Name); name == "LAG" || name == "LEAD" {
+			call, arg, text, err = b.lagCall(w, scope) // build_over_lag.go
+		} else {
+			call, arg, text, err = b.aggCall(&ast.AggregateFuncExpr{F: w.Name, Args: w.Args}, scope)
+		}
 		if err != nil {
 			return rel{}, nil, err
 		}

@@ -102,6 +102,20 @@ type repl struct {
 	atPrompt bool
 	quitting bool     // SIGTERM or SIGHUP arrived
 	notes    []string // job notices held back while a statement runs
+	typed    string   // earlier lines of the statement being typed, for completion
+}
+
+// typedSoFar returns the earlier lines of the statement being typed.
+func (r *repl) typedSoFar() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.typed
+}
+
+func (r *repl) setTyped(s string) {
+	r.mu.Lock()
+	r.typed = s
+	r.mu.Unlock()
 }
 
 // Run opens the interactive client on a terminal and returns when the
@@ -134,7 +148,7 @@ func Run(s *engine.Session, o Options) error {
 		HistoryFile:            hist,
 		HistorySearchFold:      true,
 		DisableAutoSaveHistory: true,
-		AutoComplete:           completer{s},
+		AutoComplete:           completer{s: s, typed: r.typedSoFar},
 		InterruptPrompt:        "^C",
 		EOFPrompt:              "exit",
 		Stdin:                  lr,
@@ -194,6 +208,7 @@ func (r *repl) loop() {
 	reset := func() {
 		lines, sc = nil, stmtScanner{}
 		text.Reset()
+		r.setTyped("")
 	}
 	// The lines of a paste still to run, and its last, unfinished line,
 	// which the next prompt starts with (see input: pastes).
@@ -263,11 +278,12 @@ func (r *repl) loop() {
 		lines = append(lines, line)
 		text.WriteString(line)
 		sc.feed(line)
+		r.setTyped(text.String())
 		if sc.blank() {
 			reset()
 			continue
 		}
-		if !sc.complete() {
+		if !sc.complete() || parser.NeedsEnd(text.String()) { // EXECUTE STATEMENT SET BEGIN reads on to END;
 			continue
 		}
 		_ = r.rl.SaveHistory(historyEntry(lines))
@@ -365,6 +381,18 @@ func (r *repl) runStatement(st *parser.Statement) bool {
 		return r.runQuery(ctx, res.Query)
 	case res.Job != nil:
 		j := res.Job
+		if r.s.Conf.Bool("table.dml-sync") {
+			// Flink's table.dml-sync: the INSERT returns when its job ends;
+			// Ctrl-C cancels the job.
+			r.info(fmt.Sprintf("%s (%s); waiting for it to finish (table.dml-sync), Ctrl-C cancels it", res.Message, j.Name))
+			select {
+			case <-j.Done():
+			case <-ctx.Done():
+				j.Cancel()
+			}
+			r.watchJob(j)
+			return ctx.Err() == nil
+		}
 		r.info(fmt.Sprintf("%s (%s). SHOW JOBS lists it; STOP JOB '%s' stops it.", res.Message, j.Name, j.ID))
 		go r.watchJob(j)
 	case res.Text != "":
@@ -390,7 +418,11 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 	restore, _ := keysMode(int(r.o.In.Fd()))
 	defer restore()
 
-	maxWidth := r.s.Conf.Int("table.display.max-column-width")
+	// Flink's sql-client.display.max-column-width, or its older name.
+	maxWidth := r.s.Conf.Int("sql-client.display.max-column-width")
+	if r.s.Conf.IsSet("table.display.max-column-width") && !r.s.Conf.IsSet("sql-client.display.max-column-width") {
+		maxWidth = r.s.Conf.Int("table.display.max-column-width")
+	}
 	start := time.Now()
 	var (
 		n    int64

@@ -23,6 +23,7 @@ var errPurged = errors.New("purged")
 // connection (a server restart) from the last transaction emitted.
 func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error {
 	failures := 0
+	delay := newBackoff()
 	for {
 		err := s.streamOnce(ctx, out, &failures)
 		if ctx.Err() != nil {
@@ -42,7 +43,10 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 		}
 		s.log.Warn("mysql-cdc: binlog connection lost; reconnecting", "source", s.t.Name, "position", s.pos.String(),
 			"attempt", failures, "error", s.cfg.redact(err))
-		if err := out.Sleep(ctx, backoff(failures)); err != nil {
+		if failures == 1 {
+			delay.Reset()
+		}
+		if err := out.Sleep(ctx, delay.NextBackOff()); err != nil {
 			return err
 		}
 	}

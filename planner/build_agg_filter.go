@@ -1,0 +1,53 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/parser"
+	"github.com/streamsql/streamsql/types"
+)
+
+// filteredAggCall binds AGG(x) FILTER (WHERE c). Every accumulator sees
+// only the non-NULL values of its argument (operators/aggfuncs.go), so
+// the aggregate of the rows that pass c is the aggregate of CASE WHEN c
+// THEN x END over all rows, and COUNT(*) FILTER (WHERE c) counts CASE
+// WHEN c THEN TRUE END. A row for which c is NULL does not pass, as in
+// Flink. The JSON aggregates keep NULL values (JSON_OBJECTAGG's NULL ON
+// NULL), so they take no FILTER.
+func (b *builder) filteredAggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
+	cond, arg, _ := parser.AggFilter(c)
+	name := strings.ToUpper(c.F)
+	if name == "JSON_ARRAYAGG" || name == "JSON_OBJECTAGG" {
+		return operators.AggCall{}, nil, "", b.errf(c, "FILTER is not supported on %s", name)
+	}
+	if len(find(cond).aggs) > 0 {
+		return operators.AggCall{}, nil, "", b.errf(cond, "aggregate functions are not allowed in FILTER")
+	}
+	bc, err := expr.Bind(cond, scope, b.stmt.ErrorAtNode)
+	if err != nil {
+		return operators.AggCall{}, nil, "", err
+	}
+	if bc.Type().ID != types.Boolean && bc.Type().ID != types.Null {
+		return operators.AggCall{}, nil, "", b.errf(cond, "FILTER condition must be BOOLEAN, not %s", bc.Type())
+	}
+	plain := *c // the call without its filter, for its text
+	plain.Args = append([]ast.ExprNode{arg}, c.Args[1:]...)
+	if arg == nil { // COUNT(*)
+		plain.Args = []ast.ExprNode{ast.NewValueExpr(1, "", "")}
+		arg = ast.NewValueExpr(true, "", "")
+	}
+	_, _, text, err := b.aggCall(&plain, scope)
+	if err != nil {
+		return operators.AggCall{}, nil, "", err
+	}
+	masked := plain
+	masked.Args = append([]ast.ExprNode{&ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: cond, Result: arg}}}}, c.Args[1:]...)
+	call, barg, _, err := b.aggCall(&masked, scope)
+	if err != nil {
+		return operators.AggCall{}, nil, "", err
+	}
+	return call, barg, text + " FILTER (WHERE " + bc.String() + ")", nil
+}

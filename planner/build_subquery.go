@@ -1,0 +1,216 @@
+package planner
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Subqueries in WHERE, as Flink plans them: a conjunct
+//
+//	x [NOT] IN (SELECT y ...)     a semi (anti) join on x = y
+//	[NOT] EXISTS (SELECT ...)     a semi (anti) join on the subquery's
+//	                              correlation conditions
+//
+// filters the rows of the FROM clause by whether the subquery has a
+// matching row. NOT IN follows SQL's three-valued logic, as Flink's does:
+// x NOT IN (...) is TRUE only when no y equals x and the comparison is
+// never NULL, so a NULL y, or a NULL x against a non-empty subquery,
+// drops the row. When x or y can be NULL the anti join matches on
+// (x = y) IS NOT FALSE and cannot be partitioned by key (one subtask,
+// as in Flink); when neither can, it is an ordinary keyed anti join.
+
+// subqueryConjunct reports whether a WHERE conjunct is [NOT] IN or
+// [NOT] EXISTS over a subquery, and whether it is negated.
+func subqueryConjunct(c ast.ExprNode) (ast.ExprNode, bool, bool) {
+	e, not := unparen(c), false
+	if u, ok := e.(*ast.UnaryOperationExpr); ok && (u.Op == opcode.Not || u.Op == opcode.Not2) {
+		e, not = unparen(u.V), true
+	}
+	switch x := e.(type) {
+	case *ast.PatternInExpr:
+		if x.Sel != nil {
+			return x, not != x.Not, true
+		}
+	case *ast.ExistsSubqueryExpr:
+		return x, not != x.Not, true
+	}
+	return nil, false, false
+}
+
+// subqueryFilter plans a conjunct found by subqueryConjunct over in.
+func (b *builder) subqueryFilter(in rel, c ast.ExprNode) (rel, error) {
+	e, anti, _ := subqueryConjunct(c)
+	if x, ok := e.(*ast.PatternInExpr); ok {
+		return b.inSubquery(in, x, anti)
+	}
+	return b.existsSubquery(in, e.(*ast.ExistsSubqueryExpr), anti)
+}
+
+func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, error) {
+	if _, ok := x.Expr.(*ast.RowExpr); ok {
+		return rel{}, b.errf(x, "IN with a row of values over a subquery is not supported")
+	}
+	sub, ok := x.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return rel{}, b.errf(x, "unsupported IN subquery")
+	}
+	r, err := b.buildQuery(sub.Query)
+	if err != nil {
+		return rel{}, err
+	}
+	if len(r.scope) != 1 {
+		return rel{}, b.errf(x, "the subquery of IN must return one column, not %d", len(r.scope))
+	}
+	lk, err := expr.Bind(x.Expr, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+	if err != nil {
+		return rel{}, err
+	}
+	rk := expr.NewColumnRef(0, r.scope[0].Name, r.scope[0].Type)
+	if !lk.Type().Equal(rk.Type()) {
+		ct, ok := expr.CommonType(lk.Type(), rk.Type())
+		if !ok {
+			return rel{}, b.errf(x, "IN compares %s with a subquery of %s, which have no common type", lk.Type(), rk.Type())
+		}
+		if lk, err = expr.ImplicitCast(lk, ct); err != nil {
+			return rel{}, b.errf(x, "%v", err)
+		}
+		if rk, err = expr.ImplicitCast(rk, ct); err != nil {
+			return rel{}, b.errf(x, "%v", err)
+		}
+	}
+	ln, lidx := withKeyColumns(in.node, []expr.Expr{lk})
+	rn, ridx := withKeyColumns(r.node, []expr.Expr{rk})
+	n := &SemiJoinNode{nodeBase: nodeBase{cols: ln.Columns(), inputs: []Node{ln, rn}}, Anti: anti}
+	if anti && (!lk.Type().NotNull || !rk.Type().NotNull) {
+		// NULL-aware: a pair matches unless x = y is FALSE.
+		lm, rm := &ast.ColumnNameExpr{Name: &ast.ColumnName{}}, &ast.ColumnNameExpr{Name: &ast.ColumnName{}}
+		joined := append(append([]expr.Column(nil), ln.Columns()...), rn.Columns()...)
+		nl := len(ln.Columns())
+		cond, err := expr.Bind(&ast.IsTruthExpr{Expr: &ast.BinaryOperationExpr{Op: opcode.EQ, L: lm, R: rm}, Not: true, True: 0},
+			&expr.Scope{Columns: joined, Replace: func(e ast.ExprNode) (int, bool) {
+				switch e {
+				case ast.ExprNode(lm):
+					return lidx[0], true
+				case ast.ExprNode(rm):
+					return nl + ridx[0], true
+				}
+				return 0, false
+			}}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		n.Cond = cond
+	} else {
+		n.LeftKeys, n.RightKeys = lidx, ridx
+	}
+	return b.dropKeyColumns(n, in), nil
+}
+
+// dropKeyColumns projects the key columns withKeyColumns added to the
+// left input away again.
+func (b *builder) dropKeyColumns(n Node, in rel) rel {
+	if len(n.Columns()) == len(in.scope) {
+		return rel{node: n, scope: in.scope}
+	}
+	proj := make([]expr.Expr, len(in.scope))
+	for i, c := range in.scope {
+		proj[i] = expr.NewColumnRef(i, c.Name, c.Type)
+	}
+	return rel{node: newCalc(n, nil, proj, unqualified(in.scope)), scope: in.scope}
+}
+
+// simpleSubquery reports whether a subquery is a plain SELECT ... FROM
+// ... WHERE, whose WHERE may refer to the enclosing query.
+func simpleSubquery(q ast.ResultSetNode) (*ast.SelectStmt, bool) {
+	sel, ok := q.(*ast.SelectStmt)
+	if !ok || sel.Kind != ast.SelectStmtKindSelect || sel.From == nil || sel.With != nil || sel.GroupBy != nil ||
+		sel.Having != nil || sel.Limit != nil || sel.OrderBy != nil || sel.Distinct || hasAggregate(sel) {
+		return nil, false
+	}
+	return sel, true
+}
+
+func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (rel, error) {
+	sub, ok := x.Sel.(*ast.SubqueryExpr)
+	if !ok {
+		return rel{}, b.errf(x, "unsupported EXISTS subquery")
+	}
+	sel, simple := simpleSubquery(sub.Query)
+	if !simple {
+		// Uncorrelated: every row of in matches every row of r.
+		r, err := b.buildQuery(sub.Query)
+		if err != nil {
+			return rel{}, err
+		}
+		n := &SemiJoinNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node, r.node}}, Anti: anti}
+		return rel{node: n, scope: in.scope}, nil
+	}
+	from, where, err := b.commaJoins(sel.From.TableRefs, sel.Where)
+	if err != nil {
+		return rel{}, err
+	}
+	r, err := b.buildFrom(from)
+	if err != nil {
+		return rel{}, err
+	}
+	// The conjuncts over the subquery's own columns filter it; the others
+	// refer to the enclosing query and become the join's condition.
+	nl, nr := len(in.scope), len(r.scope)
+	both := append(append([]expr.Column(nil), in.scope...), r.scope...)
+	var own, corr []ast.ExprNode
+	for _, c := range splitAnd(where, nil) {
+		if c == nil {
+			continue
+		}
+		if _, err := expr.Bind(c, &expr.Scope{Columns: r.scope}, b.stmt.ErrorAtNode); err == nil {
+			own = append(own, c)
+			continue
+		}
+		if _, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode); err != nil {
+			return rel{}, err
+		}
+		if _, _, nested := subqueryConjunct(c); nested {
+			return rel{}, b.errf(c, "a correlated subquery inside a subquery is not supported")
+		}
+		corr = append(corr, c)
+	}
+	if own != nil {
+		if r, err = b.buildWhere(r, andAST(own)); err != nil {
+			return rel{}, err
+		}
+	}
+	var lkeys, rkeys []expr.Expr
+	var residual expr.Expr
+	for _, c := range corr {
+		le, re, ok, err := b.equiKeys(c, both, nl)
+		if err != nil {
+			return rel{}, err
+		}
+		if ok {
+			lkeys, rkeys = append(lkeys, le), append(rkeys, expr.RemapColumns(re, shiftMap(nl, nr)))
+			continue
+		}
+		e, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
+			return rel{}, b.errf(c, "WHERE condition must be BOOLEAN, not %s", e.Type())
+		}
+		residual = andExpr(residual, e)
+	}
+	ln, lk := withKeyColumns(in.node, lkeys)
+	rn, rk := withKeyColumns(r.node, rkeys)
+	if nle := len(ln.Columns()) - nl; residual != nil && nle > 0 {
+		m := map[int]int{}
+		for i := 0; i < nr; i++ {
+			m[nl+i] = nl + nle + i
+		}
+		residual = expr.RemapColumns(residual, m)
+	}
+	n := &SemiJoinNode{nodeBase: nodeBase{cols: ln.Columns(), inputs: []Node{ln, rn}}, Anti: anti,
+		LeftKeys: lk, RightKeys: rk, Cond: residual}
+	return b.dropKeyColumns(n, in), nil
+}
