@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 )
 
@@ -79,13 +80,27 @@ type connector struct{}
 
 func (connector) Name() string { return "jdbc" }
 
-// Options is the union of the dialects' options (the first description
-// of a key wins), for documentation and completion; each dialect
-// validates its own.
+// common are the options every dialect has, described for all of them.
+var common = []connectors.OptionDef{
+	{Key: "url", Required: true, Description: "the database: 'jdbc:postgresql://host:port/database' or 'jdbc:mysql://host:port/database'; the subprotocol picks the database (docs/postgres.md, docs/mysql.md)"},
+	{Key: "table-name", Required: true, Description: "the table, 'name' or 'schema.name'; sink tables are created by the user"},
+	{Key: "username", Description: "the user; overrides one in 'url'"},
+	{Key: "password", Description: "the password; overrides one in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
+	{Key: "sink.semantic", Kind: config.Enum, Enum: []string{"exactly-once", "upsert", "at-least-once"}, Description: "exactly-once (PostgreSQL prepared transactions, MySQL XA, committed on checkpoint completion), upsert (by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+}
+
+// Options are the common options, then the union of the dialects' other
+// options (the first description of a key wins), for documentation and
+// completion; each dialect validates its own.
 func (connector) Options() []connectors.OptionDef {
 	seen := map[string]bool{}
-	var out []connectors.OptionDef
-	for _, n := range supported() {
+	out := append([]connectors.OptionDef(nil), common...)
+	for _, d := range common {
+		seen[d.Key] = true
+	}
+	names := supported()
+	sort.SliceStable(names, func(i, j int) bool { return names[i] == "postgresql" && names[j] != "postgresql" })
+	for _, n := range names {
 		c, err := dialectFor(map[string]string{"url": "jdbc:" + n + "://"})
 		if err != nil {
 			continue

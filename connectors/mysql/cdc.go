@@ -13,7 +13,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	flinkconfig "github.com/streamsql/streamsql/config"
+	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -45,19 +45,19 @@ func (cdcConnector) Options() []connectors.OptionDef { return cdcOptions }
 
 var cdcOptions = []connectors.OptionDef{
 	{Key: "hostname", Required: true, Description: "the MySQL or MariaDB server's host"},
-	{Key: "port", Default: "3306", Description: "the server's port"},
+	{Key: "port", Kind: sessconfig.Int, Min: 1, Default: "3306", Description: "the server's port"},
 	{Key: "username", Required: true, Description: "the user; it needs SELECT, REPLICATION SLAVE and REPLICATION CLIENT (and RELOAD on MySQL, for the snapshot's brief read lock)"},
 	{Key: "password", Description: "the password. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
 	{Key: "database-name", Required: true, Description: "a regular expression matched against whole database names"},
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table of a matching database is read into this one table (sharded tables)"},
 	{Key: "server-id", Description: "the replica id the binlog reader uses, unique among the server's replicas ('5400' or a range '5400-5404', whose first id is used). Default: a random id in 5400-6400"},
-	{Key: "scan.startup.mode", Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.file/.pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
+	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "specific-offset", "timestamp"}, Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.file/.pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
 	{Key: "scan.startup.specific-offset.file", Description: "the binlog file to start from, for scan.startup.mode = specific-offset"},
-	{Key: "scan.startup.specific-offset.pos", Description: "the position in that file, for scan.startup.mode = specific-offset"},
-	{Key: "scan.startup.timestamp-millis", Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
-	{Key: "heartbeat.interval", Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
-	{Key: "connect.timeout", Default: "30 s", Description: "the timeout of one connection attempt"},
-	{Key: "connect.max-retries", Default: "10", Description: "reconnection attempts after the binlog connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
+	{Key: "scan.startup.specific-offset.pos", Kind: sessconfig.Int, Description: "the position in that file, for scan.startup.mode = specific-offset"},
+	{Key: "scan.startup.timestamp-millis", Kind: sessconfig.Int, Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
+	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
+	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},
+	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the binlog connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
 }
 
 // startupMode is 'scan.startup.mode'.
@@ -92,7 +92,7 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	if err := connectors.CheckOptions(cdcConnector{}, o); err != nil {
 		return nil, err
 	}
-	c := &cdcConfig{host: o["hostname"], mode: startupMode(connectors.Option(o, "scan.startup.mode", "initial"))}
+	c := &cdcConfig{host: o["hostname"], mode: startupMode(strings.ToLower(connectors.Option(o, "scan.startup.mode", "initial")))}
 	port, err := strconv.ParseUint(connectors.Option(o, "port", "3306"), 10, 16)
 	if err != nil || port == 0 {
 		return nil, fmt.Errorf("option 'port' must be a port number, got '%s'", o["port"])
@@ -137,12 +137,15 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	default:
 		return nil, fmt.Errorf("option 'scan.startup.mode' must be initial, latest-offset, specific-offset or timestamp, got '%s'", c.mode)
 	}
-	if c.heartbeat, err = flinkconfig.ParseDuration(connectors.Option(o, "heartbeat.interval", "30 s")); err != nil || c.heartbeat < time.Second {
-		return nil, fmt.Errorf("option 'heartbeat.interval' must be a duration of at least 1 s, got '%s'", o["heartbeat.interval"])
+	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 30*time.Second); err != nil {
+		return nil, err
 	}
-	timeout, err := flinkconfig.ParseDuration(connectors.Option(o, "connect.timeout", "30 s"))
-	if err != nil || timeout <= 0 {
-		return nil, fmt.Errorf("option 'connect.timeout' must be a positive duration, got '%s'", o["connect.timeout"])
+	if c.heartbeat < time.Second {
+		return nil, fmt.Errorf("option 'heartbeat.interval' must be at least 1 s, got '%s'", o["heartbeat.interval"])
+	}
+	timeout, err := connectors.Duration(o, "connect.timeout", 30*time.Second)
+	if err != nil {
+		return nil, err
 	}
 	retries, err := connectors.Int(o, "connect.max-retries", 10, 1)
 	if err != nil {

@@ -23,7 +23,7 @@ var errPurged = errors.New("purged")
 // connection (a server restart) from the last transaction emitted.
 func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error {
 	failures := 0
-	bo := newBackoff() // config.go: 100 ms doubling to 5 s
+	delay := newBackoff()
 	for {
 		err := s.streamOnce(ctx, out, &failures)
 		if ctx.Err() != nil {
@@ -37,16 +37,16 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 		if !isTransient(err) {
 			return err
 		}
-		if failures == 0 {
-			bo.Reset() // the last connection delivered transactions
-		}
 		failures++
 		if failures > s.cfg.maxRetries {
 			return s.errorf("the binlog connection failed %d times in a row: %w", failures, err)
 		}
 		s.log.Warn("mysql-cdc: binlog connection lost; reconnecting", "source", s.t.Name, "position", s.pos.String(),
 			"attempt", failures, "error", s.cfg.redact(err))
-		if err := out.Sleep(ctx, bo.NextBackOff()); err != nil {
+		if failures == 1 {
+			delay.Reset()
+		}
+		if err := out.Sleep(ctx, delay.NextBackOff()); err != nil {
 			return err
 		}
 	}

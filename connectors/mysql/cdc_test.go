@@ -410,7 +410,7 @@ func TestCDCErrors(t *testing.T) {
 		{"unmappable type", cdcTable(s.Port, enum, nil), "column 'name' has MySQL type enum('a','b'), which mysql-cdc cannot map"},
 		{"no table", cdcTable(s.Port, "nothing_.*", nil), "no table matches database-name 'test' and table-name 'nothing_.*'"},
 		{"wrong password", cdcTable(s.Port, ok, map[string]string{"username": "cdcuser", "password": "Wrong-Pass2"}), "Access denied"},
-		{"bad mode", cdcTable(s.Port, ok, map[string]string{"scan.startup.mode": "earliest"}), "must be initial, latest-offset, specific-offset or timestamp"},
+		{"bad mode", cdcTable(s.Port, ok, map[string]string{"scan.startup.mode": "earliest"}), "must be 'initial', 'latest-offset', 'specific-offset' or 'timestamp', got 'earliest'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := open(tc.tbl)

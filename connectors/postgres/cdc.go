@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	flinkconfig "github.com/streamsql/streamsql/config"
+	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -42,7 +42,7 @@ func (cdcConnector) Options() []connectors.OptionDef { return cdcOptions }
 
 var cdcOptions = []connectors.OptionDef{
 	{Key: "hostname", Required: true, Description: "the PostgreSQL server's host"},
-	{Key: "port", Default: "5432", Description: "the server's port"},
+	{Key: "port", Kind: sessconfig.Int, Min: 1, Default: "5432", Description: "the server's port"},
 	{Key: "username", Required: true, Description: "the user; it needs the REPLICATION attribute and SELECT on the tables (and CREATE on the database, to create the publication)"},
 	{Key: "password", Description: "the password. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
 	{Key: "database-name", Required: true, Description: "the database"},
@@ -51,9 +51,9 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "slot.name", Required: true, Description: "the logical replication slot, created by the job; one job per slot"},
 	{Key: "decoding.plugin.name", Default: "pgoutput", Description: "the logical decoding plugin; only pgoutput, which every PostgreSQL since 10 has"},
 	{Key: "debezium.publication.name", Default: "dbz_publication", Description: "the publication of the captured tables, created if it does not exist"},
-	{Key: "scan.startup.mode", Default: "initial", Description: "initial (a snapshot, then the changes after it) or latest-offset (only the changes from the slot's creation)"},
-	{Key: "heartbeat.interval", Default: "10 s", Description: "how often the source reports its confirmed position to the server"},
-	{Key: "connect.max-retries", Default: "10", Description: "reconnection attempts after the replication connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
+	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset"}, Default: "initial", Description: "initial (a snapshot, then the changes after it) or latest-offset (only the changes from the slot's creation)"},
+	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "10 s", Description: "how often the source reports its confirmed position to the server"},
+	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the replication connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
 }
 
 // cdcConfig is a postgres-cdc table's parsed options.
@@ -97,7 +97,7 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	if p := connectors.Option(o, "decoding.plugin.name", "pgoutput"); p != "pgoutput" {
 		return nil, fmt.Errorf("option 'decoding.plugin.name': only 'pgoutput' is supported, got '%s'", p)
 	}
-	switch m := connectors.Option(o, "scan.startup.mode", "initial"); m {
+	switch m := strings.ToLower(connectors.Option(o, "scan.startup.mode", "initial")); m {
 	case "initial":
 		c.initial = true
 	case "latest-offset":
@@ -105,10 +105,13 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 		return nil, fmt.Errorf("option 'scan.startup.mode' must be initial or latest-offset, got '%s'", m)
 	}
 	var err error
-	if c.heartbeat, err = flinkconfig.ParseDuration(connectors.Option(o, "heartbeat.interval", "10 s")); err != nil || c.heartbeat < 100*time.Millisecond {
-		return nil, fmt.Errorf("option 'heartbeat.interval' must be a duration of at least 100 ms, got '%s'", o["heartbeat.interval"])
+	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 10*time.Second); err != nil {
+		return nil, err
 	}
-	if c.maxRetries, err = posInt(o, "connect.max-retries", 10); err != nil {
+	if c.heartbeat < 100*time.Millisecond {
+		return nil, fmt.Errorf("option 'heartbeat.interval' must be at least 100 ms, got '%s'", o["heartbeat.interval"])
+	}
+	if c.maxRetries, err = connectors.Int(o, "connect.max-retries", 10, 1); err != nil {
 		return nil, err
 	}
 	if c.user == "" {

@@ -19,6 +19,7 @@ import (
 // connection (a server restart) from the last transaction emitted.
 func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error {
 	failures := 0
+	delay := newBackoff()
 	for {
 		err := s.streamOnce(ctx, out, &failures)
 		if ctx.Err() != nil {
@@ -33,7 +34,10 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 		}
 		s.log.Warn("postgres-cdc: replication connection lost; reconnecting", "source", s.t.Name,
 			"lsn", pglogrepl.LSN(s.pos).String(), "attempt", failures, "error", s.cfg.redact(err))
-		if err := out.Sleep(ctx, min(100*time.Millisecond<<(failures-1), 5*time.Second)); err != nil {
+		if failures == 1 {
+			delay.Reset()
+		}
+		if err := out.Sleep(ctx, delay.NextBackOff()); err != nil {
 			return err
 		}
 	}

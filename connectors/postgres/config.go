@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	flinkconfig "github.com/streamsql/streamsql/config"
+	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 )
 
@@ -62,11 +62,11 @@ var connOptions = []connectors.OptionDef{
 var sinkOptions = append(append([]connectors.OptionDef(nil), connOptions...),
 	connectors.OptionDef{Key: "table-name", Required: true, Description: "the PostgreSQL table, 'name' or 'schema.name'; sink tables are created by the user"},
 	connectors.OptionDef{Key: "driver", Description: "the JDBC driver class name; accepted for Flink compatibility and ignored (the URL names the database)"},
-	connectors.OptionDef{Key: "sink.semantic", Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
-	connectors.OptionDef{Key: "sink.buffer-flush.max-rows", Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
-	connectors.OptionDef{Key: "sink.buffer-flush.interval", Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
-	connectors.OptionDef{Key: "sink.max-retries", Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s. Commits of prepared transactions are retried by the two-phase-commit framework"},
-	connectors.OptionDef{Key: "sink.parallelism", Description: "the sink's parallelism"},
+	connectors.OptionDef{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	connectors.OptionDef{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
+	connectors.OptionDef{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
+	connectors.OptionDef{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s. Commits of prepared transactions are retried by the two-phase-commit framework"},
+	connectors.OptionDef{Key: "sink.parallelism", Kind: sessconfig.Int, Min: 1, Description: "the sink's parallelism"},
 )
 
 // parseConn reads 'url', 'username' and 'password'. prefix is the URL's
@@ -216,34 +216,19 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
 		c.semantic = Upsert
 	}
-	if c.maxRows, err = posInt(t.Options, "sink.buffer-flush.max-rows", 500); err != nil {
+	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
 		return nil, err
 	}
-	if c.maxRetries, err = posInt(t.Options, "sink.max-retries", 10); err != nil {
+	if c.maxRetries, err = connectors.Int(t.Options, "sink.max-retries", 10, 1); err != nil {
 		return nil, err
 	}
-	if c.parallelism, err = posInt(t.Options, "sink.parallelism", 0); err != nil {
+	if c.parallelism, err = connectors.Int(t.Options, "sink.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
-	c.interval = time.Second
-	if v, ok := t.Options["sink.buffer-flush.interval"]; ok {
-		if c.interval, err = flinkconfig.ParseDuration(v); err != nil {
-			return nil, fmt.Errorf("option 'sink.buffer-flush.interval': %v", err)
-		}
+	if c.interval, err = connectors.Duration(t.Options, "sink.buffer-flush.interval", time.Second); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-func posInt(opts map[string]string, key string, def int) (int, error) {
-	v, ok := opts[key]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, v)
-	}
-	return n, nil
 }
 
 // isTransient reports whether err is a connection-level or concurrency
@@ -290,22 +275,25 @@ func sqlState(err error) string {
 }
 
 // retry runs fn up to attempts times while it fails transiently, with
-// exponential backoff from 100 ms to 5 s.
+// exponential backoff (newBackoff).
 func retry(ctx context.Context, attempts int, fn func() error) error {
-	var err error
-	for a := 1; ; a++ {
-		if err = fn(); err == nil || !isTransient(err) || a >= attempts {
-			return err
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		if last = fn(); last != nil && !isTransient(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		d := min(100*time.Millisecond<<(a-1), 5*time.Second)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (job stopping; last error: %v)", context.Cause(ctx), err)
-		case <-t.C:
-		}
+		return struct{}{}, last
+	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(attempts)), backoff.WithMaxElapsedTime(0))
+	if err != nil && last != nil && err != last {
+		return fmt.Errorf("%w (job stopping; last error: %v)", err, last)
 	}
+	return err
+}
+
+// newBackoff is the delay between attempts: 100 ms, doubling, at most
+// 5 s.
+func newBackoff() *backoff.ExponentialBackOff {
+	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
 }
 
 // opTimeout bounds one statement round, so that a connection that hangs

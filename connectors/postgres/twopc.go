@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/streamsql/streamsql/connectors/changebuf"
@@ -143,36 +144,43 @@ func (h *pcHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 		}
 		h.cleaned = true
 	}
+	attempt := -1
 	var last error
-	for attempt := 0; attempt < h.cfg.maxRetries; attempt++ {
-		if attempt > 0 {
-			if err := sleepCtx(ctx, min(100*time.Millisecond<<(attempt-1), 5*time.Second)); err != nil {
-				return nil, fmt.Errorf("%w (last error: %v)", err, h.cfg.redact(last))
-			}
-		}
+	gid := ""
+	out, err := backoff.Retry(ctx, func() ([]byte, error) {
+		attempt++
 		// A prepare that failed ambiguously may have succeeded after all.
-		if gid, ok, err := h.resolveUnsure(ctx); err != nil {
-			last = err
-			continue
+		if g, ok, err := h.resolveUnsure(ctx); err != nil {
+			last, gid = err, ""
+			return nil, err
 		} else if ok {
 			t.buf.Reset()
-			return json.Marshal(handle{GID: gid})
+			return json.Marshal(handle{GID: g})
 		}
-		gid := h.prefix + subtaskPrefix(h.info.Subtask, h.info.Parallelism) + strconv.FormatInt(t.seq, 10) + "." + strconv.Itoa(attempt)
-		err := h.prepare(ctx, gid, t.buf)
-		if err == nil {
+		gid = h.prefix + subtaskPrefix(h.info.Subtask, h.info.Parallelism) + strconv.FormatInt(t.seq, 10) + "." + strconv.Itoa(attempt)
+		if last = h.prepare(ctx, gid, t.buf); last == nil {
 			t.buf.Reset()
 			h.prepared[gid] = true
 			return json.Marshal(handle{GID: gid})
 		}
-		last = err
-		if !isTransient(err) {
-			break
+		if !isTransient(last) {
+			return nil, backoff.Permanent(last)
 		}
-		h.log.Warn("jdbc sink: transaction failed before commit; retrying with a new transaction",
-			"sink", h.info.SinkName, "gid", gid, "attempt", attempt+1, "error", h.cfg.redact(err))
+		return nil, last
+	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(h.cfg.maxRetries)), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(err error, _ time.Duration) {
+			if gid != "" {
+				h.log.Warn("jdbc sink: transaction failed before commit; retrying with a new transaction",
+					"sink", h.info.SinkName, "gid", gid, "attempt", attempt+1, "error", h.cfg.redact(err))
+			}
+		}))
+	if err != nil && last != nil && err != last {
+		return nil, h.errorf("preparing a transaction: %w (last error: %v)", err, last)
 	}
-	return nil, h.errorf("preparing a transaction: %w", last)
+	if err != nil {
+		return nil, h.errorf("preparing a transaction: %w", err)
+	}
+	return out, nil
 }
 
 // prepare runs one transaction up to PREPARE TRANSACTION.
@@ -344,15 +352,3 @@ func (h *pcHandler) RecoverAndAbort(ctx context.Context, r twophase.Recovered) e
 // Close releases the connections. Prepared transactions stay prepared on
 // the server: they belong to checkpoints.
 func (h *pcHandler) Close() error { return h.close() }
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
-}
