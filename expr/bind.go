@@ -152,7 +152,7 @@ func (b *binder) bindNode(n ast.ExprNode) (Expr, error) {
 	case *ast.VariableExpr:
 		return nil, b.errf(n, "variables are not supported")
 	case *ast.RowExpr:
-		return nil, b.errf(n, "row constructors are not supported")
+		return nil, b.errf(n, "write a row constructor as ROW(a, b)")
 	case *ast.SetCollationExpr:
 		return nil, b.errf(n, "COLLATE is not supported")
 	case *ast.TimeUnitExpr:
@@ -253,6 +253,12 @@ func (b *binder) column(x *ast.ColumnNameExpr) (Expr, error) {
 	}
 	switch len(m) {
 	case 0:
+		if e, ok, err := b.fieldAccess(x); ok { // composite.go: r.f, t.r.f
+			return e, err
+		}
+		if x.Name.Schema.O != "" {
+			display = x.Name.Schema.O + "." + display
+		}
 		return nil, b.errf(x, "Unknown column '%s'", display)
 	case 1:
 		c := b.s.Columns[m[0]]

@@ -63,6 +63,8 @@ func fitDecimalInPlace(d *apd.Decimal, p, s int) (*apd.Decimal, bool) {
 func castAllowed(from, to types.Type) bool {
 	f, t := from.ID, to.ID
 	switch {
+	case from.IsComposite() || to.IsComposite():
+		return f == types.Null || t == types.String || compositeShape(from, to, castAllowed)
 	case f == types.Null || f == t:
 		return true
 	case t == types.String:
@@ -83,6 +85,9 @@ func castAllowed(from, to types.Type) bool {
 // explicit CAST (Flink's implicit widening rules).
 func implicitAllowed(from, to types.Type) bool {
 	f, t := from.ID, to.ID
+	if from.IsComposite() || to.IsComposite() {
+		return f == types.Null || compositeShape(from, to, implicitAllowed)
+	}
 	if f == types.Null || f == t {
 		return true
 	}
@@ -120,6 +125,9 @@ func castFail(v types.Value, from, to types.Type, why string) error {
 func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 	if v.IsNull() {
 		return v, nil
+	}
+	if v.IsComposite() && to.IsComposite() {
+		return castComposite(v, from, to) // composite.go
 	}
 	switch to.ID {
 	case types.Boolean:

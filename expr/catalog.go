@@ -71,6 +71,7 @@ const (
 	catTemporal    = "Temporal"
 	catConditional = "Conditional"
 	catConversion  = "Type conversion"
+	catCollection  = "Collections and rows"
 	catJSON        = "JSON"
 	catHash        = "Hash"
 	catAggregate   = "Aggregate"
@@ -79,7 +80,7 @@ const (
 )
 
 var categoryOrder = []string{catComparison, catLogical, catArithmetic, catString, catTemporal,
-	catConditional, catConversion, catJSON, catHash, catAggregate, catWindow, catCatalog}
+	catConditional, catConversion, catCollection, catJSON, catHash, catAggregate, catWindow, catCatalog}
 
 const (
 	noteMySQL   = "MySQL's function; Flink has no such function."
@@ -322,7 +323,17 @@ var catalog = []FuncInfo{
 	agg("JSON_ARRAYAGG", "JSON_ARRAYAGG(items [{NULL | ABSENT} ON NULL])", "A JSON array of the values, in arrival order.", "Not in OVER windows, as in Flink.", "JSON_ARRAYAGG(s)", "[\"a\",\"b\",\"a\"]"),
 	agg("JSON_OBJECTAGG", "JSON_OBJECTAGG([KEY] key VALUE value [{NULL | ABSENT} ON NULL])", "A JSON object of the pairs; a repeated key is an error.", "Members are in key order; not in OVER windows, as in Flink.", "JSON_OBJECTAGG(KEY CAST(x AS STRING) VALUE s ABSENT ON NULL)", "{\"1\":\"a\",\"2\":\"b\",\"4\":\"a\"}"),
 
+	{Name: "GROUPING", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUPING(expression1 [, expression2]*)",
+		Doc: "With GROUPING SETS, ROLLUP or CUBE: 1 when the expression is not grouped by the row's grouping set, else 0; with several, the bits of GROUPING_ID.", Note: "",
+		Example: "SELECT s, GROUPING(s) FROM t GROUP BY ROLLUP (s)", Result: "NULL 0\na 0\nb 0\nNULL 1"},
+	{Name: "GROUPING_ID", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUPING_ID(expression1 [, expression2]*)",
+		Doc: "The GROUPING bits of the expressions as one number, the first the most significant.", Note: "",
+		Example: "SELECT GROUPING_ID(s, x) FROM t WHERE x = 1 GROUP BY CUBE (s, x)", Result: "0\n1\n2\n3"},
+
 	// Windows and ranking
+	{Name: "LAG", Kind: WindowFunc, Category: catWindow, Sig: "LAG(expression [, offset [, default]]) OVER (PARTITION BY ... ORDER BY rowtime)",
+		Doc: "The expression's value offset rows (default 1) before the current one in its partition, or default (NULL).", Note: "Rows of one time share a value, as in Flink; only unbounded windows.",
+		Example: "SELECT x, LAG(x) OVER (ORDER BY ts) FROM t", Result: "1 NULL\n2 1\n3 2\n4 3"},
 	{Name: "ROW_NUMBER", Kind: WindowFunc, Category: catWindow, Sig: "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)",
 		Doc: "Numbers the rows of each partition; filtered on, it is Flink's Top-N or deduplication.", Note: "Only with a filter on the number (rn <= N, rn = N, BETWEEN).",
 		Example: "SELECT x FROM (SELECT x, ROW_NUMBER() OVER (PARTITION BY s ORDER BY x DESC) AS rn FROM t WHERE s IS NOT NULL) WHERE rn = 1", Result: "2\n4"},
@@ -367,6 +378,15 @@ var catalog = []FuncInfo{
 	{Name: "SESSION_ROWTIME", Kind: WindowFunc, Category: catWindow, Sig: "SESSION_ROWTIME(ts, gap)", Doc: "Time attribute of the GROUP BY SESSION window.",
 		Example: "SELECT SESSION_ROWTIME(ts, INTERVAL '5' SECOND) FROM t GROUP BY SESSION(ts, INTERVAL '5' SECOND)", Result: "2024-01-01 00:00:08.999"},
 
+	// Collections and rows
+	op(catCollection, "ROW(...)", "ROW(value1 [, value2]*)", "A ROW of the values, its fields named EXPR$0, EXPR$1, ...", "", "ROW(1, 'a')", "(1, a)", FuncRow),
+	op(catCollection, "ARRAY[...]", "ARRAY[value1 [, value2]*]", "An ARRAY of the values, converted to their common type.", "", "ARRAY[1, 2]", "[1, 2]", FuncArray),
+	op(catCollection, "MAP[...]", "MAP[key1, value1 [, key2, value2]*]", "A MAP of the pairs; a repeated key keeps its last value.", "", "MAP['a', 1, 'b', 2]", "{a=1, b=2}", FuncMap),
+	op(catCollection, "array[index], map[key]", "array '[' INT ']', map '[' key ']'", "The element at a position from 1 (NULL out of range), or the value of a key (NULL if absent).", "", "ARRAY[10, 20][2]", "20", FuncItem),
+	op(catCollection, "row.field", "row.field", "A field of a ROW: r.f, t.r.f, r.f.g, or (expr).f.", "", "ROW(1, 'a').EXPR$1", "a", FuncField),
+	e(catCollection, "CARDINALITY", "CARDINALITY(array), CARDINALITY(map)", "The number of elements of an ARRAY or entries of a MAP.", "", "CARDINALITY(ARRAY[1, 2, 3])", "3"),
+	e(catCollection, "ELEMENT", "ELEMENT(array)", "The only element of a one-element ARRAY; NULL if it is empty; more elements fail the job.", "", "ELEMENT(ARRAY['x'])", "x"),
+
 	// Catalog
 	e(catCatalog, "CURRENT_DATABASE", "CURRENT_DATABASE()", "The current database: streamsql has one, default_database.", "", "CURRENT_DATABASE()", "default_database"),
 }
@@ -384,8 +404,6 @@ var unsupported = map[string]string{
 	"STR_TO_MAP":                   "it needs the MAP type, which streamsql does not have yet",
 	"SPLIT":                        "it returns ARRAY<STRING>; streamsql does not have ARRAY yet",
 	"REGEXP_EXTRACT_ALL":           "it returns ARRAY<STRING>; streamsql does not have ARRAY yet",
-	"CARDINALITY":                  "it takes ARRAY or MAP; streamsql does not have them yet",
-	"ELEMENT":                      "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_APPEND":                 "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_CONTAINS":               "it takes ARRAY; streamsql does not have ARRAY yet",
 	"ARRAY_DISTINCT":               "it takes ARRAY; streamsql does not have ARRAY yet",
@@ -413,8 +431,6 @@ var unsupported = map[string]string{
 	"OBJECT_UPDATE":                "it takes a structured type, which streamsql does not have",
 	"DESCRIPTOR":                   "DESCRIPTOR(...) is only an argument of a window table function",
 	"SOURCE_WATERMARK":             "streamsql's sources do not emit watermarks of their own; declare WATERMARK FOR ts AS ts - INTERVAL ...",
-	"GROUPING":                     "it needs GROUPING SETS, ROLLUP or CUBE, which streamsql does not support",
-	"GROUPING_ID":                  "it needs GROUPING SETS, ROLLUP or CUBE, which streamsql does not support",
 	"GROUP_ID":                     "it needs GROUPING SETS, ROLLUP or CUBE, which streamsql does not support",
 	"TUMBLE_PROCTIME":              "group windows over processing time are not supported; use TUMBLE_ROWTIME or the TUMBLE table function",
 	"HOP_PROCTIME":                 "group windows over processing time are not supported; use HOP_ROWTIME or the HOP table function",
@@ -444,8 +460,7 @@ var unsupported = map[string]string{
 	"CUME_DIST":                    "only ROW_NUMBER is supported as a window function",
 	"PERCENT_RANK":                 "only ROW_NUMBER is supported as a window function",
 	"NTILE":                        "only ROW_NUMBER is supported as a window function",
-	"LEAD":                         "only ROW_NUMBER and aggregates are supported OVER a window",
-	"LAG":                          "only ROW_NUMBER and aggregates are supported OVER a window",
+	"LEAD":                         "it needs rows that have not arrived yet, and Flink refuses it in streaming mode too; use LAG",
 }
 
 // Unsupported reports why a Flink built-in function streamsql does not

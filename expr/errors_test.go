@@ -140,7 +140,7 @@ func TestBindErrors(t *testing.T) {
 		{"EXISTS (SELECT 1)", "subqueries are not supported", "EXISTS (SELECT 1)"},
 		{"a = ANY (SELECT 1)", "subqueries are not supported", "a=ANY (SELECT 1)"},
 		{"@x", "variables are not supported", "@x"},
-		{"ROW(1, 2)", "row constructors are not supported", "ROW(1,2)"},
+		{"(1, 2)", "write a row constructor as ROW(a, b)", "ROW(1,2)"},
 		{"s COLLATE utf8mb4_bin", "COLLATE is not supported", "s COLLATE utf8mb4_bin"},
 	})
 }

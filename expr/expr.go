@@ -149,7 +149,7 @@ func renderValue(v types.Value, t types.Type) string {
 	case types.KindTimestamp:
 		return "TIMESTAMP '" + types.Format(v, t) + "'"
 	case types.KindInterval:
-		return "INTERVAL '" + types.Format(v, t) + "'"
+		return "INTERVAL '" + v.Interval().String() + "'"
 	case types.KindFloat:
 		s := types.Format(v, t)
 		if !strings.ContainsAny(s, ".eEnN") {

@@ -203,6 +203,7 @@ func init() {
 	registerTextFuncs(registry)
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
+	registerCompositeFuncs(registry) // composite.go
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {

@@ -69,6 +69,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 	}
 	if a.ID == b.ID {
 		switch a.ID {
+		case types.RowT, types.Array, types.Map:
+			return commonComposite(a, b) // composite.go
 		case types.Decimal:
 			return mergeDecimal(a, b), true
 		case types.String:

@@ -13,8 +13,8 @@ type tokKind uint8
 const (
 	tkIdent       tokKind = iota // bare word: keywords and identifiers (letters, digits, _, $, any byte >= 0x80)
 	tkQuotedIdent                // `identifier` with `` as the escaped backtick
-	tkString                     // 'string' ('' and backslash escapes)
-	tkDString                    // "string" ("" and backslash escapes); a string in TiDB's default SQL mode
+	tkString                     // 'string' ('' escapes a quote; a backslash is an ordinary character, as in Flink)
+	tkDString                    // "string" ("" escapes a quote); a string in TiDB's default SQL mode
 	tkNumber                     // 12, 1.5, .5, 1e-3
 	tkPunct                      // operators and punctuation, one to three bytes
 )
@@ -130,15 +130,13 @@ func lex(src string) (*lexResult, *posError) {
 }
 
 // scanQuoted returns the end of the quoted token starting at src[i]. A
-// doubled quote character escapes itself; in strings (not in backtick
-// identifiers) a backslash escapes the next byte, as in MySQL.
+// doubled quote character escapes itself. A backslash is an ordinary
+// character, as in Flink SQL: TiDB runs with NO_BACKSLASH_ESCAPES.
 func scanQuoted(src string, i int) (int, bool) {
 	q := src[i]
 	j := i + 1
 	for j < len(src) {
 		switch c := src[j]; {
-		case c == '\\' && q != '`':
-			j += 2
 		case c == q:
 			if j+1 < len(src) && src[j+1] == q {
 				j += 2
@@ -185,47 +183,15 @@ func scanNumber(src string, i int) (int, bool) {
 }
 
 // unquote returns the value of a string literal or quoted identifier token
-// text, following MySQL's escape rules (which TiDB applies to the same text).
+// text: a doubled quote is one quote, every other byte (backslashes
+// included, see scanQuoted) is itself, as TiDB reads the same text.
 func unquote(text string) string {
 	if len(text) < 2 {
 		return text
 	}
 	q := text[0]
 	body := text[1 : len(text)-1]
-	var sb strings.Builder
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == q && i+1 < len(body) && body[i+1] == q:
-			sb.WriteByte(q)
-			i++
-		case c == '\\' && q != '`' && i+1 < len(body):
-			i++
-			switch e := body[i]; e {
-			case '0':
-				sb.WriteByte(0)
-			case 'b':
-				sb.WriteByte('\b')
-			case 'n':
-				sb.WriteByte('\n')
-			case 'r':
-				sb.WriteByte('\r')
-			case 't':
-				sb.WriteByte('\t')
-			case 'Z':
-				sb.WriteByte(26)
-			case '%', '_':
-				// MySQL keeps the backslash so LIKE patterns still see it.
-				sb.WriteByte('\\')
-				sb.WriteByte(e)
-			default:
-				sb.WriteByte(e)
-			}
-		default:
-			sb.WriteByte(c)
-		}
-	}
-	return sb.String()
+	return strings.ReplaceAll(body, string([]byte{q, q}), string(q))
 }
 
 // quoteString renders s as a single-quoted SQL string literal that TiDB
@@ -237,8 +203,6 @@ func quoteString(s string) string {
 		switch c := s[i]; c {
 		case '\'':
 			sb.WriteString("''")
-		case '\\':
-			sb.WriteString(`\\`)
 		default:
 			sb.WriteByte(c)
 		}

@@ -60,9 +60,10 @@ const (
 	IntervalFunc = "__interval"
 	// CastFunc is the function every CAST becomes: CAST(x AS DECIMAL(10, 2))
 	// -> __cast(x, 'DECIMAL(10,2)'). The type text is the type as written,
-	// bare words in upper case, no spaces inside parentheses or around
-	// commas and angle brackets, single spaces between words
-	// ('TIMESTAMP(3) WITH LOCAL TIME ZONE', 'MAP<STRING,ROW<A INT,B STRING>>').
+	// bare words in upper case except ROW field names, no spaces inside
+	// parentheses or around commas and angle brackets, single spaces
+	// between words ('TIMESTAMP(3) WITH LOCAL TIME ZONE',
+	// 'MAP<STRING,ROW<a INT,b STRING>>').
 	// Quoted identifiers keep their backticks and case. The type is not
 	// checked here: that is the planner's job.
 	CastFunc = "__cast"
@@ -121,6 +122,11 @@ type Statement struct {
 	// IsColumnAliasPlaceholder) to the alias with a column list it
 	// replaced, `AS T(a, b)`; nil if there are none (queries.go).
 	ColumnAliases map[string]*ColumnAlias
+	// ColumnTypes maps a CREATE TABLE column (by name as written) whose
+	// Flink type TiDB cannot parse (ROW, ARRAY, MAP, bare VARCHAR, ...) to
+	// that type's text, for types.ParseType; the AST has TEXT in its place.
+	// Nil when there are none. See types.go.
+	ColumnTypes map[string]string
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src
@@ -207,10 +213,12 @@ type Command struct {
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
 // PIPES_AS_CONCAT, so that a || b concatenates strings as in Flink SQL
-// (and standard SQL) instead of being MySQL's logical OR.
+// (and standard SQL) instead of being MySQL's logical OR, and
+// NO_BACKSLASH_ESCAPES, so that a backslash in a string literal is an
+// ordinary character as in Flink ('\d' is two characters).
 func newTiDBParser() *parser.Parser {
 	p := parser.New()
-	p.SetSQLMode(mysql.ModePipesAsConcat)
+	p.SetSQLMode(mysql.ModePipesAsConcat | mysql.ModeNoBackslashEscapes)
 	return p
 }
 

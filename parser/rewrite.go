@@ -166,6 +166,8 @@ func (c *stmtCtx) rewrite() *posError {
 		c.rewriteIntervals,
 		c.rewriteFullJoins,
 		c.rewriteTemporalJoins, // temporal.go
+		c.rewriteKeywordNames,  // types.go
+		c.rewriteCollections,   // types.go
 	} {
 		if err := pass(); err != nil {
 			return err
@@ -188,6 +190,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 		n := strings.ToLower(c.nameValue(i))
 		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
+			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
 			return c.errAt(i, "%s is a reserved name", c.text(i))
 		}
@@ -315,6 +318,11 @@ func (c *stmtCtx) rewriteCreateView() *posError {
 func (c *stmtCtx) rewriteTableElements(open, close int) *posError {
 	s := open + 1
 	for k := open + 1; k <= close; k++ {
+		if k < close && compositeTypeWords[c.upper(k)] && c.isPunct(k+1, "<") {
+			end, _ := c.typeEnd(k, close) // types.go: ROW<a INT, b INT> holds commas
+			k = end - 1
+			continue
+		}
 		if k < close && !(c.isPunct(k, ",") && c.parent[k] == open) {
 			continue
 		}
@@ -335,10 +343,13 @@ func (c *stmtCtx) rewriteTableElement(open, s, e int) *posError {
 	if c.isKw(s, "WATERMARK") && c.isKw(s+1, "FOR") {
 		return c.rewriteWatermark(s, e)
 	}
-	// A column's type directly follows its name.
-	if c.isName(s) && !tableElementKeywords[c.upper(s)] && s+1 < e {
-		if t, ok := columnTypes[c.upper(s+1)]; ok {
-			c.replace(s+1, s+1, t)
+	// A column's type directly follows its name. KEY followed by a type
+	// is a column named key, as Flink allows (there are no KEY indexes).
+	if c.isName(s) && (!tableElementKeywords[c.upper(s)] || c.isKw(s, "KEY") && c.toks[s+1].kind == tkIdent) && s+1 < e {
+		if !c.rewriteColumnType(s, e) { // types.go
+			if t, ok := columnTypes[c.upper(s+1)]; ok {
+				c.replace(s+1, s+1, t)
+			}
 		}
 	}
 	// PRIMARY KEY [(cols)] NOT ENFORCED, at table or column level.
@@ -496,13 +507,16 @@ var gluedToPrev = map[string]bool{"(": true, ")": true, ",": true, "<": true, ">
 
 // typeText normalizes the type written in tokens [s, e): words in upper
 // case separated by one space, no spaces inside parentheses or around
-// commas and angle brackets: "decimal( 10, 2 )" -> "DECIMAL(10,2)".
+// commas and angle brackets: "decimal( 10, 2 )" -> "DECIMAL(10,2)". ROW
+// field names (a word after '<', '(' or ',' that a type follows) keep
+// their case: "row<a int>" -> "ROW<a INT>".
 func (c *stmtCtx) typeText(s, e int) string {
 	var sb strings.Builder
 	prev := ""
 	for k := s; k < e; k++ {
 		t := c.text(k)
-		if c.toks[k].kind == tkIdent {
+		fieldName := (prev == "<" || prev == "(" || prev == ",") && k+1 < e && c.isName(k+1)
+		if c.toks[k].kind == tkIdent && !fieldName {
 			t = strings.ToUpper(t)
 		}
 		if k > s && !(prev == "(" || prev == "," || prev == "<" || gluedToPrev[t]) {

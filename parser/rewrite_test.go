@@ -85,6 +85,14 @@ func describeStatements(stmts []*Statement) string {
 		for _, o := range s.Options {
 			fmt.Fprintf(&sb, "    %d:%d %q = %q\n", o.Line, o.Col, o.Key, o.Value)
 		}
+		var cols []string
+		for n := range s.ColumnTypes {
+			cols = append(cols, n)
+		}
+		sort.Strings(cols)
+		for _, n := range cols {
+			fmt.Fprintf(&sb, "  column type %s: %s\n", n, s.ColumnTypes[n])
+		}
 		for _, w := range s.Watermarks {
 			fmt.Fprintf(&sb, "  watermark %d:%d for %s: %s\n", w.Line, w.Col, w.Column, restore(w.Expr))
 		}

@@ -315,6 +315,10 @@ func sameExpr(a, b ast.ExprNode, scope []expr.Column) bool {
 	if ok1 && ok2 {
 		ia, oka := resolveColumn(ca, scope)
 		ib, okb := resolveColumn(cb, scope)
+		if !oka && !okb && ca.Name.Table.O != "" {
+			// Field accesses (r.f, t.r.f) are no columns: the same text.
+			return strings.EqualFold(exprText(a), exprText(b))
+		}
 		return oka && okb && ia == ib
 	}
 	if ok1 != ok2 {

@@ -51,7 +51,7 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 		return types.VarcharType(flen), nil
 	case mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
 		if ft.GetCharset() == "binary" {
-			return types.Type{}, fmt.Errorf("type BYTES is not supported yet")
+			return types.Type{}, fmt.Errorf("type BYTES (BINARY, VARBINARY) is not supported yet")
 		}
 		return types.TypeString, nil
 	case mysql.TypeDate:
@@ -89,6 +89,9 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 		}
 		seen[norm(name)] = true
 		ty, err := fieldType(c.Tp)
+		if text, ok := stmt.ColumnTypes[name]; ok {
+			ty, err = types.ParseType(text) // a Flink type TiDB cannot parse
+		}
 		if err != nil {
 			return nil, stmt.ErrorAtNode(c, "column '%s': %v", name, err)
 		}

@@ -33,7 +33,6 @@ func blank(sql string) bool {
 // statement each time made a long paste quadratic.
 type stmtScanner struct {
 	quote        byte // the open quote, or 0
-	escape       bool // inside a quote, after a backslash
 	lineComment  bool // after -- or #, until the newline
 	blockComment bool // inside /* */, until */
 	prev         byte // the byte before, for the two-byte tokens --, /* and */
@@ -54,12 +53,9 @@ func (s *stmtScanner) feed(text string) {
 				c = 0 // a '/' that ends a comment starts nothing
 			}
 		case s.quote != 0:
+			// A backslash is an ordinary character, as in Flink SQL; a
+			// doubled quote closes and reopens the quote.
 			switch {
-			case s.escape:
-				s.escape = false
-			case c == '\\' && s.quote != '`':
-				s.escape = true
-				s.last = c
 			case c == s.quote:
 				s.quote = 0
 				s.last = c

@@ -32,7 +32,9 @@ func Compare(a, b Value) int {
 		case KindString:
 			return strings.Compare(a.s, b.s)
 		case KindDecimal:
-			return a.d.Cmp(b.d)
+			return a.dec().Cmp(b.dec())
+		case KindRow, KindArray, KindMap:
+			return compareValues(a.Elems(), b.Elems())
 		}
 	}
 	// Mixed numeric kinds.
@@ -45,6 +47,23 @@ func Compare(a, b Value) int {
 	// Different kinds that the planner should never compare: order by kind
 	// so that sorting is still total and deterministic.
 	return cmpInt(int64(a.k), int64(b.k))
+}
+
+// compareValues orders two value lists element by element, a shorter
+// prefix first.
+func compareValues(a, b []Value) int {
+	for i := range a {
+		if i >= len(b) {
+			return 1
+		}
+		if c := Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	if len(a) < len(b) {
+		return -1
+	}
+	return 0
 }
 
 func cmpInt(a, b int64) int {
@@ -89,7 +108,7 @@ func ToFloat(v Value) float64 {
 	case KindFloat:
 		return v.Float()
 	case KindDecimal:
-		f, _ := v.d.Float64()
+		f, _ := v.dec().Float64()
 		return f
 	}
 	return math.NaN()
@@ -102,7 +121,7 @@ func ToDecimal(v Value) *apd.Decimal {
 	case KindInt:
 		return apd.New(v.i, 0)
 	case KindDecimal:
-		return v.d
+		return v.dec()
 	case KindFloat:
 		d := new(apd.Decimal)
 		_, _ = d.SetFloat64(v.Float())

@@ -20,6 +20,8 @@ import (
 //   float: 8 bytes of sortable IEEE bits
 //   string: bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01
 //   decimal: see appendDecimal
+//   row, array, map: each field, element or key and value in turn, ended
+//   by 0x00 (below every tag, so a shorter prefix sorts first)
 
 const (
 	tagNull byte = iota + 1
@@ -31,7 +33,13 @@ const (
 	tagDate
 	tagTimestamp
 	tagInterval
+	tagRow
+	tagArray
+	tagMap
 )
+
+// tagEnd ends the values of a row, array or map.
+const tagEnd byte = 0
 
 // EncodeKey appends the canonical key encoding of r's columns cols (all
 // columns when cols is nil) to dst.
@@ -98,7 +106,13 @@ func appendValue(dst []byte, v Value, canonical bool) []byte {
 	case KindString:
 		return appendBytes(append(dst, tagString), v.s)
 	case KindDecimal:
-		return appendDecimal(append(dst, tagDecimal), v.d, canonical)
+		return appendDecimal(append(dst, tagDecimal), v.dec(), canonical)
+	case KindRow, KindArray, KindMap:
+		dst = append(dst, map[Kind]byte{KindRow: tagRow, KindArray: tagArray, KindMap: tagMap}[v.k])
+		for _, e := range v.Elems() {
+			dst = appendValue(dst, e, canonical)
+		}
+		return append(dst, tagEnd)
 	}
 	panic(fmt.Sprintf("types: cannot encode value kind %d", v.k))
 }
@@ -174,6 +188,32 @@ func DecodeValue(b []byte) (Value, []byte, error) {
 		return NewFloat(math.Float64frombits(u)), b[8:], nil
 	case tagDecimal:
 		return decodeDecimal(b)
+	case tagRow, tagArray, tagMap:
+		var vals []Value
+		for {
+			if len(b) == 0 {
+				return Value{}, nil, ErrCorrupt
+			}
+			if b[0] == tagEnd {
+				b = b[1:]
+				break
+			}
+			v, rest, err := DecodeValue(b)
+			if err != nil {
+				return Value{}, nil, err
+			}
+			vals, b = append(vals, v), rest
+		}
+		switch tag {
+		case tagRow:
+			return NewRow(vals), b, nil
+		case tagArray:
+			return NewArray(vals), b, nil
+		}
+		if len(vals)%2 != 0 {
+			return Value{}, nil, ErrCorrupt
+		}
+		return NewMap(vals), b, nil
 	case tagString:
 		var out []byte
 		for i := 0; i < len(b); i++ {

@@ -14,7 +14,9 @@ import (
 //   - DOUBLE in Go's shortest form (2.5, 3);
 //   - DECIMAL with its declared scale;
 //   - TIMESTAMP(p) as 2024-01-01 00:00:01.000 with p fractional digits;
-//   - DATE as 2024-01-01; strings raw.
+//   - DATE as 2024-01-01; strings raw;
+//   - ROW as (1, abc), ARRAY as [1, 2], MAP as {k1=1, k2=2}, as Flink's
+//     SQL client shows them.
 func Format(v Value, t Type) string {
 	return string(AppendFormat(nil, v, t))
 }
@@ -34,7 +36,7 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 	case KindFloat:
 		return strconv.AppendFloat(dst, v.Float(), 'g', -1, 64)
 	case KindDecimal:
-		d := v.d
+		d := v.dec()
 		if t.ID == Decimal && -d.Exponent != int32(t.Scale) {
 			q := new(apd.Decimal)
 			ctx := apd.BaseContext.WithPrecision(MaxDecimalPrecision + 2)
@@ -55,9 +57,71 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 		}
 		return appendTimestamp(dst, v.i, p)
 	case KindInterval:
-		return append(dst, time.Duration(v.i).String()...)
+		return appendInterval(dst, v.i)
+	case KindRow:
+		dst = append(dst, '(')
+		for i, e := range v.Elems() {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendFormat(dst, e, t.fieldType(i))
+		}
+		return append(dst, ')')
+	case KindArray:
+		dst = append(dst, '[')
+		for i, e := range v.Elems() {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendFormat(dst, e, t.fieldType(0))
+		}
+		return append(dst, ']')
+	case KindMap:
+		dst = append(dst, '{')
+		es := v.Elems()
+		for i := 0; i+1 < len(es); i += 2 {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendFormat(dst, es[i], t.fieldType(0))
+			dst = append(dst, '=')
+			dst = AppendFormat(dst, es[i+1], t.fieldType(1))
+		}
+		return append(dst, '}')
 	}
 	return append(dst, '?')
+}
+
+// appendInterval renders a day-time interval as Flink does:
+// +1 02:03:04.500 (sign, days, then hours:minutes:seconds.millis).
+func appendInterval(dst []byte, nanos int64) []byte {
+	sign := byte('+')
+	u := uint64(nanos)
+	if nanos < 0 {
+		sign, u = '-', uint64(-nanos)
+	}
+	ms := u / 1e6
+	days, ms := ms/86400000, ms%86400000
+	h, ms := ms/3600000, ms%3600000
+	m, ms := ms/60000, ms%60000
+	sec, ms := ms/1000, ms%1000
+	dst = append(dst, sign)
+	dst = strconv.AppendUint(dst, days, 10)
+	dst = append(dst, ' ')
+	two := func(dst []byte, n uint64) []byte {
+		if n < 10 {
+			dst = append(dst, '0')
+		}
+		return strconv.AppendUint(dst, n, 10)
+	}
+	dst = two(dst, h)
+	dst = append(dst, ':')
+	dst = two(dst, m)
+	dst = append(dst, ':')
+	dst = two(dst, sec)
+	dst = append(dst, '.')
+	frac := strconv.FormatUint(ms+1000, 10)[1:]
+	return append(dst, frac...)
 }
 
 func appendTimestamp(dst []byte, nanos int64, p int) []byte {

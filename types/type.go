@@ -20,12 +20,16 @@ const (
 	String // VARCHAR(n) and STRING
 	Date
 	Timestamp // TIMESTAMP(p), without time zone
-	Interval  // a day-time interval, only as a function argument
+	Interval  // a day-time interval
+	RowT      // ROW<name type, ...>: Type.Fields (Row is the name of a row of values)
+	Array     // ARRAY<T>: Type.Fields[0].Type is T
+	Map       // MAP<K, V>: Type.Fields[0].Type is K, Fields[1].Type is V
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Boolean: "BOOLEAN", Int: "INT", BigInt: "BIGINT", Double: "DOUBLE",
 	Decimal: "DECIMAL", String: "STRING", Date: "DATE", Timestamp: "TIMESTAMP", Interval: "INTERVAL",
+	RowT: "ROW", Array: "ARRAY", Map: "MAP",
 }
 
 func (id TypeID) String() string {
@@ -58,6 +62,64 @@ type Type struct {
 	// NotNull is set for columns declared NOT NULL and for expressions
 	// that can never be NULL.
 	NotNull bool
+	// Fields are a ROW's fields, an ARRAY's element type (one field, no
+	// name) or a MAP's key and value types (two fields, no names); nil for
+	// every other type. Shared between copies: never modify it in place.
+	Fields []Field
+}
+
+// Field is a field of a ROW type.
+type Field struct {
+	Name string
+	Type Type
+}
+
+// RowType returns ROW<fields>.
+func RowType(fields []Field) Type { return Type{ID: RowT, Fields: fields} }
+
+// ArrayType returns ARRAY<elem>.
+func ArrayType(elem Type) Type { return Type{ID: Array, Fields: []Field{{Type: elem}}} }
+
+// MapType returns MAP<key, val>.
+func MapType(key, val Type) Type { return Type{ID: Map, Fields: []Field{{Type: key}, {Type: val}}} }
+
+// Elem is the element type of an ARRAY, the key type of a MAP.
+func (t Type) Elem() Type { return t.fieldType(0) }
+
+// MapValue is the value type of a MAP.
+func (t Type) MapValue() Type { return t.fieldType(1) }
+
+// IsComposite reports whether t is a ROW, ARRAY or MAP.
+func (t Type) IsComposite() bool { return t.ID == RowT || t.ID == Array || t.ID == Map }
+
+// FieldIndex returns the index of the ROW field named name: an exact
+// match first, else the only case-insensitive one; -1 if there is none.
+func (t Type) FieldIndex(name string) int {
+	if t.ID != RowT {
+		return -1
+	}
+	for i, f := range t.Fields {
+		if f.Name == name {
+			return i
+		}
+	}
+	found := -1
+	for i, f := range t.Fields {
+		if strings.EqualFold(f.Name, name) {
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+func (t Type) fieldType(i int) Type {
+	if i < len(t.Fields) {
+		return t.Fields[i].Type
+	}
+	return Type{}
 }
 
 // Convenience constructors for the common types, all nullable.
@@ -100,9 +162,20 @@ func (t Type) IsNumeric() bool {
 // IsInteger reports whether t is INT or BIGINT.
 func (t Type) IsInteger() bool { return t.ID == Int || t.ID == BigInt }
 
-// Equal reports whether two types are the same, ignoring nullability.
+// Equal reports whether two types are the same, ignoring nullability
+// (at the top level; the fields of a ROW, ARRAY or MAP must agree on it
+// too, and ROW field names must be equal).
 func (t Type) Equal(o Type) bool {
-	return t.ID == o.ID && t.Precision == o.Precision && t.Scale == o.Scale
+	if t.ID != o.ID || t.Precision != o.Precision || t.Scale != o.Scale || len(t.Fields) != len(o.Fields) {
+		return false
+	}
+	for i, f := range t.Fields {
+		g := o.Fields[i]
+		if f.Name != g.Name || f.Type.NotNull != g.Type.NotNull || !f.Type.Equal(g.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // String renders the type as Flink writes it, e.g. "DECIMAL(10, 2)",
@@ -120,6 +193,21 @@ func (t Type) String() string {
 		} else {
 			s = fmt.Sprintf("VARCHAR(%d)", t.Precision)
 		}
+	case RowT:
+		var sb strings.Builder
+		sb.WriteString("ROW<")
+		for i, f := range t.Fields {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("`" + strings.ReplaceAll(f.Name, "`", "``") + "` " + f.Type.String())
+		}
+		sb.WriteString(">")
+		s = sb.String()
+	case Array:
+		s = "ARRAY<" + t.Elem().String() + ">"
+	case Map:
+		s = "MAP<" + t.Elem().String() + ", " + t.MapValue().String() + ">"
 	default:
 		s = t.ID.String()
 	}
@@ -130,26 +218,201 @@ func (t Type) String() string {
 }
 
 // ParseType parses a Flink type name such as "BIGINT", "DECIMAL(10,2)",
-// "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "VARCHAR(20)" or "STRING".
-// It is used for CAST targets, which reach the planner as text.
+// "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "VARCHAR(20)", "STRING",
+// "ROW<a INT, b STRING>", "ROW(a INT, b STRING)", "ARRAY<INT>",
+// "INT ARRAY" or "MAP<STRING, BIGINT>", with NOT NULL where Flink allows
+// it. Type names are case-insensitive; ROW field names keep their case
+// (`quoted` ones may hold any character). It reads CAST targets and the
+// column types the pre-lexer hands over as text.
 func ParseType(s string) (Type, error) {
-	u := strings.ToUpper(strings.TrimSpace(s))
-	name, args := u, ""
-	if i := strings.IndexByte(u, '('); i >= 0 {
-		if !strings.HasSuffix(u, ")") {
-			return Type{}, fmt.Errorf("malformed type %q", s)
-		}
-		name, args = strings.TrimSpace(u[:i]), u[i+1:len(u)-1]
+	p := &typeParser{src: s, toks: lexType(s)}
+	t, err := p.parse()
+	if err != nil {
+		return Type{}, err
 	}
-	nums := []int{}
-	if args != "" {
-		for _, a := range strings.Split(args, ",") {
-			var n int
-			if _, err := fmt.Sscanf(strings.TrimSpace(a), "%d", &n); err != nil {
-				return Type{}, fmt.Errorf("malformed type %q", s)
+	if p.i < len(p.toks) {
+		return Type{}, fmt.Errorf("malformed type %q", strings.TrimSpace(s))
+	}
+	return t, nil
+}
+
+// lexType splits type text into words, numbers, `quoted` names and single
+// punctuation characters.
+func lexType(s string) []string {
+	var toks []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '`':
+			j := i + 1
+			for j < len(s) {
+				if s[j] == '`' {
+					if j+1 < len(s) && s[j+1] == '`' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
 			}
-			nums = append(nums, n)
+			toks = append(toks, s[i:min(j+1, len(s))])
+			i = j + 1
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80 || c == '$':
+			j := i
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9' || s[j] >= 0x80 || s[j] == '$') {
+				j++
+			}
+			toks = append(toks, s[i:j])
+			i = j
+		case c == '\'':
+			j := i + 1
+			for j < len(s) && !(s[j] == '\'' && (j+1 >= len(s) || s[j+1] != '\'')) {
+				if s[j] == '\'' {
+					j++
+				}
+				j++
+			}
+			toks = append(toks, s[i:min(j+1, len(s))])
+			i = j + 1
+		default:
+			toks = append(toks, s[i:i+1])
+			i++
 		}
+	}
+	return toks
+}
+
+type typeParser struct {
+	src  string
+	toks []string
+	i    int
+}
+
+func (p *typeParser) peek(k int) string {
+	if p.i+k < len(p.toks) {
+		return p.toks[p.i+k]
+	}
+	return ""
+}
+
+func (p *typeParser) is(kw string) bool { return strings.EqualFold(p.peek(0), kw) }
+
+func (p *typeParser) accept(kw string) bool {
+	if p.is(kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *typeParser) expect(kw string) error {
+	if !p.accept(kw) {
+		found := p.peek(0)
+		if found == "" {
+			found = "the end"
+		}
+		return fmt.Errorf("malformed type %q: expected %s, found %s", strings.TrimSpace(p.src), kw, found)
+	}
+	return nil
+}
+
+// parse reads a type with its NOT NULL and postfix ARRAY suffixes.
+func (p *typeParser) parse() (Type, error) {
+	t, err := p.parseBase()
+	if err != nil {
+		return Type{}, err
+	}
+	for {
+		switch {
+		case p.is("NOT") && strings.EqualFold(p.peek(1), "NULL"):
+			p.i += 2
+			t.NotNull = true
+		case p.is("NULL"):
+			p.i++
+			t.NotNull = false
+		case p.is("ARRAY"):
+			p.i++
+			t = ArrayType(t)
+		case p.is("MULTISET"):
+			return Type{}, fmt.Errorf("MULTISET types are not supported")
+		default:
+			return t, nil
+		}
+	}
+}
+
+// numbers reads an optional (n[, n]) after a type name.
+func (p *typeParser) numbers() ([]int, error) {
+	if !p.accept("(") {
+		return nil, nil
+	}
+	var nums []int
+	for {
+		var n int
+		if _, err := fmt.Sscanf(p.peek(0), "%d", &n); err != nil {
+			return nil, fmt.Errorf("malformed type %q", strings.TrimSpace(p.src))
+		}
+		p.i++
+		nums = append(nums, n)
+		if p.accept(")") {
+			return nums, nil
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (p *typeParser) parseBase() (Type, error) {
+	word := strings.ToUpper(p.peek(0))
+	if word == "" {
+		return Type{}, fmt.Errorf("missing type")
+	}
+	p.i++
+	switch word {
+	case "ROW":
+		return p.parseRow()
+	case "ARRAY":
+		if err := p.expect("<"); err != nil {
+			return Type{}, err
+		}
+		el, err := p.parse()
+		if err != nil {
+			return Type{}, err
+		}
+		return ArrayType(el), p.expect(">")
+	case "MAP":
+		if err := p.expect("<"); err != nil {
+			return Type{}, err
+		}
+		k, err := p.parse()
+		if err != nil {
+			return Type{}, err
+		}
+		if err := p.expect(","); err != nil {
+			return Type{}, err
+		}
+		v, err := p.parse()
+		if err != nil {
+			return Type{}, err
+		}
+		return MapType(k, v), p.expect(">")
+	case "MULTISET":
+		return Type{}, fmt.Errorf("MULTISET types are not supported")
+	case "DOUBLE":
+		p.accept("PRECISION")
+	case "CHARACTER":
+		if p.accept("VARYING") {
+			word = "VARCHAR"
+		} else {
+			word = "CHAR"
+		}
+	}
+	nums, err := p.numbers()
+	if err != nil {
+		return Type{}, err
 	}
 	arg := func(i, def int) int {
 		if i < len(nums) {
@@ -157,38 +420,93 @@ func ParseType(s string) (Type, error) {
 		}
 		return def
 	}
-	switch name {
+	switch word {
 	case "BOOLEAN", "BOOL":
 		return TypeBoolean, nil
 	case "INT", "INTEGER", "TINYINT", "SMALLINT":
 		return TypeInt, nil
 	case "BIGINT", "SIGNED":
 		return TypeBigInt, nil
-	case "DOUBLE", "FLOAT", "REAL", "DOUBLE PRECISION":
+	case "DOUBLE", "FLOAT", "REAL":
 		return TypeDouble, nil
 	case "DECIMAL", "NUMERIC", "DEC":
-		p, sc := arg(0, 10), arg(1, 0)
-		if p < 1 || p > MaxDecimalPrecision || sc < 0 || sc > p {
-			return Type{}, fmt.Errorf("DECIMAL(%d, %d): precision must be 1..%d and scale 0..precision", p, sc, MaxDecimalPrecision)
+		pr, sc := arg(0, 10), arg(1, 0)
+		if pr < 1 || pr > MaxDecimalPrecision || sc < 0 || sc > pr {
+			return Type{}, fmt.Errorf("DECIMAL(%d, %d): precision must be 1..%d and scale 0..precision", pr, sc, MaxDecimalPrecision)
 		}
-		return DecimalType(p, sc), nil
-	case "STRING", "TEXT", "CHAR", "VARCHAR", "CHARACTER VARYING":
-		n := arg(0, MaxStringLength)
-		if name == "CHAR" && len(nums) == 0 {
-			n = MaxStringLength
-		}
-		return VarcharType(n), nil
+		return DecimalType(pr, sc), nil
+	case "STRING", "TEXT", "CHAR", "VARCHAR":
+		// VARCHAR without a length is STRING, as in Flink. CHAR(n) is read
+		// as VARCHAR(n) and CHAR alone as STRING: streamsql has no
+		// fixed-length, blank-padded strings.
+		return VarcharType(arg(0, MaxStringLength)), nil
+	case "BINARY", "VARBINARY", "BYTES":
+		return Type{}, fmt.Errorf("type BYTES (BINARY, VARBINARY) is not supported yet")
 	case "DATE":
 		return TypeDate, nil
 	case "TIMESTAMP", "TIMESTAMP_LTZ", "DATETIME":
-		p := arg(0, 6)
-		if name == "DATETIME" && len(nums) == 0 {
-			p = 0
+		pr := arg(0, 6)
+		if word == "DATETIME" && len(nums) == 0 {
+			pr = 0
 		}
-		if p < 0 || p > 9 {
-			return Type{}, fmt.Errorf("TIMESTAMP(%d): precision must be 0..9", p)
+		if pr < 0 || pr > 9 {
+			return Type{}, fmt.Errorf("TIMESTAMP(%d): precision must be 0..9", pr)
 		}
-		return TimestampType(p), nil
+		switch {
+		case p.is("WITHOUT") && strings.EqualFold(p.peek(1), "TIME") && strings.EqualFold(p.peek(2), "ZONE"):
+			p.i += 3
+		case p.is("WITH") && strings.EqualFold(p.peek(1), "LOCAL") && strings.EqualFold(p.peek(2), "TIME") && strings.EqualFold(p.peek(3), "ZONE"):
+			p.i += 4 // read as TIMESTAMP, like TIMESTAMP_LTZ
+		}
+		return TimestampType(pr), nil
 	}
-	return Type{}, fmt.Errorf("unsupported type %s", strings.TrimSpace(s))
+	return Type{}, fmt.Errorf("unsupported type %s", strings.TrimSpace(p.src))
+}
+
+// parseRow reads the fields of ROW<name type, ...> or ROW(name type, ...)
+// after the word ROW. A field may end with a COMMENT 'text', which is
+// dropped.
+func (p *typeParser) parseRow() (Type, error) {
+	closer := ">"
+	if p.accept("(") {
+		closer = ")"
+	} else if err := p.expect("<"); err != nil {
+		return Type{}, err
+	}
+	var fields []Field
+	if p.accept(closer) {
+		return RowType(fields), nil
+	}
+	seen := map[string]bool{}
+	for {
+		name := p.peek(0)
+		if name == "" || strings.ContainsAny(name[:1], "<>(),'") {
+			return Type{}, fmt.Errorf("malformed type %q: expected a field name, found %q", strings.TrimSpace(p.src), name)
+		}
+		p.i++
+		if name[0] == '`' {
+			name = strings.ReplaceAll(strings.TrimSuffix(name[1:], "`"), "``", "`")
+		}
+		if seen[strings.ToLower(name)] {
+			return Type{}, fmt.Errorf("ROW field %s is declared twice", name)
+		}
+		seen[strings.ToLower(name)] = true
+		ft, err := p.parse()
+		if err != nil {
+			return Type{}, err
+		}
+		if p.accept("COMMENT") {
+			if !strings.HasPrefix(p.peek(0), "'") {
+				return Type{}, fmt.Errorf("malformed type %q: COMMENT needs a string", strings.TrimSpace(p.src))
+			}
+			p.i++
+		}
+		fields = append(fields, Field{Name: name, Type: ft})
+		if p.accept(closer) {
+			return RowType(fields), nil
+		}
+		if err := p.expect(","); err != nil {
+			return Type{}, err
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -93,13 +94,21 @@ func TestParseType(t *testing.T) {
 		"STRING": "STRING", "varchar(10)": "VARCHAR(10)", "BIGINT": "BIGINT", "INT": "INT",
 		"DECIMAL(10,2)": "DECIMAL(10, 2)", "TIMESTAMP(3)": "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)": "TIMESTAMP(3)",
 		"BOOLEAN": "BOOLEAN", "DOUBLE": "DOUBLE", "DATE": "DATE",
+		"VARCHAR": "STRING", "char": "STRING", "INT NOT NULL": "INT NOT NULL",
+		"TIMESTAMP(3) WITH LOCAL TIME ZONE":           "TIMESTAMP(3)",
+		"ROW<a INT, B STRING>":                        "ROW<`a` INT, `B` STRING>",
+		"row(id BIGINT NOT NULL, `x y` VARCHAR)":      "ROW<`id` BIGINT NOT NULL, `x y` STRING>",
+		"ROW<a INT COMMENT 'it''s', b ROW<c DOUBLE>>": "ROW<`a` INT, `b` ROW<`c` DOUBLE>>",
+		"ARRAY<INT>": "ARRAY<INT>", "INT ARRAY": "ARRAY<INT>", "ARRAY<ARRAY<STRING>>": "ARRAY<ARRAY<STRING>>",
+		"MAP<STRING, ARRAY<INT>>": "MAP<STRING, ARRAY<INT>>",
 	} {
 		got, err := ParseType(in)
 		if err != nil || got.String() != want {
 			t.Errorf("ParseType(%q) = %v, %v; want %s", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"DECIMAL(50,2)", "TIMESTAMP(12)", "MAP<INT,INT>", "DECIMAL(x)"} {
+	for _, bad := range []string{"DECIMAL(50,2)", "TIMESTAMP(12)", "MAP<INT>", "DECIMAL(x)",
+		"ROW<a INT", "ROW<a INT, a STRING>", "ROW<INT>", "ARRAY<INT", "MULTISET<INT>", "VARBINARY", "INT INT"} {
 		if _, err := ParseType(bad); err == nil {
 			t.Errorf("ParseType(%q) accepted", bad)
 		}
@@ -148,5 +157,41 @@ func TestExactRowEncodingKeepsScaleAndSign(t *testing.T) {
 	if bytes.Compare(EncodeRow(nil, Row{dec("-0.1")}), EncodeRow(nil, Row{dec("0.00")})) >= 0 ||
 		bytes.Compare(EncodeRow(nil, Row{dec("0.00")}), EncodeRow(nil, Row{dec("0.01")})) >= 0 {
 		t.Fatal("exact encoding must still order numerically around zero")
+	}
+}
+
+func TestCompositeValues(t *testing.T) {
+	rt, err := ParseType("ROW<a INT, b STRING, c ARRAY<INT>, d MAP<STRING, DOUBLE>>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewRow([]Value{NewInt(1), NewString("x\x00y"), NewArray([]Value{NewInt(2), NullValue}),
+		NewMap([]Value{NewString("k"), NewFloat(1.5), NewString("j"), NullValue})})
+	if got, want := Format(v, rt), "(1, x\x00y, [2, NULL], {k=1.5, j=NULL})"; got != want {
+		t.Errorf("Format = %q, want %q", got, want)
+	}
+	row, err := DecodeRow(EncodeRow(nil, Row{v, NewInt(7)}))
+	if err != nil || len(row) != 2 || !RowsEqual(row, Row{v, NewInt(7)}) {
+		t.Fatalf("round trip = %v, %v", row, err)
+	}
+	if Format(row[0], rt) != Format(v, rt) {
+		t.Errorf("round trip formats as %s", Format(row[0], rt))
+	}
+	short := NewArray([]Value{NewInt(2)})
+	long := NewArray([]Value{NewInt(2), NewInt(0)})
+	if Compare(short, long) >= 0 || bytes.Compare(AppendValue(nil, short), AppendValue(nil, long)) >= 0 {
+		t.Error("a shorter prefix must sort first")
+	}
+	if Compare(NewRow([]Value{NewInt(1)}), NewRow([]Value{NewInt(2)})) >= 0 {
+		t.Error("rows compare by their fields")
+	}
+	if _, err := DecodeRow(AppendValue(nil, long)[:5]); err == nil {
+		t.Error("truncated array decoded")
+	}
+	if rt.FieldIndex("B") != 1 || rt.FieldIndex("z") != -1 {
+		t.Error("FieldIndex")
+	}
+	if Format(NewInterval(-(26*time.Hour+3*time.Minute+4500*time.Millisecond)), TypeInterval) != "-1 02:03:04.500" {
+		t.Error(Format(NewInterval(-(26*time.Hour + 3*time.Minute + 4500*time.Millisecond)), TypeInterval))
 	}
 }

@@ -24,6 +24,9 @@ const (
 	KindDate      // days since 1970-01-01
 	KindTimestamp // nanoseconds since 1970-01-01 00:00:00, wall clock, no zone
 	KindInterval  // nanoseconds
+	KindRow       // a ROW's field values, in order
+	KindArray     // an ARRAY's elements
+	KindMap       // a MAP's entries, as key, value, key, value, ...
 )
 
 // Value is one SQL value. The zero Value is NULL.
@@ -37,8 +40,14 @@ type Value struct {
 	k Kind
 	i int64 // bool (0/1), int, float64 bits, date days, timestamp/interval nanos
 	s string
-	d *apd.Decimal // immutable once stored
+	// p is the *apd.Decimal of a DECIMAL or the *composite of a ROW, ARRAY
+	// or MAP, immutable once stored. One pointer field for both keeps a
+	// Value at 40 bytes.
+	p unsafe.Pointer
 }
+
+// composite holds the values of a ROW, ARRAY or MAP.
+type composite struct{ vals []Value }
 
 // NullValue is SQL NULL.
 var NullValue = Value{}
@@ -61,7 +70,28 @@ func NewFloat(f float64) Value { return Value{k: KindFloat, i: int64(math.Float6
 func NewString(s string) Value { return Value{k: KindString, s: s} }
 
 // NewDecimal returns a DECIMAL value. d must not be modified afterwards.
-func NewDecimal(d *apd.Decimal) Value { return Value{k: KindDecimal, d: d} }
+func NewDecimal(d *apd.Decimal) Value { return Value{k: KindDecimal, p: unsafe.Pointer(d)} }
+
+// NewRow returns a ROW value of the given field values, which must not be
+// modified afterwards.
+func NewRow(fields []Value) Value {
+	return Value{k: KindRow, p: unsafe.Pointer(&composite{vals: fields})}
+}
+
+// NewArray returns an ARRAY value of the given elements, which must not
+// be modified afterwards.
+func NewArray(elems []Value) Value {
+	return Value{k: KindArray, p: unsafe.Pointer(&composite{vals: elems})}
+}
+
+// NewMap returns a MAP value of entries written key, value, key, value,
+// ..., with distinct keys; it must not be modified afterwards.
+func NewMap(entries []Value) Value {
+	if len(entries)%2 != 0 {
+		panic("types: NewMap needs key, value pairs")
+	}
+	return Value{k: KindMap, p: unsafe.Pointer(&composite{vals: entries})}
+}
 
 // NewDate returns a DATE value from days since the epoch.
 func NewDate(days int64) Value { return Value{k: KindDate, i: days} }
@@ -112,7 +142,22 @@ func (v Value) Float() float64 { v.must(KindFloat); return math.Float64frombits(
 func (v Value) Str() string { v.must(KindString); return v.s }
 
 // Decimal returns a DECIMAL value; the result must not be modified.
-func (v Value) Decimal() *apd.Decimal { v.must(KindDecimal); return v.d }
+func (v Value) Decimal() *apd.Decimal { v.must(KindDecimal); return v.dec() }
+
+func (v Value) dec() *apd.Decimal { return (*apd.Decimal)(v.p) }
+
+// Elems returns the field values of a ROW, the elements of an ARRAY or the
+// entries of a MAP (key, value, key, value, ...); the result must not be
+// modified.
+func (v Value) Elems() []Value {
+	if v.k != KindRow && v.k != KindArray && v.k != KindMap {
+		kindPanic(v.k, KindRow)
+	}
+	return (*composite)(v.p).vals
+}
+
+// IsComposite reports whether v is a ROW, ARRAY or MAP.
+func (v Value) IsComposite() bool { return v.k == KindRow || v.k == KindArray || v.k == KindMap }
 
 // Date returns a DATE as days since the epoch.
 func (v Value) Date() int64 { v.must(KindDate); return v.i }
@@ -149,8 +194,8 @@ func (v *Value) Set(x Value) {
 	if unsafe.StringData(v.s) != nil || unsafe.StringData(x.s) != nil {
 		v.s = x.s
 	}
-	if v.d != nil || x.d != nil {
-		v.d = x.d
+	if v.p != nil || x.p != nil {
+		v.p = x.p
 	}
 }
 

@@ -65,7 +65,10 @@ func runSQL(t testing.TB, sql string) (*engine.Job, error) {
 }
 
 // readRecords reads topic with franz-go. With first it returns after
-// the first records, else at the end of the log.
+// the first records, else at the end of the log. Every caller expects
+// records, so the first ones may take up to 60 s to arrive (a loaded
+// machine, the race detector); once records flow, four empty polls in a
+// row (2 s) mark the end of the log.
 func readRecords(t *testing.T, addr, topic string, committed, first bool) []*kgo.Record {
 	t.Helper()
 	level := kgo.ReadUncommitted()
@@ -80,8 +83,9 @@ func readRecords(t *testing.T, addr, topic string, committed, first bool) []*kgo
 	}
 	defer cl.Close()
 	var out []*kgo.Record
-	for empty := 0; empty < 3; {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	startDeadline := time.Now().Add(60 * time.Second)
+	for empty := 0; empty < 4; {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		fs := cl.PollFetches(ctx)
 		cancel()
 		n := 0
@@ -97,10 +101,11 @@ func readRecords(t *testing.T, addr, topic string, committed, first bool) []*kgo
 		if n > 0 && first {
 			break
 		}
-		if n == 0 {
-			empty++
-		} else {
+		switch {
+		case n > 0:
 			empty = 0
+		case len(out) > 0 || time.Now().After(startDeadline):
+			empty++
 		}
 	}
 	return out

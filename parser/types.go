@@ -1,0 +1,225 @@
+package parser
+
+import "strings"
+
+// ---- Flink types and the words TiDB reserves ----
+//
+// Column types TiDB cannot parse are replaced by TEXT in the text TiDB
+// sees, and their Flink text goes to Statement.ColumnTypes for the planner
+// (types.ParseType):
+//
+//	ROW<a INT, b STRING>, ROW(a INT, ...)   TEXT; ColumnTypes["col"] = "ROW<a INT,b STRING>"
+//	ARRAY<T>, T ARRAY, MAP<K, V>            TEXT; likewise
+//	VARCHAR, VARBINARY, BINARY, CHAR alone  TEXT; likewise (VARCHAR is STRING, as in Flink)
+//	TIMESTAMP(p) WITH LOCAL TIME ZONE       TEXT; likewise
+//
+// Bare words that Flink lets name a column but TiDB reserves (KEY, as in
+// Nexmark's `key` column) are quoted where they name one.
+
+// compositeTypeWords start a type written with angle brackets.
+var compositeTypeWords = map[string]bool{"ROW": true, "ARRAY": true, "MAP": true, "MULTISET": true}
+
+// lengthTypeWords are the types TiDB wants a length for, or reads as
+// something other than Flink does when it has none.
+var lengthTypeWords = map[string]bool{"VARCHAR": true, "VARBINARY": true, "BINARY": true, "CHAR": true}
+
+// typeEnd returns the index just past the type starting at token k, which
+// ends before e, and whether the pre-lexer must hand it to the planner as
+// text (see above).
+func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
+	w := c.upper(k)
+	j := k + 1
+	flink := false
+	switch {
+	case compositeTypeWords[w] && c.isPunct(j, "<"):
+		depth := 0
+		for ; j < e; j++ {
+			switch {
+			case c.isPunct(j, "<"):
+				depth++
+			case c.isPunct(j, ">"):
+				depth--
+			case c.isPunct(j, ">>"):
+				depth -= 2
+			case c.isPunct(j, "<>"): // ROW<>
+				continue
+			}
+			if depth <= 0 {
+				break
+			}
+		}
+		return min(j+1, e), true
+	case w == "ROW" && c.isPunct(j, "("):
+		return c.match[j] + 1, true
+	case w == "DOUBLE" && c.isKw(j, "PRECISION"), w == "CHARACTER" && c.isKw(j, "VARYING"):
+		j++
+	}
+	if c.isPunct(j, "(") {
+		j = c.match[j] + 1
+	} else if lengthTypeWords[w] {
+		flink = true
+	}
+	if w == "TIMESTAMP" && c.isKw(j, "WITH") && c.isKw(j+1, "LOCAL") && c.isKw(j+2, "TIME") && c.isKw(j+3, "ZONE") {
+		j += 4
+		flink = true
+	}
+	for j < e && (c.isKw(j, "ARRAY") || c.isKw(j, "MULTISET")) {
+		j++
+		flink = true
+	}
+	return j, flink
+}
+
+// rewriteColumnType replaces the type of the column defined by tokens
+// [s, e) (name first) with TEXT and records it, when TiDB cannot read it;
+// it reports whether it did.
+func (c *stmtCtx) rewriteColumnType(s, e int) bool {
+	k := s + 1
+	if k >= e || c.toks[k].kind != tkIdent || c.covered[k] {
+		return false
+	}
+	end, flink := c.typeEnd(k, e)
+	if !flink || end > e {
+		return false
+	}
+	if c.st.ColumnTypes == nil {
+		c.st.ColumnTypes = map[string]string{}
+	}
+	c.st.ColumnTypes[c.nameValue(s)] = c.typeText(k, end)
+	c.replaceSpan(k, end-1, c.toks[k].start, c.toks[end-1].end, "TEXT", c.toks[k].start)
+	return true
+}
+
+// identifierKeywords are words TiDB reserves that Flink does not, so that
+// Flink scripts use them as column names unquoted.
+var identifierKeywords = map[string]bool{
+	"KEY": true, "KEYS": true, "CHANGE": true, "OPTION": true, "READ": true, "WRITE": true,
+	"USAGE": true, "LINES": true, "LONG": true, "STORED": true, "LINEAR": true, "MAXVALUE": true,
+}
+
+// keyKeywordBefore are the words after which KEY is the keyword.
+var keyKeywordBefore = map[string]bool{"PRIMARY": true, "UNIQUE": true, "FOREIGN": true}
+
+// rewriteKeywordNames quotes the identifierKeywords where they name
+// something: everywhere except in PRIMARY KEY and the like, as a
+// function name, and in the constructs earlier passes rewrote.
+func (c *stmtCtx) rewriteKeywordNames() *posError {
+	for i := range c.toks {
+		w := c.upper(i)
+		if !identifierKeywords[w] || c.covered[i] || c.isPunct(i+1, "(") {
+			continue
+		}
+		if w == "KEY" && keyKeywordBefore[c.upper(i-1)] {
+			continue
+		}
+		c.replace(i, i, "`"+strings.ToLower(c.text(i))+"`")
+	}
+	return nil
+}
+
+// Internal functions the constructor and index syntax becomes (package
+// expr binds them).
+const (
+	rowFunc   = "__row"
+	arrayFunc = "__array"
+	mapFunc   = "__map"
+	itemFunc  = "__item"
+	fieldFunc = "__field"
+)
+
+// rewriteCollections turns Flink's constructors and indexing into calls:
+//
+//	ROW(a, b)        __row(a, b)     (TiDB's own ROW(...) needs two values)
+//	ARRAY[a, b]      __array(a, b)
+//	MAP[k, v]        __map(k, v)
+//	x[i]             __item(x, i)    x a name (r, t.r), a call, a parenthesized
+//	                                 expression, a constructor or another x[i]
+//	(x).f, x[i].f    __field(x, 'f') field access on what is not a column name
+func (c *stmtCtx) rewriteCollections() *posError {
+	// Match the brackets first.
+	bmatch := map[int]int{}
+	var stack []int
+	for i := range c.toks {
+		switch {
+		case c.isPunct(i, "["):
+			stack = append(stack, i)
+		case c.isPunct(i, "]"):
+			if len(stack) == 0 {
+				return c.errAt(i, "unbalanced brackets: ']' without a matching '['")
+			}
+			bmatch[stack[len(stack)-1]] = i
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return c.errAt(stack[len(stack)-1], "unbalanced brackets: '[' is never closed")
+	}
+	// start[i] is the first token of the expression ending at token i, for
+	// the tokens an index may follow. wraps[s] are the calls opened before
+	// token s, innermost first.
+	start := map[int]int{}
+	wraps := map[int][]string{}
+	for i := range c.toks {
+		switch {
+		case c.isCall(i, "ROW"):
+			c.replace(i, i, rowFunc)
+			start[c.match[i+1]] = i
+		case c.isPunct(i, ")"):
+			o := c.match[i]
+			if o > 0 && c.isName(o-1) && !c.isPunct(o-2, ".") {
+				start[i] = o - 1 // a call
+			} else {
+				start[i] = o
+			}
+		case c.isName(i) && !c.covered[i] && c.isPunct(i-1, ".") && (c.isPunct(i-2, ")") || c.isPunct(i-2, "]")):
+			s, ok := start[i-2]
+			if !ok {
+				return c.errAt(i, "field access needs a ROW value before '.'")
+			}
+			wraps[s] = append(wraps[s], fieldFunc+"(")
+			c.replaceSpan(i-1, i, c.toks[i-1].start, c.toks[i].end, ", "+quoteString(c.nameValue(i))+")", c.toks[i-1].start)
+			start[i] = s
+		case c.isName(i) && !c.covered[i]:
+			if j, ok := start[i-2]; ok && c.isPunct(i-1, ".") && c.isName(i-2) {
+				start[i] = j // t.r
+			} else {
+				start[i] = i
+			}
+		case c.isPunct(i, "["):
+			close := bmatch[i]
+			word := c.upper(i - 1)
+			if (word == "ARRAY" || word == "MAP") && !c.covered[i-1] && !c.isPunct(i-2, ".") {
+				fn := arrayFunc
+				if word == "MAP" {
+					fn = mapFunc
+				}
+				if close == i+1 {
+					return c.errAt(i-1, "%s[] needs at least one element", word)
+				}
+				c.replaceSpan(i-1, i, c.toks[i-1].start, c.toks[i].end, fn+"(", c.toks[i-1].start)
+				c.replace(close, close, ")")
+				start[close] = i - 1
+				continue
+			}
+			s, ok := start[i-1]
+			if !ok || c.covered[i-1] && !c.isPunct(i-1, ")") && !c.isPunct(i-1, "]") {
+				return c.errAt(i, "'[' must follow an ARRAY or MAP value, as in arr[1] or m['k']")
+			}
+			if close == i+1 {
+				return c.errAt(i, "an index needs a value between '[' and ']'")
+			}
+			wraps[s] = append(wraps[s], itemFunc+"(")
+			c.replace(i, i, ", ")
+			c.replace(close, close, ")")
+			start[close] = s
+		}
+	}
+	for s, ws := range wraps {
+		var sb strings.Builder
+		for k := len(ws) - 1; k >= 0; k-- {
+			sb.WriteString(ws[k]) // outermost first
+		}
+		c.insertAt(c.toks[s].start, sb.String())
+	}
+	return nil
+}
