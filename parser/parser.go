@@ -164,6 +164,8 @@ type WindowTVF struct {
 	// CUMULATE(step, size), SESSION(gap), whatever order named arguments
 	// were written in.
 	Intervals []time.Duration
+	// Offset is the OFFSET argument of TUMBLE, HOP and CUMULATE; 0 if none.
+	Offset    time.Duration
 	Line, Col int
 }
 
