@@ -6,7 +6,7 @@ import (
 	_ "github.com/streamsql/streamsql/connectors/datagen"    // registers "datagen"
 	_ "github.com/streamsql/streamsql/connectors/filesystem" // registers "filesystem"
 	_ "github.com/streamsql/streamsql/connectors/kafka"      // registers "kafka", "upsert-kafka"
-	_ "github.com/streamsql/streamsql/connectors/mysql"      // registers "mysql"
+	_ "github.com/streamsql/streamsql/connectors/mysql"      // registers "mysql", "jdbc"
 	_ "github.com/streamsql/streamsql/connectors/nexmark"    // registers "nexmark"
 	_ "github.com/streamsql/streamsql/connectors/print"      // registers "print"
 	_ "github.com/streamsql/streamsql/connectors/values"     // registers "values"
