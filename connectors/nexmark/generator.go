@@ -29,7 +29,6 @@ const (
 	FirstAuctionID  = 1000
 	FirstCategoryID = 10
 
-
 	numCategories      = 5
 	personIDLead       = 10
 	auctionIDLead      = 10
