@@ -35,6 +35,9 @@ type Def struct {
 	// Pending marks an option that is accepted and kept, but that no part
 	// of the engine acts on yet; SET says so instead of pretending.
 	Pending bool
+	// Note, when set, is what SET says instead of Pending's note: why the
+	// option, which Flink scripts set, changes nothing here.
+	Note string
 }
 
 // Defs is every session option.
@@ -46,7 +49,19 @@ var Defs = []Def{
 	{Key: "table.exec.mini-batch.enabled", Kind: Bool, Default: "false", Description: "Aggregate each incoming chunk per key before emitting, so a key updated several times in one chunk emits one update.", Pending: true},
 	{Key: "table.exec.source.idle-timeout", Kind: Duration, Default: "0 ms", Description: "An input channel (a source subtask, or any operator's input) without data or watermarks for this long stops holding back the watermark of the operator it feeds, until it sends again; 0 disables."},
 	{Key: "pipeline.auto-watermark-interval", Kind: Duration, Default: "200 ms", Description: "How often the watermark assigner of an unbounded source emits a watermark (periodic watermarks); over a bounded source it emits one after every chunk, so results do not depend on timing. 0: after every chunk everywhere."},
-	{Key: "execution.runtime-mode", Kind: Enum, Default: "streaming", Enum: []string{"streaming"}, Description: "Only streaming execution is supported; bounded inputs simply end."},
+	{Key: "execution.runtime-mode", Kind: Enum, Default: "streaming", Enum: []string{"streaming", "batch"}, Description: "Only streaming execution is supported; bounded inputs simply end. 'batch' is accepted for Flink scripts and runs in streaming mode.",
+		Note: "streamsql runs every job in streaming mode: bounded inputs end and tables reach the same final contents, but queries show their changelog, not only final rows"},
+	{Key: "execution.attached", Kind: Bool, Default: "true", Description: "Accepted for Flink scripts: jobs always run inside the streamsql process.", Pending: true,
+		Note: "jobs always run inside this process, attached; the option changes nothing here"},
+	{Key: "table.dml-sync", Kind: Bool, Default: "false", Description: "When true, an INSERT (or statement set) returns only once its job has finished, as in Flink; a script then runs the next statement after it even for an unbounded job."},
+	{Key: "table.local-time-zone", Kind: String, Default: "default", Description: "Flink's session time zone for TIMESTAMP_LTZ; accepted for Flink scripts.", Pending: true},
+	{Key: "table.sql-dialect", Kind: Enum, Default: "default", Enum: []string{"default"}, Description: "Only Flink's default SQL dialect is supported (not 'hive')."},
+	{Key: "sql-client.verbose", Kind: Bool, Default: "false", Description: "Accepted for Flink scripts; errors are always printed in full, without Java stack traces.", Pending: true,
+		Note: "errors are always printed in full; the option changes nothing here"},
+	{Key: "sql-client.display.max-column-width", Kind: Int, Default: "30", Description: "Widest column the client prints before truncating (Flink's name; table.display.max-column-width is its older name)."},
+	{Key: "sql-client.display.print-time-cost", Kind: Bool, Default: "false", Description: "Accepted for Flink scripts; the client does not print statement times.", Pending: true},
+	{Key: "sql-client.display.show-line-numbers", Kind: Bool, Default: "false", Description: "Accepted for Flink scripts; the prompt shows no line numbers.", Pending: true},
+	{Key: "sql-client.display.color-schema", Kind: String, Default: "DEFAULT", Description: "Accepted for Flink scripts; the client has one color scheme.", Pending: true},
 	{Key: "execution.checkpointing.interval", Kind: Duration, Default: "0 ms", Description: "Interval between checkpoints; 0 disables checkpointing."},
 	{Key: "execution.checkpointing.timeout", Kind: Duration, Default: "10 min", Description: "A checkpoint not complete after this long is aborted."},
 	{Key: "execution.checkpointing.min-pause", Kind: Duration, Default: "0 ms", Description: "Minimum time between the end of one checkpoint and the start of the next."},
@@ -102,7 +117,11 @@ func (c *Config) SetNote(key, value string) (string, error) {
 	if err := c.set1(key, value); err != nil {
 		return "", err
 	}
-	if d, _ := Lookup(key); d.Pending {
+	d, _ := Lookup(key)
+	switch {
+	case d.Note != "" && (d.Pending || d.Kind == Enum && c.Get(key) != d.Default):
+		return d.Note, nil
+	case d.Pending:
 		return fmt.Sprintf("'%s' is recorded but has no effect yet in this version", key), nil
 	}
 	return "", nil
@@ -115,6 +134,13 @@ func (c *Config) set1(key, value string) error {
 	}
 	if err := d.check(value); err != nil {
 		return fmt.Errorf("option '%s': %w", key, err)
+	}
+	if d.Kind == Enum {
+		for _, e := range d.Enum {
+			if strings.EqualFold(value, e) {
+				value = e // Flink's enum values are case-insensitive: 'TABLEAU' is 'tableau'
+			}
+		}
 	}
 	c.set[key] = value
 	return nil
@@ -143,6 +169,12 @@ func (c *Config) Get(key string) string {
 		panic("config: unknown option " + key) // a programming error
 	}
 	return d.Default
+}
+
+// IsSet reports whether key was set in this session.
+func (c *Config) IsSet(key string) bool {
+	_, ok := c.set[key]
+	return ok
 }
 
 // Int returns an Int option.
@@ -199,7 +231,7 @@ func (d Def) check(v string) error {
 		}
 	case Enum:
 		for _, e := range d.Enum {
-			if v == e {
+			if strings.EqualFold(v, e) {
 				return nil
 			}
 		}

@@ -54,3 +54,30 @@ func TestSetChecksKeysAndValues(t *testing.T) {
 		t.Fatalf("reset: %v", err)
 	}
 }
+
+// The options Flink scripts set are accepted: enums in any case, as in
+// Flink, and those that change nothing here say so.
+func TestFlinkScriptOptions(t *testing.T) {
+	c := New()
+	if err := c.Set("sql-client.execution.result-mode", "TABLEAU"); err != nil || c.Get("sql-client.execution.result-mode") != "tableau" {
+		t.Fatalf("result-mode TABLEAU: %v, %q", err, c.Get("sql-client.execution.result-mode"))
+	}
+	for _, kv := range [][2]string{
+		{"execution.runtime-mode", "batch"}, {"execution.attached", "true"}, {"table.local-time-zone", "Europe/Berlin"},
+		{"sql-client.verbose", "true"}, {"sql-client.display.print-time-cost", "true"},
+	} {
+		note, err := c.SetNote(kv[0], kv[1])
+		if err != nil || note == "" {
+			t.Errorf("SET %s = %s: note %q, err %v; want a note that it changes nothing", kv[0], kv[1], note, err)
+		}
+	}
+	if note, err := c.SetNote("execution.runtime-mode", "STREAMING"); err != nil || note != "" {
+		t.Errorf("runtime-mode streaming: note %q, err %v", note, err)
+	}
+	if note, err := c.SetNote("table.dml-sync", "true"); err != nil || note != "" || !c.Bool("table.dml-sync") {
+		t.Errorf("table.dml-sync is honoured: note %q, err %v", note, err)
+	}
+	if err := c.Set("table.sql-dialect", "hive"); err == nil {
+		t.Errorf("the hive dialect was accepted")
+	}
+}

@@ -45,6 +45,37 @@ type Table struct {
 	// HasWatermark is set when the table declares a WATERMARK; sources
 	// that can should then emit fine-grained chunks (see values).
 	HasWatermark bool
+	// Metadata are the table's METADATA columns, in the order declared. A
+	// source appends their values to each row, after Columns; sinks never
+	// see them. Only a MetadataConnector's tables have any.
+	Metadata []MetadataColumn
+	// PartitionKeys are the PARTITIONED BY columns (indexes into
+	// Columns); only a PartitionConnector's tables have any.
+	PartitionKeys []int
+}
+
+// PartitionConnector is a connector whose sink writes PARTITIONED BY
+// tables, e.g. the filesystem connector's Hive-style col=value/ folders.
+type PartitionConnector interface {
+	Connector
+	// WritesPartitions is a marker.
+	WritesPartitions()
+}
+
+// MetadataColumn is a column whose value is metadata of the record the
+// row came from: name type METADATA [FROM 'key'] [VIRTUAL].
+type MetadataColumn struct {
+	Name, Key string
+	Type      types.Type
+	Virtual   bool
+}
+
+// MetadataConnector is a connector whose source can read record
+// metadata (Flink's readable metadata, e.g. Kafka's 'timestamp').
+type MetadataConnector interface {
+	Connector
+	// MetadataKeys maps each readable key to its type.
+	MetadataKeys() map[string]types.Type
 }
 
 // Types returns the column types.

@@ -14,10 +14,11 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// checkpointOptions returns the dataflow options of a job, with a
+// checkpointOptions returns the dataflow options of a job (planText is
+// its EXPLAIN, whose hash checkpoints keep), with a
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
-func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
 	opts := dataflow.Options{JobName: name, Log: s.log}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
@@ -52,7 +53,7 @@ func (s *Session) checkpointOptions(name string, plan *planner.Plan, g *dataflow
 		}
 		root = tmp
 	}
-	sum := sha256.Sum256([]byte(plan.Explain()))
+	sum := sha256.Sum256([]byte(planText))
 	coord, err := checkpoint.New(checkpoint.Config{
 		JobName:     name,
 		Dir:         filepath.Join(root, safeName(name)),
@@ -124,7 +125,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptions(unique, plan, g)
+	opts, coord, err := s.checkpointOptions(unique, plan.Explain(), g)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err

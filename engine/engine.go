@@ -40,6 +40,7 @@ type Session struct {
 	mu     sync.Mutex
 	jobs   []*Job
 	nextID int
+	set    *openSet // an open BEGIN STATEMENT SET (statementset.go)
 }
 
 // NewSession returns a session whose print sinks write to stdout.
@@ -105,8 +106,14 @@ func (e maskedError) Error() string { return e.msg }
 func (e maskedError) Unwrap() error { return e.err }
 
 func (s *Session) execute(ctx context.Context, st *parser.Statement) (*Result, error) {
+	if st.Set != nil {
+		return s.executeSet(st) // statementset.go
+	}
+	if s.set != nil && !isSetCommand(st) {
+		return s.addToSet(st) // statementset.go
+	}
 	if st.Command != nil {
-		return s.command(st.Command)
+		return s.command(st, st.Command)
 	}
 	switch n := st.Node.(type) {
 	case *ast.CreateTableStmt:
@@ -123,8 +130,6 @@ func (s *Session) execute(ctx context.Context, st *parser.Statement) (*Result, e
 		return s.insert(ctx, st, n)
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return s.query(st, n.(ast.ResultSetNode))
-	case *ast.UseStmt:
-		return &Result{Message: "OK (streamsql has one catalog; USE is accepted and ignored)"}, nil
 	case *ast.SetStmt:
 		return nil, st.ErrorAtNode(n, "MySQL SET is not supported; set options with SET 'key' = 'value'")
 	}
@@ -137,7 +142,7 @@ func stmtKind(n ast.StmtNode) string {
 	return strings.TrimSuffix(t, "Stmt")
 }
 
-func (s *Session) command(c *parser.Command) (*Result, error) {
+func (s *Session) command(st *parser.Statement, c *parser.Command) (*Result, error) {
 	switch c.Kind {
 	case parser.CmdSet:
 		if c.Key == "" {
@@ -168,17 +173,29 @@ func (s *Session) command(c *parser.Command) (*Result, error) {
 		return &Result{Text: HelpText}, nil
 	case parser.CmdShowFunctions:
 		return showFunctions(c)
+	case parser.CmdBeginSet, parser.CmdEndSet:
+		return s.setCommand(st, c) // statementset.go
+	}
+	if r, ok, err := s.catalogCommand(st, c); ok { // catalogs.go
+		return r, err
 	}
 	return nil, fmt.Errorf("unknown command %s", c.Kind)
 }
 
 func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Result, error) {
 	name := n.Table.Name.O
-	if s.planner.Cat.Exists(name) {
+	path, err := s.objectPath(st, n.Table)
+	if err != nil {
+		return nil, err
+	}
+	if s.planner.Cat.Exists(path) {
 		if n.IfNotExists {
 			return &Result{Message: fmt.Sprintf("Table '%s' already exists; nothing done", name)}, nil
 		}
 		return nil, st.ErrorAtIdent(name, n.Table, "Table '%s' already exists", name)
+	}
+	if st.Like != nil {
+		return s.createLike(st, n, path) // ddl.go
 	}
 	if n.Select != nil {
 		t, plan, err := s.planner.CreateTableAs(st, n)
@@ -190,10 +207,10 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 		if err != nil {
 			return nil, err
 		}
-		s.planner.Cat.AddTable(t)
-		j, err := s.startJob(jobName, st, plan, g)
+		s.planner.Cat.AddTable(path, t)
+		j, err := s.startJob(jobName, st, []*planner.Plan{plan}, g)
 		if err != nil {
-			s.planner.Cat.Drop(t.Name, false)
+			s.planner.Cat.Drop(path, false)
 			return nil, err
 		}
 		kind := "Table"
@@ -206,17 +223,24 @@ func (s *Session) createTable(st *parser.Statement, n *ast.CreateTableStmt) (*Re
 	if err != nil {
 		return nil, err
 	}
-	s.planner.Cat.AddTable(t)
+	s.planner.Cat.AddTable(path, t)
 	return &Result{Message: fmt.Sprintf("Table '%s' created", t.Name)}, nil
 }
 
 func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Result, error) {
 	name := n.ViewName.Name.O
-	if s.planner.Cat.Exists(name) {
+	path, err := s.objectPath(st, n.ViewName)
+	if err != nil {
+		return nil, err
+	}
+	if _, isView := s.planner.Cat.View(path); st.AlterView && !isView {
+		return nil, st.ErrorAtIdent(name, n.ViewName, "View '%s' doesn't exist", name)
+	}
+	if s.planner.Cat.Exists(path) {
 		if st.IfNotExists {
 			return &Result{Message: fmt.Sprintf("View '%s' already exists; nothing done", name)}, nil
 		}
-		if _, isView := s.planner.Cat.View(name); !(isView && n.OrReplace) {
+		if _, isView := s.planner.Cat.View(path); !(isView && n.OrReplace) {
 			return nil, st.ErrorAtIdent(name, n.ViewName, "Table '%s' already exists", name)
 		}
 	}
@@ -224,8 +248,11 @@ func (s *Session) createView(st *parser.Statement, n *ast.CreateViewStmt) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	s.planner.Cat.Drop(name, true)
-	s.planner.Cat.AddView(v)
+	s.planner.Cat.Drop(path, true)
+	s.planner.Cat.AddView(path, v)
+	if st.AlterView {
+		return &Result{Message: fmt.Sprintf("View '%s' altered", v.Name)}, nil
+	}
 	return &Result{Message: fmt.Sprintf("View '%s' created", v.Name)}, nil
 }
 
@@ -236,9 +263,19 @@ func (s *Session) drop(st *parser.Statement, n *ast.DropTableStmt) (*Result, err
 	}
 	var dropped []string
 	for _, t := range n.Tables {
-		if !s.planner.Cat.Drop(t.Name.O, n.IsView) {
+		path, err := s.objectPath(st, t)
+		if err != nil {
+			return nil, err
+		}
+		if !s.planner.Cat.Drop(path, n.IsView) {
 			if n.IfExists {
 				continue
+			}
+			if _, isView := s.planner.Cat.View(path); isView && !n.IsView {
+				return nil, st.ErrorAtIdent(t.Name.O, t, "'%s' is a view; use DROP VIEW", t.Name.O)
+			}
+			if _, isTable := s.planner.Cat.Table(path); isTable && n.IsView {
+				return nil, st.ErrorAtIdent(t.Name.O, t, "'%s' is a table; use DROP TABLE", t.Name.O)
 			}
 			return nil, st.ErrorAtIdent(t.Name.O, t, "%s '%s' doesn't exist", kind, t.Name.O)
 		}
@@ -251,29 +288,7 @@ func (s *Session) drop(st *parser.Statement, n *ast.DropTableStmt) (*Result, err
 }
 
 func (s *Session) show(st *parser.Statement, n *ast.ShowStmt) (*Result, error) {
-	switch n.Tp {
-	case ast.ShowTables:
-		r := &Result{Header: []string{"table name"}}
-		for _, name := range s.planner.Cat.Names() {
-			r.Rows = append(r.Rows, []string{name})
-		}
-		return r, nil
-	case ast.ShowCreateTable, ast.ShowCreateView:
-		if t, ok := s.planner.Cat.Table(n.Table.Name.O); ok {
-			return &Result{Text: t.DDL}, nil
-		}
-		if v, ok := s.planner.Cat.View(n.Table.Name.O); ok {
-			return &Result{Text: v.DDL}, nil
-		}
-		return nil, st.ErrorAtIdent(n.Table.Name.O, n.Table, "Table '%s' doesn't exist", n.Table.Name.O)
-	case ast.ShowColumns:
-		cols, pk, err := s.planner.Describe(n.Table.Name.O)
-		if err != nil {
-			return nil, st.ErrorAtIdent(n.Table.Name.O, n.Table, "%v", err)
-		}
-		return describe(cols, pk), nil
-	}
-	return nil, st.ErrorAtNode(n, "this SHOW statement is not supported; SHOW TABLES, SHOW CREATE TABLE and SHOW JOBS are")
+	return nil, st.ErrorAtNode(n, "this SHOW statement is not supported; SHOW TABLES, VIEWS, COLUMNS, DATABASES, CATALOGS, CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE, CREATE VIEW, FUNCTIONS and JOBS are")
 }
 
 func describe(cols []expr.Column, pk []int) *Result {
@@ -294,7 +309,7 @@ func describe(cols []expr.Column, pk []int) *Result {
 }
 
 func (s *Session) explain(st *parser.Statement, n *ast.ExplainStmt) (*Result, error) {
-	if show, ok := n.Stmt.(*ast.ShowStmt); ok { // DESCRIBE t
+	if show, ok := n.Stmt.(*ast.ShowStmt); ok {
 		return s.show(st, show)
 	}
 	if n.Analyze {
@@ -313,18 +328,21 @@ func (s *Session) explain(st *parser.Statement, n *ast.ExplainStmt) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Text: strings.TrimRight(plan.Explain(), "\n")}, nil
+	return explainResult(plan.Explain(), st.ExplainDetails, func() (*dataflow.Graph, error) {
+		return s.planner.BuildGraph(s.jobName("explain"), plan, func(*dyntable.Chunk) error { return nil })
+	})
 }
 
 func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.InsertStmt) (*Result, error) {
 	// INSERT INTO <values table> VALUES ... adds rows to the table itself.
 	if n.Select == nil {
 		if tn, ok := insertTarget(n); ok {
-			if t, ok := s.planner.Cat.Table(tn); ok {
+			path, _ := planner.PathOf(st.TablePath(tn))
+			if t, ok := s.planner.Cat.Table(path); ok {
 				if sc, err := t.Scan(s.env); err == nil {
 					if vi, ok := sc.(connectors.ValuesInserter); ok {
 						if len(n.Columns) > 0 {
-							return nil, st.ErrorAtNode(n, "INSERT INTO %s (columns) VALUES is not supported for values tables; list every column", tn)
+							return nil, st.ErrorAtNode(n, "INSERT INTO %s (columns) VALUES is not supported for values tables; list every column", tn.Name.O)
 						}
 						rows, err := s.planner.EvalTuples(st, n.Lists, vi.ValuesColumns(), n)
 						if err != nil {
@@ -348,26 +366,23 @@ func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.Inser
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.startJob(name, st, plan, g)
+	j, err := s.startJob(name, st, []*planner.Plan{plan}, g)
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Job: j, Message: fmt.Sprintf("Job '%s' submitted", j.ID)}, nil
 }
 
-func insertTarget(n *ast.InsertStmt) (string, bool) {
+func insertTarget(n *ast.InsertStmt) (*ast.TableName, bool) {
 	if n.Table == nil || n.Table.TableRefs == nil || n.Table.TableRefs.Right != nil {
-		return "", false
+		return nil, false
 	}
 	ts, ok := n.Table.TableRefs.Left.(*ast.TableSource)
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	tn, ok := ts.Source.(*ast.TableName)
-	if !ok {
-		return "", false
-	}
-	return tn.Name.O, true
+	return tn, ok
 }
 
 // transactionalSink returns the graph's two-phase-commit sink node, if
@@ -502,7 +517,8 @@ type Job struct {
 	Name  string
 	name  string
 	Start time.Time
-	// Sink is the table the job writes.
+	// Sink is the table the job writes; the tables, joined by ", ", for
+	// a statement set.
 	Sink string
 	// SQL is the statement that started the job, secrets masked.
 	SQL      string
@@ -512,8 +528,16 @@ type Job struct {
 	endNanos atomic.Int64            // when the job stopped; 0 while it runs
 }
 
-func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan, g *dataflow.Graph) (*Job, error) {
-	bounded := plan.Bounded(s.env)
+func (s *Session) startJob(name string, st *parser.Statement, plans []*planner.Plan, g *dataflow.Graph) (*Job, error) {
+	bounded := true
+	var sinks, explains []string
+	for _, plan := range plans {
+		bounded = bounded && plan.Bounded(s.env)
+		explains = append(explains, plan.Explain())
+		if plan.Root != nil && plan.Root.Table != nil {
+			sinks = append(sinks, plan.Root.Table.Name)
+		}
+	}
 	if !bounded && s.Conf.Duration("execution.checkpointing.interval") <= 0 {
 		// A two-phase-commit sink (a stateful sink node) commits only when a
 		// checkpoint completes; an unbounded job without checkpoints would
@@ -527,7 +551,10 @@ func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan
 	// whose transactions must outlive a checkpoint interval (Kafka's
 	// transaction timeout) validates it here, at job start, before any
 	// row is written. An optional ability, found by type assertion.
-	if plan.Root != nil && plan.Root.Table != nil {
+	for _, plan := range plans {
+		if plan.Root == nil || plan.Root.Table == nil {
+			continue
+		}
 		if sk, err := plan.Root.Table.Sink(s.env); err == nil {
 			if c, ok := sk.(interface {
 				CheckCheckpointInterval(interval time.Duration, bounded bool) error
@@ -541,7 +568,7 @@ func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan
 	if err := s.checkNameFree(name, g); err != nil {
 		return nil, err
 	}
-	opts, coord, err := s.checkpointOptions(name, plan, g)
+	opts, coord, err := s.checkpointOptions(name, strings.Join(explains, "\n"), g)
 	if err != nil {
 		return nil, err
 	}
@@ -557,9 +584,7 @@ func (s *Session) startJob(name string, st *parser.Statement, plan *planner.Plan
 	s.nextID++
 	j := &Job{ID: fmt.Sprintf("job-%d", s.nextID), Name: secrets.Mask(name), name: name, Start: time.Now(),
 		SQL: secrets.Mask(st.Text), known: secrets.Values(st.Text), Bounded: bounded, job: dj, coord: coord}
-	if plan.Root != nil && plan.Root.Table != nil {
-		j.Sink = plan.Root.Table.Name
-	}
+	j.Sink = strings.Join(sinks, ", ")
 	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil
@@ -648,7 +673,7 @@ func (s *Session) Columns() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, n := range s.planner.Cat.Names() {
-		cols, _, _ := s.planner.Describe(n)
+		cols, _, _ := s.planner.Describe(planner.Local(n))
 		for _, c := range cols {
 			if !seen[c.Name] {
 				seen[c.Name] = true

@@ -331,12 +331,12 @@ var catalog = []FuncInfo{
 		Example: "SELECT GROUPING_ID(s, x) FROM t WHERE x = 1 GROUP BY CUBE (s, x)", Result: "0\n1\n2\n3"},
 
 	// Windows and ranking
-	{Name: "LAG", Kind: WindowFunc, Category: catWindow, Sig: "LAG(expression [, offset [, default]]) OVER (PARTITION BY ... ORDER BY rowtime)",
-		Doc: "The expression's value offset rows (default 1) before the current one in its partition, or default (NULL).", Note: "Rows of one time share a value, as in Flink; only unbounded windows.",
-		Example: "SELECT x, LAG(x) OVER (ORDER BY ts) FROM t", Result: "1 NULL\n2 1\n3 2\n4 3"},
 	{Name: "ROW_NUMBER", Kind: WindowFunc, Category: catWindow, Sig: "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)",
 		Doc: "Numbers the rows of each partition; filtered on, it is Flink's Top-N or deduplication.", Note: "Only with a filter on the number (rn <= N, rn = N, BETWEEN).",
 		Example: "SELECT x FROM (SELECT x, ROW_NUMBER() OVER (PARTITION BY s ORDER BY x DESC) AS rn FROM t WHERE s IS NOT NULL) WHERE rn = 1", Result: "2\n4"},
+	{Name: "LAG", Kind: WindowFunc, Category: catWindow, Sig: "LAG(expression [, offset [, default]]) OVER (PARTITION BY ... ORDER BY time_attr)",
+		Doc: "The value of expression offset rows (default 1) before the current row in its partition, or default (NULL) when there is none.", Note: "Over unbounded preceding OVER windows ordered by a time attribute; LEAD is refused in streaming mode, as in Flink.",
+		Example: "SELECT x, LAG(x) OVER (ORDER BY ts) FROM t", Result: "1 NULL\n2 1\n3 2\n4 3"},
 	{Name: "TUMBLE", Kind: TableFunc, Category: catWindow, Sig: "TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset])",
 		Doc: "Tumbling windows: adds window_start, window_end and window_time; also TUMBLE(ts, size) in GROUP BY; an offset shifts the windows.", Note: "",
 		Example: "SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '2' SECOND)) GROUP BY window_start, window_end",
@@ -460,7 +460,7 @@ var unsupported = map[string]string{
 	"CUME_DIST":                    "only ROW_NUMBER is supported as a window function",
 	"PERCENT_RANK":                 "only ROW_NUMBER is supported as a window function",
 	"NTILE":                        "only ROW_NUMBER is supported as a window function",
-	"LEAD":                         "it needs rows that have not arrived yet, and Flink refuses it in streaming mode too; use LAG",
+	"LEAD":                         "it needs rows that have not arrived yet, so Flink refuses it in streaming mode; use LAG",
 }
 
 // Unsupported reports why a Flink built-in function streamsql does not

@@ -30,7 +30,7 @@ func (c *stmtCtx) parseCommand() (*Command, *posError) {
 			return c.parseShowFunctions()
 		}
 		if !c.isKw(1, "JOBS") {
-			return nil, nil
+			return c.parseShow() // statements.go
 		}
 		if n > 2 {
 			return nil, c.errAt(2, "unexpected %s after SHOW JOBS", c.describe(2))
@@ -60,7 +60,7 @@ func (c *stmtCtx) parseCommand() (*Command, *posError) {
 		}
 		return &Command{Kind: CmdHelp}, nil
 	}
-	return nil, nil
+	return c.parseStmtCommand() // statements.go
 }
 
 func (c *stmtCtx) parseSet() (*Command, *posError) {
@@ -142,18 +142,9 @@ func (c *stmtCtx) parseShowFunctions() (*Command, *posError) {
 		}
 		k = e
 	}
-	if c.isKw(k, "NOT") {
-		cmd.NotLike, k = true, k+1
-	}
-	switch {
-	case c.isKw(k, "LIKE"), c.isKw(k, "ILIKE"):
-		cmd.HasLike, cmd.ILike = true, c.isKw(k, "ILIKE")
-		if !c.isStringLit(k + 1) {
-			return nil, c.errAt(k+1, "%s needs a pattern string, found %s", c.upper(k), c.describe(k+1))
-		}
-		cmd.Like, k = unquote(c.text(k+1)), k+2
-	case cmd.NotLike:
-		return nil, c.errAt(k, "expected LIKE or ILIKE after NOT, found %s", c.describe(k))
+	k, err := c.like(cmd, k)
+	if err != nil {
+		return nil, err
 	}
 	if k < len(c.toks) {
 		return nil, c.errAt(k, "unexpected %s in SHOW FUNCTIONS", c.describe(k))

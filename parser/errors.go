@@ -237,7 +237,7 @@ func (s *Statement) nearText(off int) string {
 
 // internalNames are the names the rewrites synthesize. They must never
 // appear in an error message unless the user wrote them.
-var internalNames = []string{CastFunc, TryCastFunc, IntervalFunc, FloorToFunc, CeilToFunc, placeholderPrefix, watermarkPrefix, columnAliasPrefix, AggFilterFunc}
+var internalNames = []string{CastFunc, TryCastFunc, IntervalFunc, FloorToFunc, CeilToFunc, placeholderPrefix, watermarkPrefix, columnAliasPrefix, AggFilterFunc, computedPrefix, qualifiedPrefix, likePlaceholder}
 
 func mentionsInternalName(msg string) bool {
 	l := strings.ToLower(msg)

@@ -23,6 +23,19 @@
 //	  RETURNING ...), IS JSON, SIMILAR TO,   __json_value(...), x REGEXP __is_json();
 //	  BETWEEN SYMMETRIC, OVERLAPS, ...       the full list is in funcsyntax.go
 //	LISTAGG(x), FIRST_VALUE(x), ...          aggregate nodes (aggregates.go)
+//	CREATE/DROP TEMPORARY VIEW, view COMMENT, TEMPORARY and COMMENT removed; Statement.Temporary
+//	EXPLAIN PLAN FOR, EXPLAIN CHANGELOG_MODE EXPLAIN; Statement.ExplainDetails
+//	ALTER VIEW v AS q                        CREATE OR REPLACE VIEW v AS q; Statement.AlterView
+//	catalog.db.table in a table position     `__qn_<n>`.table; Statement.TablePath
+//	name AS expr (computed column)           a carrier CHECK constraint; Statement.Computed
+//	name type METADATA [FROM 'k'] [VIRTUAL]  name type; Statement.Metadata
+//	PARTITIONED BY (...), LIKE t (...)       removed; Statement.PartitionKeys, Statement.Like
+//
+// Flink's catalog, database, SHOW, DESCRIBE, ALTER TABLE and statement-set
+// commands are client commands too (statements.go, ddl.go), and Parse
+// groups EXECUTE STATEMENT SET BEGIN ... END into one Statement (Set).
+// Flink statements streamsql does not run are refused by name
+// (unsupportedStatements).
 //
 // Every rewrite keeps an offset map from the rewritten text back to the
 // original, so errors (TiDB's syntax errors, the pre-lexer's own, and the
@@ -84,6 +97,7 @@ const (
 
 	placeholderPrefix = "__tvf_"
 	watermarkPrefix   = "__wm_"
+	likePlaceholder   = "__like"
 )
 
 // IsPlaceholderTable reports whether a table name in the AST is the
@@ -118,15 +132,42 @@ type Statement struct {
 	// IfNotExists is set when CREATE VIEW IF NOT EXISTS v was rewritten to
 	// CREATE VIEW v: TiDB's CreateViewStmt cannot express it.
 	IfNotExists bool
-	// ColumnAliases maps each placeholder table alias (see
-	// IsColumnAliasPlaceholder) to the alias with a column list it
-	// replaced, `AS T(a, b)`; nil if there are none (queries.go).
-	ColumnAliases map[string]*ColumnAlias
+	// AlterView is set when ALTER VIEW v AS q was rewritten to CREATE OR
+	// REPLACE VIEW v AS q.
+	AlterView bool
+	// Temporary is set when CREATE or DROP TEMPORARY VIEW/TABLE lost its
+	// TEMPORARY in the rewrite.
+	Temporary bool
+	// ExplainDetails are the details of EXPLAIN CHANGELOG_MODE,
+	// JSON_EXECUTION_PLAN ..., which the rewrite removed; EXPLAIN PLAN FOR
+	// is EXPLAIN.
+	ExplainDetails []string
+	// Set is EXECUTE STATEMENT SET BEGIN ... END (or EXPLAIN STATEMENT SET
+	// ...), grouped by Parse; Node and Command are then nil.
+	Set *StatementSet
+	// Computed are the computed columns (name AS expr) of CREATE TABLE,
+	// Metadata its METADATA columns by lower-case name, PartitionKeys its
+	// PARTITIONED BY columns, Like its LIKE clause (see ddl.go).
+	// Elements are the elements of the CREATE TABLE column list as
+	// written, for ALTER TABLE and CREATE TABLE ... LIKE, which make a new
+	// column list from them.
+	Elements      []TableElement
+	Computed      []ComputedColumn
+	Metadata      map[string]MetadataColumn
+	PartitionKeys []string
+	Like          *LikeClause
+	// qualified maps the placeholder schemas of three-part names to
+	// their catalog and database (see TablePath).
+	qualified map[string][2]string
 	// ColumnTypes maps a CREATE TABLE column (by name as written) whose
 	// Flink type TiDB cannot parse (ROW, ARRAY, MAP, bare VARCHAR, ...) to
 	// that type's text, for types.ParseType; the AST has TEXT in its place.
 	// Nil when there are none. See types.go.
 	ColumnTypes map[string]string
+	// ColumnAliases maps each placeholder table alias (see
+	// IsColumnAliasPlaceholder) to the alias with a column list it
+	// replaced, `AS T(a, b)`; nil if there are none (queries.go).
+	ColumnAliases map[string]*ColumnAlias
 
 	src        string // the whole original script
 	start, end int    // the statement's byte range in src
@@ -180,6 +221,7 @@ const (
 	CmdStopJob                              // STOP JOB 'id' [WITH SAVEPOINT]
 	CmdHelp                                 // HELP
 	CmdShowFunctions                        // SHOW [USER] FUNCTIONS [[NOT] {LIKE | ILIKE} 'pattern']
+	// More kinds, for Flink's catalog statements, are in statements.go.
 )
 
 func (k CommandKind) String() string {
@@ -197,6 +239,9 @@ func (k CommandKind) String() string {
 	case CmdShowFunctions:
 		return "SHOW FUNCTIONS"
 	}
+	if n, ok := stmtCommandNames[k]; ok {
+		return n
+	}
 	return fmt.Sprintf("CommandKind(%d)", int(k))
 }
 
@@ -211,6 +256,18 @@ type Command struct {
 	// pattern, ILike for ILIKE and NotLike for NOT.
 	User, HasLike, NotLike, ILike bool
 	Like                          string
+	// The commands of statements.go. Object is what SHOW shows (TABLES,
+	// VIEWS, DATABASES, CATALOGS, COLUMNS, CURRENT CATALOG, CURRENT
+	// DATABASE; for SHOW CREATE: TABLE, VIEW, CATALOG). Path is the name
+	// the command is about, its parts unquoted: [catalog.]database for
+	// SHOW TABLES FROM, USE and the DATABASE commands, the table for SHOW
+	// COLUMNS and SHOW CREATE, the catalog for the CATALOG commands.
+	Object                         string
+	Path                           []string
+	IfExists, IfNotExists, Cascade bool
+	Comment                        string
+	Line, Col                      int         // of Path
+	Alter                          *AlterTable // ALTER TABLE (ddl.go)
 }
 
 // newTiDBParser returns a TiDB parser in the SQL mode streamsql reads:
@@ -233,6 +290,7 @@ func Parse(sql string) ([]*Statement, error) {
 	p := newTiDBParser() // not goroutine-safe: one per call
 	pos := newPositioner(sql)
 	begin := 0
+	var set *setBuilder // an open EXECUTE STATEMENT SET BEGIN
 	for i := 0; i <= len(lr.toks); i++ {
 		if i < len(lr.toks) && !(lr.toks[i].kind == tkPunct && sql[lr.toks[i].start] == ';') {
 			continue
@@ -242,13 +300,44 @@ func Parse(sql string) ([]*Statement, error) {
 			return stmts, errorAt(sql, lexErr.off, lexErr.msg)
 		}
 		if i > begin {
-			st, err := parseStatement(&p, pos, sql, lr, lr.toks[begin:i])
-			if err != nil {
-				return stmts, err
+			seg := lr.toks[begin:i]
+			switch after, opens := setOpener(sql, seg); {
+			case set != nil && isEnd(sql, seg):
+				st, err := set.close(seg[0])
+				if err != nil {
+					return stmts, err
+				}
+				stmts, set = append(stmts, st), nil
+			case set == nil && opens:
+				var err *Error
+				if set, err = openSet(pos, sql, seg, after); err != nil {
+					return stmts, err
+				}
+				if after < len(seg) {
+					st, err := parseStatement(&p, pos, sql, lr, seg[after:])
+					if err != nil {
+						return stmts, err
+					}
+					if err := set.add(st); err != nil {
+						return stmts, err
+					}
+				}
+			default:
+				st, err := parseStatement(&p, pos, sql, lr, seg)
+				if err != nil {
+					return stmts, err
+				}
+				if set == nil {
+					stmts = append(stmts, st)
+				} else if err := set.add(st); err != nil {
+					return stmts, err
+				}
 			}
-			stmts = append(stmts, st)
 		}
 		begin = i + 1
+	}
+	if set != nil {
+		return stmts, set.st.errorAtOrig(set.st.start, "STATEMENT SET BEGIN is never closed: end it with END;")
 	}
 	return stmts, nil
 }
@@ -301,7 +390,7 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 	if ct, ok := st.Node.(*ast.CreateTableStmt); ok && st.MaterializedView && ct.Select == nil {
 		return nil, st.errorAtOrig(st.start, "CREATE MATERIALIZED VIEW needs AS <query>")
 	}
-	if err := st.takeWatermarks(); err != nil {
+	if err := st.takeCarriers(); err != nil { // ddl.go
 		return nil, err
 	}
 	return st, nil
@@ -317,37 +406,6 @@ func parseTiDB(p *parser.Parser, text string) (nodes []ast.StmtNode, panicked bo
 	}()
 	nodes, _, err = p.Parse(text, "", "")
 	return nodes, false, err
-}
-
-// takeWatermarks moves the expressions of the CHECK constraints carrying
-// WATERMARK declarations into Statement.Watermarks and removes those
-// constraints from the CREATE TABLE, so the planner never sees them.
-func (s *Statement) takeWatermarks() error {
-	if len(s.Watermarks) == 0 {
-		return nil
-	}
-	ct, ok := s.Node.(*ast.CreateTableStmt)
-	if !ok {
-		return s.errorAtOrig(s.start, "internal error: WATERMARK outside CREATE TABLE")
-	}
-	kept := ct.Constraints[:0]
-	for _, con := range ct.Constraints {
-		var n int
-		if con.Tp == ast.ConstraintCheck && strings.HasPrefix(con.Name, watermarkPrefix) {
-			if _, err := fmt.Sscanf(con.Name[len(watermarkPrefix):], "%d", &n); err == nil && n >= 1 && n <= len(s.Watermarks) {
-				s.Watermarks[n-1].Expr = con.Expr
-				continue
-			}
-		}
-		kept = append(kept, con)
-	}
-	ct.Constraints = kept
-	for _, w := range s.Watermarks {
-		if w.Expr == nil {
-			return s.errorAtOrig(s.start, "internal error: lost the expression of WATERMARK FOR "+w.Column)
-		}
-	}
-	return nil
 }
 
 // Errorf returns an *Error positioned at a byte offset of the rewritten

@@ -127,6 +127,9 @@ func (c *stmtCtx) rewriteColumnAliases() *posError {
 		if !(c.isKw(i-1, "AS") && (c.isPunct(i-2, ")") || c.isName(i-2)) || derived) {
 			continue
 		}
+		if c.isKw(i-1, "AS") && c.covered[i-1] {
+			continue // a computed column `ts AS f(x)`, rewritten by ddl.go
+		}
 		if c.isKw(i-1, "AS") && (c.isKw(i-3, "VIEW") || c.isKw(i-3, "TABLE")) {
 			continue // CREATE VIEW v AS ...
 		}

@@ -21,6 +21,9 @@ type stmtCtx struct {
 	parent  []int  // index of the innermost '(' enclosing each token; -1 at depth 0
 	covered []bool // tokens already replaced by a rewrite; later passes skip them
 	edits   []edit
+	// colOrdinal counts the columns of a CREATE TABLE column list met so
+	// far (ComputedColumn.Ordinal).
+	colOrdinal int
 }
 
 func newStmtCtx(st *Statement) (*stmtCtx, *posError) {
@@ -156,9 +159,12 @@ func (c *stmtCtx) rewrite() *posError {
 		return err
 	}
 	for _, pass := range []func() *posError{
+		c.rewriteExplain,   // statements.go
+		c.rewriteAlterView, // statements.go
+		c.rewriteTemporary, // statements.go
 		c.rewriteCreateTable,
-		c.rewriteCreateView,
 		c.rewriteWindowTVFs,
+		c.rewriteQualifiedNames, // statements.go
 		c.rewriteCasts,
 		c.rewriteFunctionSyntax, // funcsyntax.go
 		c.rewriteQueries,        // queries.go
@@ -188,7 +194,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 			continue
 		}
 		n := strings.ToLower(c.nameValue(i))
-		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) ||
+		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) || strings.HasPrefix(n, computedPrefix) || n == likePlaceholder ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
 			n == rowFunc || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go
@@ -281,11 +287,16 @@ func (c *stmtCtx) rewriteCreateTable() *posError {
 	for c.isPunct(i, ".") && c.isName(i+1) {
 		i += 2
 	}
+	hasColumns := false
 	if c.isPunct(i, "(") && !c.isKw(i+1, "SELECT") && !c.isKw(i+1, "WITH") && !c.isKw(i+1, "VALUES") && !c.isKw(i+1, "TABLE") {
 		if err := c.rewriteTableElements(i, c.match[i]); err != nil {
 			return err
 		}
 		i = c.match[i] + 1
+		hasColumns = true
+	}
+	if err := c.rewriteTableClauses(i, hasColumns); err != nil { // ddl.go
+		return err
 	}
 	// WITH ( at depth 0 before the query of a CREATE TABLE ... AS. A CTE is
 	// WITH name, never WITH (.
@@ -299,16 +310,6 @@ func (c *stmtCtx) rewriteCreateTable() *posError {
 		if c.isKw(i, "WITH") && c.isPunct(i+1, "(") {
 			return c.rewriteOptions(i)
 		}
-	}
-	return nil
-}
-
-// rewriteCreateView turns CREATE VIEW IF NOT EXISTS v into CREATE VIEW v
-// and sets Statement.IfNotExists: TiDB has no IF NOT EXISTS for views.
-func (c *stmtCtx) rewriteCreateView() *posError {
-	if c.isKw(0, "CREATE") && c.isKw(1, "VIEW") && c.isKw(2, "IF") && c.isKw(3, "NOT") && c.isKw(4, "EXISTS") {
-		c.replaceSpan(2, 4, c.toks[2].start, c.toks[4].end, "", c.toks[2].start)
-		c.st.IfNotExists = true
 	}
 	return nil
 }
@@ -329,6 +330,13 @@ func (c *stmtCtx) rewriteTableElements(open, close int) *posError {
 		if err := c.rewriteTableElement(open, s, k); err != nil {
 			return err
 		}
+		if s < k {
+			kind, name := c.elementKind(s, k)
+			c.st.Elements = append(c.st.Elements, TableElement{Kind: kind, Name: name, Text: c.src[c.toks[s].start:c.toks[k-1].end]})
+		}
+		if c.isName(s) && !c.isKw(s, "WATERMARK") && !(tableElementKeywords[c.upper(s)] && !c.isKw(s, "KEY")) {
+			c.colOrdinal++
+		}
 		s = k + 1
 	}
 	return nil
@@ -342,6 +350,9 @@ func (c *stmtCtx) rewriteTableElement(open, s, e int) *posError {
 	}
 	if c.isKw(s, "WATERMARK") && c.isKw(s+1, "FOR") {
 		return c.rewriteWatermark(s, e)
+	}
+	if done, err := c.rewriteComputedOrMetadata(s, e); done || err != nil { // ddl.go
+		return err
 	}
 	// A column's type directly follows its name. KEY followed by a type
 	// is a column named key, as Flink allows (there are no KEY indexes).

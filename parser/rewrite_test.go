@@ -67,8 +67,23 @@ func describeStatements(stmts []*Statement) string {
 				fmt.Fprintf(&sb, " job=%q savepoint=%v", c.JobID, c.WithSavepoint)
 			case CmdShowFunctions:
 				fmt.Fprintf(&sb, " user=%v like=%v not=%v ilike=%v pattern=%q", c.User, c.HasLike, c.NotLike, c.ILike, c.Like)
+			case CmdShow, CmdShowCreate:
+				fmt.Fprintf(&sb, " object=%q path=%q", c.Object, c.Path)
+				if c.HasLike {
+					fmt.Fprintf(&sb, " not=%v ilike=%v pattern=%q", c.NotLike, c.ILike, c.Like)
+				}
+			case CmdCreateCatalog, CmdDropCatalog, CmdUseCatalog, CmdCreateDatabase, CmdDropDatabase, CmdUseDatabase:
+				fmt.Fprintf(&sb, " path=%q at %d:%d if_exists=%v if_not_exists=%v cascade=%v comment=%q options=%d",
+					c.Path, c.Line, c.Col, c.IfExists, c.IfNotExists, c.Cascade, c.Comment, len(s.Options))
 			}
 			sb.WriteString("\n")
+			continue
+		}
+		if s.Set != nil {
+			fmt.Fprintf(&sb, "  statement set explain=%v details=%v\n", s.Set.Explain, s.ExplainDetails)
+			for _, in := range s.Set.Inserts {
+				fmt.Fprintf(&sb, "    insert at %d:%d: %s\n", in.Line, in.Col, restore(in.Node))
+			}
 			continue
 		}
 		fmt.Fprintf(&sb, "  tidb:    %s\n", s.rewritten)
@@ -78,6 +93,20 @@ func describeStatements(stmts []*Statement) string {
 		}
 		if s.IfNotExists {
 			sb.WriteString("  view if not exists\n")
+		}
+		if s.Temporary {
+			sb.WriteString("  temporary\n")
+		}
+		if s.ExplainDetails != nil {
+			fmt.Fprintf(&sb, "  explain details: %v\n", s.ExplainDetails)
+		}
+		var qs []string
+		for k, q := range s.qualified {
+			qs = append(qs, fmt.Sprintf("%s=%s.%s", k, q[0], q[1]))
+		}
+		sort.Strings(qs)
+		for _, q := range qs {
+			fmt.Fprintf(&sb, "  qualified %s\n", q)
 		}
 		if s.Options != nil {
 			fmt.Fprintf(&sb, "  options: %d\n", len(s.Options))

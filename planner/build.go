@@ -37,6 +37,10 @@ type builder struct {
 	// ranks are the ROW_NUMBER ranks created, checked in finish.
 	ranks []*pendingRank
 	depth int
+	// home is the catalog and database of unqualified table names: the
+	// view's (ViewEntry.Home) while a view's query is built, else zero,
+	// the session's current ones.
+	home ObjectPath
 }
 
 type cte struct {
@@ -52,6 +56,12 @@ type pendingRank struct {
 
 func (p *Planner) newBuilder(stmt *parser.Statement) *builder {
 	return &builder{p: p, stmt: stmt, ctes: map[string]*cte{}}
+}
+
+// path is the catalog path of a table name of the statement.
+func (b *builder) path(tn *ast.TableName) ObjectPath {
+	p, _ := PathOf(b.stmt.TablePath(tn))
+	return b.home.qualify(p)
 }
 
 func (b *builder) errf(n ast.Node, format string, args ...any) error {

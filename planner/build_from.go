@@ -55,9 +55,6 @@ func requalify(cols []expr.Column, q string) []expr.Column {
 
 func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	name := tn.Name.O
-	if tn.Schema.O != "" {
-		return rel{}, b.stmt.ErrorAtIdent(tn.Schema.O, tn, "qualified table names (%s.%s) are not supported", tn.Schema.O, name)
-	}
 	if parser.IsPlaceholderTable(name) {
 		if tvf := b.stmt.WindowTVFs[name]; tvf != nil {
 			return b.buildWindowTVF(tvf, tn, alias) // build_window.go
@@ -67,11 +64,18 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	if tn.AsOf != nil {
 		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are only supported as the right side of a join")
 	}
+	return b.buildPath(b.path(tn), tn.Schema.O != "", tn, alias)
+}
+
+// buildPath reads the CTE (when the name is not qualified), view or
+// table at path; at is where the name is written.
+func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, alias string) (rel, error) {
+	name := path.Name
 	q := alias
 	if q == "" {
 		q = name
 	}
-	if c, ok := b.ctes[norm(name)]; ok {
+	if c, ok := b.ctes[norm(name)]; ok && !qualified {
 		delete(b.ctes, norm(name)) // a CTE cannot refer to itself
 		r, err := b.buildQuery(c.query)
 		b.ctes[norm(name)] = c
@@ -88,8 +92,9 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: requalify(r.scope, q)}, nil
 	}
-	if v, ok := b.p.Cat.View(name); ok {
+	if v, ok := b.p.Cat.View(path); ok {
 		vb := b.p.newBuilder(v.stmt)
+		vb.home = v.Home
 		r, err := vb.buildQuery(v.Query)
 		if err != nil {
 			return rel{}, err
@@ -101,9 +106,12 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 		}
 		return rel{node: r.node, scope: cols}, nil
 	}
-	t, ok := b.p.Cat.Table(name)
+	t, ok := b.p.Cat.Table(path)
 	if !ok {
-		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", name)
+		if err := b.p.Cat.CheckDatabase(path); err != nil {
+			return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist: %v", path, err)
+		}
+		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", path)
 	}
 	return b.scanTable(t, tn, q)
 }
@@ -115,22 +123,26 @@ func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error
 	if err != nil {
 		return rel{}, b.errf(at, "%v", err)
 	}
-	cols := tableScope(t.Conn, "")
 	var node Node = newScan(t, sc.ChangelogMode())
 	if m := sc.ChangelogMode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
 		if len(t.Conn.PrimaryKey) == 0 {
 			return rel{}, b.errf(at, "table '%s' produces an upsert stream and needs a PRIMARY KEY", t.Name)
 		}
-		node = &NormalizeNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
+		node = &NormalizeNode{nodeBase: nodeBase{cols: node.Columns(), inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
 	}
+	// Computed and metadata columns: the schema from the read columns.
+	if node, err = t.schemaProjection(node); err != nil { // computed.go
+		return rel{}, err
+	}
+	cols := t.schema(t.Conn, "")
 	if t.Watermark != nil {
-		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: tableScope(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
+		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: t.schema(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
 		node = &WatermarkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{node}}, Rowtime: t.Watermark.Column, Expr: e}
 	}
-	return rel{node: node, scope: tableScope(t.Conn, qual)}, nil
+	return rel{node: node, scope: t.schema(t.Conn, qual)}, nil
 }
 
 // side says which join inputs an expression references.

@@ -40,16 +40,20 @@ var windowColumnNames = [3]string{"window_start", "window_end", "window_time"}
 // which the parser replaced by the placeholder table tn.
 func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias string) (rel, error) {
 	errAt := func(format string, args ...any) error { return b.stmt.ErrorAt(tvf.Line, tvf.Col, format, args...) }
-	src := &ast.TableName{Name: ast.NewCIStr(tvf.Table)}
-	src.SetOriginTextPosition(tn.OriginTextPosition())
+	parts := strings.Split(tvf.Table, ".")
+	path, ok := PathOf(parts)
+	if !ok {
+		return rel{}, errAt("table name %s has more than three parts", tvf.Table)
+	}
+	path = b.home.qualify(path)
 	if _, isCTE := b.ctes[norm(tvf.Table)]; !isCTE {
-		_, isView := b.p.Cat.View(tvf.Table)
-		_, isTable := b.p.Cat.Table(tvf.Table)
+		_, isView := b.p.Cat.View(path)
+		_, isTable := b.p.Cat.Table(path)
 		if !isView && !isTable {
 			return rel{}, errAt("Table '%s' doesn't exist", tvf.Table)
 		}
 	}
-	in, err := b.buildTableName(src, "")
+	in, err := b.buildPath(path, len(parts) > 1, tn, "")
 	if err != nil {
 		return rel{}, err
 	}

@@ -24,6 +24,10 @@ type TableEntry struct {
 	sink       made[connectors.TableSink]
 	stmt       *parser.Statement
 	insertOnly bool
+	Temporary  bool
+	// declared is the table's schema when it is not the connector's row
+	// (computed or metadata columns; see computed.go); nil otherwise.
+	declared []declaredColumn
 }
 
 // WatermarkDef is WATERMARK FOR column AS expr.
@@ -85,79 +89,391 @@ func (t *TableEntry) Sink(env *connectors.Env) (connectors.TableSink, error) {
 func (t *TableEntry) ConnectorName() string { return t.connector.Name() }
 
 // ViewEntry is a view: a named query, planned anew wherever it is used.
+// Its unqualified table names are resolved in the catalog and database
+// that were current when it was created (Home), as Flink expands a view
+// at creation.
 type ViewEntry struct {
+	Name      string
+	Query     ast.ResultSetNode
+	Columns   []expr.Column
+	DDL       string
+	Temporary bool
+	Home      ObjectPath // the catalog and database current at creation; Name unused
+	stmt      *parser.Statement
+	colAs     []string // CREATE VIEW v (a, b) AS ...
+}
+
+// The names every session starts with, as in Flink.
+const (
+	DefaultCatalog  = "default_catalog"
+	DefaultDatabase = "default_database"
+	// InMemoryCatalogType is the one catalog type: Flink's
+	// generic_in_memory, whose objects live as long as the session.
+	InMemoryCatalogType = "generic_in_memory"
+)
+
+// ObjectPath names a table or view, catalog.database.name. An empty
+// Catalog or Database is the session's current one (Catalog.Resolve).
+type ObjectPath struct{ Catalog, Database, Name string }
+
+// PathOf makes a path from the parts of a name as written: name,
+// database.name or catalog.database.name. It returns false for more
+// parts, or none.
+func PathOf(parts []string) (ObjectPath, bool) {
+	switch len(parts) {
+	case 1:
+		return ObjectPath{Name: parts[0]}, true
+	case 2:
+		return ObjectPath{Database: parts[0], Name: parts[1]}, true
+	case 3:
+		return ObjectPath{Catalog: parts[0], Database: parts[1], Name: parts[2]}, true
+	}
+	return ObjectPath{}, false
+}
+
+// qualify fills p's empty catalog and database from home's.
+func (home ObjectPath) qualify(p ObjectPath) ObjectPath {
+	if p.Catalog == "" && home.Catalog != "" {
+		p.Catalog = home.Catalog
+		if p.Database == "" {
+			p.Database = home.Database
+		}
+	}
+	return p
+}
+
+// Local is a path to name in the current database.
+func Local(name string) ObjectPath { return ObjectPath{Name: name} }
+
+func (p ObjectPath) String() string {
+	var parts []string
+	for _, s := range []string{p.Catalog, p.Database, p.Name} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// CatalogEntry is a catalog: CREATE CATALOG c WITH ('type' = ...).
+type CatalogEntry struct {
 	Name    string
-	Query   ast.ResultSetNode
-	Columns []expr.Column
-	DDL     string
-	stmt    *parser.Statement
-	colAs   []string // CREATE VIEW v (a, b) AS ...
+	Type    string
+	Comment string
+	DDL     string // the CREATE CATALOG text, secrets masked; "" for default_catalog
+	dbs     map[string]*Database
 }
 
-// Catalog holds a session's tables and views. Names are looked up
-// case-insensitively, as MySQL does on most systems.
+// Database is a database of a catalog: its tables and views.
+type Database struct {
+	Name    string
+	Comment string
+	tables  map[string]*TableEntry
+	views   map[string]*ViewEntry
+}
+
+func newDatabase(name, comment string) *Database {
+	return &Database{Name: name, Comment: comment, tables: map[string]*TableEntry{}, views: map[string]*ViewEntry{}}
+}
+
+// Empty reports whether the database holds no table or view.
+func (d *Database) Empty() bool { return len(d.tables) == 0 && len(d.views) == 0 }
+
+// Catalog holds a session's catalogs, their databases and the tables and
+// views in them, and the current catalog and database. Every catalog is
+// in memory (generic_in_memory). Names are looked up case-insensitively,
+// as MySQL does on most systems.
 type Catalog struct {
-	tables map[string]*TableEntry
-	views  map[string]*ViewEntry
+	catalogs   map[string]*CatalogEntry
+	cur, curDB string // the current catalog and database, as named at creation
 }
 
-// NewCatalog returns an empty catalog.
+// NewCatalog returns a catalog set holding default_catalog with its
+// default_database, both current.
 func NewCatalog() *Catalog {
-	return &Catalog{tables: map[string]*TableEntry{}, views: map[string]*ViewEntry{}}
+	c := &Catalog{catalogs: map[string]*CatalogEntry{}, cur: DefaultCatalog, curDB: DefaultDatabase}
+	c.catalogs[norm(DefaultCatalog)] = &CatalogEntry{Name: DefaultCatalog, Type: InMemoryCatalogType,
+		dbs: map[string]*Database{norm(DefaultDatabase): newDatabase(DefaultDatabase, "")}}
+	return c
 }
 
 func norm(name string) string { return strings.ToLower(name) }
 
-// Table returns the named table.
-func (c *Catalog) Table(name string) (*TableEntry, bool) {
-	t, ok := c.tables[norm(name)]
+// Current returns the current catalog and database.
+func (c *Catalog) Current() (catalog, database string) { return c.cur, c.curDB }
+
+// Resolve fills the empty parts of p with the current catalog and
+// database, spelled as they were created.
+func (c *Catalog) Resolve(p ObjectPath) ObjectPath {
+	if p.Catalog == "" {
+		p.Catalog = c.cur
+		if p.Database == "" {
+			p.Database = c.curDB
+		}
+	}
+	if ce, ok := c.catalogs[norm(p.Catalog)]; ok {
+		p.Catalog = ce.Name
+		if d, ok := ce.dbs[norm(p.Database)]; ok {
+			p.Database = d.Name
+		}
+	}
+	return p
+}
+
+// database returns the database of p (resolved), or an error naming
+// what does not exist.
+func (c *Catalog) database(p ObjectPath) (*Database, error) {
+	p = c.Resolve(p)
+	ce, ok := c.catalogs[norm(p.Catalog)]
+	if !ok {
+		return nil, fmt.Errorf("Catalog '%s' does not exist", p.Catalog)
+	}
+	d, ok := ce.dbs[norm(p.Database)]
+	if !ok {
+		return nil, fmt.Errorf("Database '%s' does not exist in catalog '%s'", p.Database, ce.Name)
+	}
+	return d, nil
+}
+
+// Table returns the table at p.
+func (c *Catalog) Table(p ObjectPath) (*TableEntry, bool) {
+	d, err := c.database(p)
+	if err != nil {
+		return nil, false
+	}
+	t, ok := d.tables[norm(p.Name)]
 	return t, ok
 }
 
-// View returns the named view.
-func (c *Catalog) View(name string) (*ViewEntry, bool) {
-	v, ok := c.views[norm(name)]
+// View returns the view at p.
+func (c *Catalog) View(p ObjectPath) (*ViewEntry, bool) {
+	d, err := c.database(p)
+	if err != nil {
+		return nil, false
+	}
+	v, ok := d.views[norm(p.Name)]
 	return v, ok
 }
 
-// Exists reports whether a table or view has the name.
-func (c *Catalog) Exists(name string) bool {
-	_, t := c.tables[norm(name)]
-	_, v := c.views[norm(name)]
+// Exists reports whether a table or view is at p.
+func (c *Catalog) Exists(p ObjectPath) bool {
+	_, t := c.Table(p)
+	_, v := c.View(p)
 	return t || v
 }
 
-// Names lists tables and views, sorted.
+// CheckDatabase returns an error naming the catalog or database of p
+// that does not exist, or nil.
+func (c *Catalog) CheckDatabase(p ObjectPath) error {
+	_, err := c.database(p)
+	return err
+}
+
+// Names lists the tables and views of the current database, sorted.
 func (c *Catalog) Names() []string {
-	var ns []string
-	for _, t := range c.tables {
-		ns = append(ns, t.Name)
+	tables, views := c.Objects(ObjectPath{})
+	return sortedUnion(tables, views)
+}
+
+// Objects lists the table names and the view names of the database of
+// p (its Name unused), each sorted; nil if the database does not exist.
+func (c *Catalog) Objects(p ObjectPath) (tables, views []string) {
+	d, err := c.database(p)
+	if err != nil {
+		return nil, nil
 	}
-	for _, v := range c.views {
-		ns = append(ns, v.Name)
+	for _, t := range d.tables {
+		tables = append(tables, t.Name)
 	}
-	sort.Strings(ns)
-	return ns
+	for _, v := range d.views {
+		views = append(views, v.Name)
+	}
+	sort.Strings(tables)
+	sort.Strings(views)
+	return tables, views
+}
+
+func sortedUnion(a, b []string) []string {
+	out := append(append([]string(nil), a...), b...)
+	sort.Strings(out)
+	return out
 }
 
 // Drop removes a table or view; view says which kind is meant.
-func (c *Catalog) Drop(name string, view bool) bool {
+func (c *Catalog) Drop(p ObjectPath, view bool) bool {
+	d, err := c.database(p)
+	if err != nil {
+		return false
+	}
+	k := norm(p.Name)
 	if view {
-		if _, ok := c.views[norm(name)]; ok {
-			delete(c.views, norm(name))
+		if _, ok := d.views[k]; ok {
+			delete(d.views, k)
 			return true
 		}
 		return false
 	}
-	if _, ok := c.tables[norm(name)]; ok {
-		delete(c.tables, norm(name))
+	if _, ok := d.tables[k]; ok {
+		delete(d.tables, k)
 		return true
 	}
 	return false
 }
 
-// AddTable adds a table; the caller has checked the name is free.
-func (c *Catalog) AddTable(t *TableEntry) { c.tables[norm(t.Name)] = t }
+// AddTable adds a table at p (whose Name is t.Name); the caller has
+// checked that the database exists and the name is free.
+func (c *Catalog) AddTable(p ObjectPath, t *TableEntry) {
+	if d, err := c.database(p); err == nil {
+		d.tables[norm(t.Name)] = t
+	}
+}
 
-// AddView adds a view; the caller has checked the name is free.
-func (c *Catalog) AddView(v *ViewEntry) { c.views[norm(v.Name)] = v }
+// AddView adds a view at p, like AddTable.
+func (c *Catalog) AddView(p ObjectPath, v *ViewEntry) {
+	if d, err := c.database(p); err == nil {
+		d.views[norm(v.Name)] = v
+	}
+}
+
+// ---- catalogs and databases ----
+
+// CatalogNames lists the catalogs, sorted.
+func (c *Catalog) CatalogNames() []string {
+	var ns []string
+	for _, ce := range c.catalogs {
+		ns = append(ns, ce.Name)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// CatalogEntry returns the named catalog.
+func (c *Catalog) CatalogEntry(name string) (*CatalogEntry, bool) {
+	ce, ok := c.catalogs[norm(name)]
+	return ce, ok
+}
+
+// CreateCatalog adds an in-memory catalog holding an empty
+// default_database, as Flink's generic_in_memory catalog does.
+func (c *Catalog) CreateCatalog(name, comment, ddl string) error {
+	if _, ok := c.catalogs[norm(name)]; ok {
+		return fmt.Errorf("Catalog '%s' already exists", name)
+	}
+	c.catalogs[norm(name)] = &CatalogEntry{Name: name, Type: InMemoryCatalogType, Comment: comment, DDL: ddl,
+		dbs: map[string]*Database{norm(DefaultDatabase): newDatabase(DefaultDatabase, "")}}
+	return nil
+}
+
+// DropCatalog removes a catalog and everything in it. The current
+// catalog cannot be dropped, as in Flink.
+func (c *Catalog) DropCatalog(name string) error {
+	ce, ok := c.catalogs[norm(name)]
+	if !ok {
+		return fmt.Errorf("Catalog '%s' does not exist", name)
+	}
+	if norm(name) == norm(c.cur) {
+		return fmt.Errorf("Cannot drop catalog '%s' because it is the current catalog; USE CATALOG another first", ce.Name)
+	}
+	delete(c.catalogs, norm(name))
+	return nil
+}
+
+// UseCatalog makes a catalog current, and its default_database (or its
+// first database) the current database.
+func (c *Catalog) UseCatalog(name string) error {
+	ce, ok := c.catalogs[norm(name)]
+	if !ok {
+		return fmt.Errorf("Catalog '%s' does not exist", name)
+	}
+	c.cur = ce.Name
+	c.curDB = ""
+	if d, ok := ce.dbs[norm(DefaultDatabase)]; ok {
+		c.curDB = d.Name
+	} else if dbs := ce.sortedDBs(); len(dbs) > 0 {
+		c.curDB = dbs[0]
+	}
+	return nil
+}
+
+func (ce *CatalogEntry) sortedDBs() []string {
+	var ns []string
+	for _, d := range ce.dbs {
+		ns = append(ns, d.Name)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// DatabaseNames lists the databases of a catalog ("" is the current one), sorted.
+func (c *Catalog) DatabaseNames(catalog string) ([]string, error) {
+	if catalog == "" {
+		catalog = c.cur
+	}
+	ce, ok := c.catalogs[norm(catalog)]
+	if !ok {
+		return nil, fmt.Errorf("Catalog '%s' does not exist", catalog)
+	}
+	return ce.sortedDBs(), nil
+}
+
+// CreateDatabase adds a database to a catalog ("" is the current one).
+// created is false when it exists and ifNotExists is set.
+func (c *Catalog) CreateDatabase(catalog, name, comment string, ifNotExists bool) (created bool, err error) {
+	if catalog == "" {
+		catalog = c.cur
+	}
+	ce, ok := c.catalogs[norm(catalog)]
+	if !ok {
+		return false, fmt.Errorf("Catalog '%s' does not exist", catalog)
+	}
+	if _, ok := ce.dbs[norm(name)]; ok {
+		if ifNotExists {
+			return false, nil
+		}
+		return false, fmt.Errorf("Database '%s' already exists in catalog '%s'", name, ce.Name)
+	}
+	ce.dbs[norm(name)] = newDatabase(name, comment)
+	return true, nil
+}
+
+// DropDatabase removes a database. Without cascade it must be empty
+// (Flink's RESTRICT, the default); the current database cannot be
+// dropped.
+func (c *Catalog) DropDatabase(catalog, name string, cascade bool) error {
+	if catalog == "" {
+		catalog = c.cur
+	}
+	ce, ok := c.catalogs[norm(catalog)]
+	if !ok {
+		return fmt.Errorf("Catalog '%s' does not exist", catalog)
+	}
+	d, ok := ce.dbs[norm(name)]
+	if !ok {
+		return fmt.Errorf("Database '%s' does not exist in catalog '%s'", name, ce.Name)
+	}
+	if norm(ce.Name) == norm(c.cur) && norm(d.Name) == norm(c.curDB) {
+		return fmt.Errorf("Cannot drop database '%s' because it is the current database; USE another first", d.Name)
+	}
+	if !cascade && !d.Empty() {
+		return fmt.Errorf("Database '%s' in catalog '%s' is not empty; DROP DATABASE ... CASCADE drops it with its tables and views", d.Name, ce.Name)
+	}
+	delete(ce.dbs, norm(name))
+	return nil
+}
+
+// UseDatabase makes a database current; catalog "" is the current catalog.
+func (c *Catalog) UseDatabase(catalog, name string) error {
+	if catalog == "" {
+		catalog = c.cur
+	}
+	ce, ok := c.catalogs[norm(catalog)]
+	if !ok {
+		return fmt.Errorf("Catalog '%s' does not exist", catalog)
+	}
+	d, ok := ce.dbs[norm(name)]
+	if !ok {
+		return fmt.Errorf("Database '%s' does not exist in catalog '%s'", name, ce.Name)
+	}
+	c.cur, c.curDB = ce.Name, d.Name
+	return nil
+}

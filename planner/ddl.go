@@ -76,12 +76,16 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 	if n.Select != nil {
 		return nil, stmt.ErrorAtNode(n, "use CreateTableAs for CREATE TABLE ... AS SELECT")
 	}
-	if n.ReferTable != nil {
-		return nil, stmt.ErrorAtNode(n, "CREATE TABLE ... LIKE is not supported")
+	if n.ReferTable != nil || stmt.Like != nil {
+		return nil, stmt.ErrorAtNode(n, "internal error: CREATE TABLE ... LIKE reached the planner unmerged")
 	}
-	t := &TableEntry{Name: n.Table.Name.O, DDL: secrets.Mask(stmt.Text), Options: stmt.Options, stmt: stmt}
+	t := &TableEntry{Name: n.Table.Name.O, DDL: secrets.Mask(stmt.Text), Options: stmt.Options, stmt: stmt, Temporary: stmt.Temporary}
 	ct := &connectors.Table{Name: t.Name, Options: map[string]string{}}
 	seen := map[string]bool{}
+	for _, cc := range stmt.Computed {
+		seen[norm(cc.Name)] = true
+	}
+	var stored []declaredColumn // the physical and metadata columns, as declared
 	for _, c := range n.Cols {
 		name := c.Name.Name.O
 		if seen[norm(name)] {
@@ -95,6 +99,17 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 		if err != nil {
 			return nil, stmt.ErrorAtNode(c, "column '%s': %v", name, err)
 		}
+		if md, ok := stmt.Metadata[strings.ToLower(name)]; ok {
+			for _, o := range c.Options {
+				if o.Tp == ast.ColumnOptionPrimaryKey {
+					return nil, stmt.ErrorAtIdent(name, c, "metadata column '%s' cannot be part of the PRIMARY KEY", name)
+				}
+			}
+			stored = append(stored, declaredColumn{Name: name, Type: ty, read: -1 - len(ct.Metadata)})
+			ct.Metadata = append(ct.Metadata, connectors.MetadataColumn{Name: name, Key: md.Key, Type: ty, Virtual: md.Virtual})
+			continue
+		}
+		stored = append(stored, declaredColumn{Name: name, Type: ty, read: len(ct.Columns)})
 		for _, o := range c.Options {
 			switch o.Tp {
 			case ast.ColumnOptionNotNull:
@@ -117,6 +132,12 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 		}
 		return -1
 	}
+	if err := t.declare(stmt, ct, stored); err != nil { // computed.go
+		return nil, err
+	}
+	if err := p.partitionKeys(stmt, n, ct); err != nil {
+		return nil, err
+	}
 	for _, c := range n.Constraints {
 		switch c.Tp {
 		case ast.ConstraintPrimaryKey:
@@ -138,20 +159,26 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 			return nil, stmt.ErrorAtNode(c, "constraint %s is not supported; only PRIMARY KEY (...) NOT ENFORCED and WATERMARK are", constraintName(c))
 		}
 	}
+	schema := t.schema(ct, t.Name)
 	for _, w := range stmt.Watermarks {
-		i := colIdx(w.Column)
+		i := -1
+		for k, c := range schema {
+			if strings.EqualFold(c.Name, w.Column) {
+				i = k
+			}
+		}
 		if i < 0 {
 			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': no such column", w.Column)
 		}
-		if ct.Columns[i].Type.ID != types.Timestamp {
-			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP, not %s", w.Column, ct.Columns[i].Type)
+		if schema[i].Type.ID != types.Timestamp {
+			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP, not %s", w.Column, schema[i].Type)
 		}
 		if t.Watermark != nil {
 			return nil, stmt.ErrorAt(w.Line, w.Col, "a table may declare only one WATERMARK")
 		}
 		t.Watermark = &WatermarkDef{Column: i, Expr: w.Expr, stmt: stmt}
 		// Check the expression now, so that a bad one fails at DDL time.
-		e, err := expr.Bind(w.Expr, &expr.Scope{Columns: tableScope(ct, t.Name)}, stmt.ErrorAtNode)
+		e, err := expr.Bind(w.Expr, &expr.Scope{Columns: schema}, stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}
@@ -187,6 +214,12 @@ func (p *Planner) attachConnectorOptions(stmt *parser.Statement, n ast.Node, t *
 	}
 	if err := connectors.CheckOptions(conn, ct.Options); err != nil {
 		return optionError(stmt, "", err)
+	}
+	if err := checkMetadata(stmt, t, ct, conn); err != nil { // computed.go
+		return err
+	}
+	if _, ok := conn.(connectors.PartitionConnector); len(ct.PartitionKeys) > 0 && !ok {
+		return stmt.ErrorAtNode(n, "connector '%s' does not write partitions: PARTITIONED BY is supported by the filesystem connector", conn.Name())
 	}
 	t.Conn, t.connector = ct, conn
 	_, isSrc := conn.(connectors.SourceConnector)
@@ -293,7 +326,13 @@ func (p *Planner) CreateView(stmt *parser.Statement, n *ast.CreateViewStmt) (*Vi
 	if !ok {
 		return nil, stmt.ErrorAtNode(n, "a view must be a query")
 	}
-	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(stmt.Text), stmt: stmt}
+	home := p.Cat.Resolve(ObjectPath{})
+	home.Name = ""
+	ddl := stmt.Text
+	if stmt.AlterView { // ALTER VIEW v AS q: the view is now CREATE VIEW v AS q
+		ddl = "CREATE" + strings.TrimSpace(ddl)[len("ALTER"):]
+	}
+	v := &ViewEntry{Name: n.ViewName.Name.O, Query: sel, DDL: secrets.Mask(ddl), Temporary: stmt.Temporary, Home: home, stmt: stmt}
 	for _, c := range n.Cols {
 		v.colAs = append(v.colAs, c.O)
 	}

@@ -19,13 +19,18 @@ type CollectFunc func(c *dyntable.Chunk) error
 // result of a query plan (Root.Table == nil) and is ignored otherwise.
 // The plan is not changed: it can be explained, and translated again.
 func (p *Planner) BuildGraph(name string, plan *Plan, collect CollectFunc) (*dataflow.Graph, error) {
-	t := &translator{p: p, g: &dataflow.Graph{Name: name}, done: map[Node]*dataflow.Node{},
-		parallelism: p.Conf.Int("parallelism.default"), collect: collect}
-	t.g.IdleTimeout = p.Conf.Duration("table.exec.source.idle-timeout") // see dataflow.Graph
+	t := p.newTranslator(name, collect)
 	if _, err := t.node(plan.Root); err != nil {
 		return nil, err
 	}
 	return t.g, nil
+}
+
+func (p *Planner) newTranslator(name string, collect CollectFunc) *translator {
+	t := &translator{p: p, g: &dataflow.Graph{Name: name}, done: map[Node]*dataflow.Node{},
+		parallelism: p.Conf.Int("parallelism.default"), collect: collect}
+	t.g.IdleTimeout = p.Conf.Duration("table.exec.source.idle-timeout") // see dataflow.Graph
+	return t
 }
 
 // translator walks a plan bottom-up and adds each node's dataflow node

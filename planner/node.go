@@ -130,30 +130,42 @@ func windowTimeOnly(n Node) []timeAttr {
 // data is re-partitioned by key.
 func ExplainTree(root Node) string {
 	var b strings.Builder
-	var walk func(n Node, prefix, childPrefix string)
-	walk = func(n Node, prefix, childPrefix string) {
-		b.WriteString(prefix)
-		b.WriteString(n.Explain())
-		fmt.Fprintf(&b, " changelogMode=%s", n.Mode())
-		if k := n.UpsertKey(); k != nil {
-			fmt.Fprintf(&b, " upsertKey=[%s]", colNames(n.Columns(), k))
-		}
-		b.WriteByte('\n')
-		ins := n.Inputs()
-		for i, in := range ins {
-			p, cp := childPrefix+":- ", childPrefix+":  "
-			if i == len(ins)-1 {
-				p, cp = childPrefix+"+- ", childPrefix+"   "
-			}
-			if kn, ok := n.(keyedNode); ok {
-				b.WriteString(p + exchange(in.Columns(), kn.partitionKeys(i)) + "\n")
-				p, cp = cp+"+- ", cp+"   "
-			}
-			walk(in, p, cp)
-		}
-	}
-	walk(root, "", "")
+	explainNode(&b, root, "", "", nil, nil)
 	return b.String()
+}
+
+// explainNode writes n and the nodes below it. A node with an id in
+// reuse (a node several parents read, in a statement set) is written in
+// full the first time, marked (reuse_id=[id]), and as Reused(reference_id=[id])
+// after that, as Flink writes its plans.
+func explainNode(b *strings.Builder, n Node, prefix, childPrefix string, reuse map[Node]int, printed map[Node]bool) {
+	b.WriteString(prefix)
+	if id, ok := reuse[n]; ok && printed[n] {
+		fmt.Fprintf(b, "Reused(reference_id=[%d])\n", id)
+		return
+	}
+	b.WriteString(n.Explain())
+	fmt.Fprintf(b, " changelogMode=%s", n.Mode())
+	if k := n.UpsertKey(); k != nil {
+		fmt.Fprintf(b, " upsertKey=[%s]", colNames(n.Columns(), k))
+	}
+	if id, ok := reuse[n]; ok {
+		fmt.Fprintf(b, " (reuse_id=[%d])", id)
+		printed[n] = true
+	}
+	b.WriteByte('\n')
+	ins := n.Inputs()
+	for i, in := range ins {
+		p, cp := childPrefix+":- ", childPrefix+":  "
+		if i == len(ins)-1 {
+			p, cp = childPrefix+"+- ", childPrefix+"   "
+		}
+		if kn, ok := n.(keyedNode); ok {
+			b.WriteString(p + exchange(in.Columns(), kn.partitionKeys(i)) + "\n")
+			p, cp = cp+"+- ", cp+"   "
+		}
+		explainNode(b, in, p, cp, reuse, printed)
+	}
 }
 
 // exchange describes the re-partitioning by keys of columns cols.

@@ -21,7 +21,7 @@ type ScanNode struct {
 }
 
 func newScan(t *TableEntry, mode dyntable.ChangelogMode) *ScanNode {
-	return &ScanNode{nodeBase: nodeBase{cols: tableScope(t.Conn, "")}, Table: t, mode: mode}
+	return &ScanNode{nodeBase: nodeBase{cols: readScope(t.Conn, "")}, Table: t, mode: mode}
 }
 
 func (n *ScanNode) Mode() dyntable.ChangelogMode { return n.mode }

@@ -76,12 +76,21 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if !ok {
 		return nil, stmt.ErrorAtNode(ins, "INSERT needs a single target table")
 	}
-	t, ok := p.Cat.Table(tn.Name.O)
+	path, _ := PathOf(stmt.TablePath(tn))
+	t, ok := p.Cat.Table(path)
 	if !ok {
-		if _, isView := p.Cat.View(tn.Name.O); isView {
-			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "cannot INSERT into view '%s'", tn.Name.O)
+		if _, isView := p.Cat.View(path); isView {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "cannot INSERT into view '%s'", path)
 		}
-		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", tn.Name.O)
+		if err := p.Cat.CheckDatabase(path); err != nil {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist: %v", path, err)
+		}
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", path)
+	}
+	for _, m := range t.Conn.Metadata {
+		if !m.Virtual {
+			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s': writing metadata column '%s' (METADATA FROM '%s') is not supported; declare it VIRTUAL to insert into this table", t.Name, m.Name, m.Key)
+		}
 	}
 	sink, err := t.Sink(p.Env)
 	if err != nil {
@@ -224,14 +233,17 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 }
 
 // Describe returns a table's or view's columns.
-func (p *Planner) Describe(name string) ([]expr.Column, []int, error) {
-	if t, ok := p.Cat.Table(name); ok {
-		return tableScope(t.Conn, ""), t.Conn.PrimaryKey, nil
+func (p *Planner) Describe(path ObjectPath) ([]expr.Column, []int, error) {
+	if t, ok := p.Cat.Table(path); ok {
+		return t.Schema(), t.schemaKey(), nil
 	}
-	if v, ok := p.Cat.View(name); ok {
+	if v, ok := p.Cat.View(path); ok {
 		return v.Columns, nil, nil
 	}
-	return nil, nil, fmt.Errorf("Table '%s' doesn't exist", name)
+	if err := p.Cat.CheckDatabase(path); err != nil {
+		return nil, nil, fmt.Errorf("Table '%s' doesn't exist: %w", path, err)
+	}
+	return nil, nil, fmt.Errorf("Table '%s' doesn't exist", path)
 }
 
 // Bounded reports whether every source of the plan ends by itself, so a

@@ -267,7 +267,7 @@ func (r *repl) loop() {
 			reset()
 			continue
 		}
-		if !sc.complete() {
+		if !sc.complete() || parser.NeedsEnd(text.String()) { // EXECUTE STATEMENT SET BEGIN reads on to END;
 			continue
 		}
 		_ = r.rl.SaveHistory(historyEntry(lines))
@@ -365,6 +365,18 @@ func (r *repl) runStatement(st *parser.Statement) bool {
 		return r.runQuery(ctx, res.Query)
 	case res.Job != nil:
 		j := res.Job
+		if r.s.Conf.Bool("table.dml-sync") {
+			// Flink's table.dml-sync: the INSERT returns when its job ends;
+			// Ctrl-C cancels the job.
+			r.info(fmt.Sprintf("%s (%s); waiting for it to finish (table.dml-sync), Ctrl-C cancels it", res.Message, j.Name))
+			select {
+			case <-j.Done():
+			case <-ctx.Done():
+				j.Cancel()
+			}
+			r.watchJob(j)
+			return ctx.Err() == nil
+		}
 		r.info(fmt.Sprintf("%s (%s). SHOW JOBS lists it; STOP JOB '%s' stops it.", res.Message, j.Name, j.ID))
 		go r.watchJob(j)
 	case res.Text != "":
@@ -390,7 +402,11 @@ func (r *repl) runQuery(ctx context.Context, q *engine.Query) bool {
 	restore, _ := keysMode(int(r.o.In.Fd()))
 	defer restore()
 
-	maxWidth := r.s.Conf.Int("table.display.max-column-width")
+	// Flink's sql-client.display.max-column-width, or its older name.
+	maxWidth := r.s.Conf.Int("sql-client.display.max-column-width")
+	if r.s.Conf.IsSet("table.display.max-column-width") && !r.s.Conf.IsSet("sql-client.display.max-column-width") {
+		maxWidth = r.s.Conf.Int("table.display.max-column-width")
+	}
 	start := time.Now()
 	var (
 		n    int64

@@ -128,7 +128,14 @@ func runOne(ctx context.Context, s *engine.Session, st *parser.Statement, o Scri
 		return printChangelog(ctx, r.Query, o.Out)
 	case r.Job != nil:
 		fmt.Fprintf(o.Out, "[INFO] %s: %s\n", r.Message, r.Job.Name)
-		if r.Job.Bounded && !o.Detach {
+		// A bounded job is waited for; with table.dml-sync, as in Flink,
+		// any job is.
+		if (r.Job.Bounded || s.Conf.Bool("table.dml-sync")) && !o.Detach {
+			select {
+			case <-r.Job.Done():
+			case <-ctx.Done():
+				r.Job.Cancel()
+			}
 			_ = r.Job.Wait()
 			msg, failed := r.Job.Outcome()
 			if failed {

@@ -71,6 +71,10 @@ type connector struct{}
 
 func (connector) Name() string { return "filesystem" }
 
+// WritesPartitions implements connectors.PartitionConnector: the sink
+// writes a PARTITIONED BY table's rows into Hive-style col=value/ folders.
+func (connector) WritesPartitions() {}
+
 func (connector) Options() []connectors.OptionDef {
 	return format.OptionDefs([]connectors.OptionDef{
 		{Key: "path", Required: true, Description: "a file or a directory to read (a local path or a file:// URI)"},
@@ -78,6 +82,7 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "scan.parallelism", Description: "the source's parallelism; files are assigned to subtasks round-robin"},
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
 		{Key: "sink.parallelism", Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
+		{Key: "partition.default-name", Description: "the folder name of a NULL partition value of a PARTITIONED BY table (default __DEFAULT_PARTITION__)"},
 	}, format.JSONOptionDefs, format.CSVOptionDefs)
 }
 

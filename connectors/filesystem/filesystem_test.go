@@ -145,7 +145,7 @@ func TestCSVOptions(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"t.csv": "# a comment\n1\t'x\t''y'\n2\tp\\\tq\n3\t'it\\'s'\n"})
 	r := mustQuery(t, ddl("t", "(k INT, s STRING)", filepath.Join(dir, "t.csv"), "csv",
 		`'csv.field-delimiter' = '\t'`, `'csv.quote-character' = ''''`, `'csv.allow-comments' = 'true'`,
-		`'csv.escape-character' = '\\'`), "SELECT * FROM t", 1)
+		`'csv.escape-character' = '\'`), "SELECT * FROM t", 1)
 	checkRows(t, r.rows, "1 | x\t'y", "2 | p\tq", "3 | it's")
 
 	// Without quoting, quotes are text; without comments, '#' starts a field.

@@ -18,6 +18,14 @@ package filesystem
 //   - on restart, the handles of the restored checkpoint are committed and
 //     every other in-progress file of the same former subtask is deleted.
 //
+// A PARTITIONED BY table's rows go into Hive-style folders, one level
+// per partition column, e.g. dt=2024-01-01/hr=10/, as Flink writes them
+// (values escaped as Hive does, NULL as 'partition.default-name'). A
+// transaction is then one part file per folder it wrote to, all
+// committed together. Unlike Flink, the rows keep their partition
+// columns, so that the directory reads back as the same table without
+// partition discovery.
+//
 // So a reader of the directory that ignores hidden files sees each row
 // exactly once, and only rows of completed checkpoints (or of a bounded
 // job that finished). Without checkpointing, an unbounded job's files
@@ -49,6 +57,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
 )
 
 // NewSink implements connectors.SinkConnector.
@@ -61,7 +70,10 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSink{t: t, dir: dir, encoding: dyntable.AppendOnly}
+	s := &fileSink{t: t, dir: dir, encoding: dyntable.AppendOnly, defaultPart: "__DEFAULT_PARTITION__"}
+	if v, ok := o["partition.default-name"]; ok {
+		s.defaultPart = v
+	}
 	switch f := o["format"]; f {
 	case "json":
 		s.ext = ".json"
@@ -90,12 +102,13 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 }
 
 type fileSink struct {
-	t        *connectors.Table
-	dir      string
-	ext      string
-	enc      func() changeEncoder
-	encoding dyntable.SinkEncoding
-	p        int
+	t           *connectors.Table
+	dir         string
+	ext         string
+	enc         func() changeEncoder
+	encoding    dyntable.SinkEncoding
+	p           int
+	defaultPart string // the folder value of a NULL partition value
 }
 
 // changeEncoder writes one change as one line (without the line break).
@@ -135,17 +148,31 @@ type fileHandler struct {
 	buf    []byte
 }
 
-// fileTxn is an open part file.
+// fileTxn is a transaction's open part files: one in the sink
+// directory, or one per partition folder written to.
 type fileTxn struct {
-	f          *os.File
-	w          *bufio.Writer
-	tmp, final string
+	seq   int64
+	parts map[string]*partFile // by folder, relative to the sink directory ("" unpartitioned)
+	order []string             // the folders in the order opened
 }
 
-// fileHandle is what the checkpoint stores of a pre-committed part.
+// partFile is one open part file of a transaction.
+type partFile struct {
+	f          *os.File
+	w          *bufio.Writer
+	dir        string // the folder, relative to the sink directory
+	tmp, final string // names in that folder
+}
+
+// fileHandle is what the checkpoint stores of a pre-committed part: its
+// folder (empty for the sink directory itself) and its two names. A
+// transaction's handle is one fileHandle, or {"parts": [...]} of a
+// partitioned table's.
 type fileHandle struct {
-	Tmp   string `json:"tmp"`
-	Final string `json:"final"`
+	Dir   string       `json:"dir,omitempty"`
+	Tmp   string       `json:"tmp,omitempty"`
+	Final string       `json:"final,omitempty"`
+	Parts []fileHandle `json:"parts,omitempty"`
 }
 
 func (h *fileHandler) Open(_ context.Context, info twophase.SubtaskInfo) error {
@@ -179,31 +206,97 @@ func safeName(s string) string {
 }
 
 func (h *fileHandler) BeginTransaction(_ context.Context, seq int64) (twophase.Transaction, error) {
+	t := &fileTxn{seq: seq, parts: map[string]*partFile{}}
+	if len(h.s.t.PartitionKeys) == 0 {
+		// One file per transaction, even without rows, as before.
+		if _, err := h.part(t, ""); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// part returns the transaction's part file in folder dir, opening it.
+func (h *fileHandler) part(t *fileTxn, dir string) (*partFile, error) {
+	if p, ok := t.parts[dir]; ok {
+		return p, nil
+	}
 	var rb [4]byte
 	if _, err := rand.Read(rb[:]); err != nil {
 		return nil, err
 	}
-	final := fmt.Sprintf("%s%d-%s%s", h.prefix, seq, hex.EncodeToString(rb[:]), h.s.ext)
+	full := filepath.Join(h.s.dir, filepath.FromSlash(dir))
+	if err := os.MkdirAll(full, 0o755); err != nil {
+		return nil, fmt.Errorf("creating partition folder: %w", err)
+	}
+	final := fmt.Sprintf("%s%d-%s%s", h.prefix, t.seq, hex.EncodeToString(rb[:]), h.s.ext)
 	tmp := "." + final + ".inprogress"
-	f, err := os.OpenFile(filepath.Join(h.s.dir, tmp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(full, tmp), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening part file: %w", err)
 	}
-	return &fileTxn{f: f, w: bufio.NewWriterSize(f, 256<<10), tmp: tmp, final: final}, nil
+	p := &partFile{f: f, w: bufio.NewWriterSize(f, 256<<10), dir: dir, tmp: tmp, final: final}
+	t.parts[dir] = p
+	t.order = append(t.order, dir)
+	return p, nil
+}
+
+// partitionDir is the folder of a row of a PARTITIONED BY table:
+// col=value/... with Hive's escaping of the values.
+func (h *fileHandler) partitionDir(row types.Row) string {
+	var b strings.Builder
+	for i, k := range h.s.t.PartitionKeys {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		c := h.s.t.Columns[k]
+		b.WriteString(escapePartition(c.Name))
+		b.WriteByte('=')
+		if row[k].IsNull() {
+			b.WriteString(escapePartition(h.s.defaultPart))
+			continue
+		}
+		b.WriteString(escapePartition(types.Format(row[k], c.Type)))
+	}
+	return b.String()
+}
+
+// escapePartition escapes a partition name or value as Hive does
+// (FileUtils.escapePathName): control characters and "#%'*/:=?\{[]^
+// become %XX.
+func escapePartition(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte("\"#%'*/:=?\\{[]^", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 func (h *fileHandler) Write(_ context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
 	t := txn.(*fileTxn)
+	partitioned := len(h.s.t.PartitionKeys) > 0
+	p := t.parts[""]
 	for _, ch := range c.Changes {
 		if ch.Kind != dyntable.Insert && h.s.encoding == dyntable.AppendOnly {
 			// The planner only connects insert-only queries to an
 			// append-only sink; anything else is a broken invariant.
 			return fmt.Errorf("filesystem sink received a %s change; it is append-only", ch.Kind)
 		}
+		if partitioned {
+			var err error
+			if p, err = h.part(t, h.partitionDir(ch.Row)); err != nil {
+				return err
+			}
+		}
 		h.buf = h.enc.AppendChange(h.buf[:0], ch)
 		h.buf = append(h.buf, '\n')
-		if _, err := t.w.Write(h.buf); err != nil {
-			return fmt.Errorf("writing %s: %w", t.tmp, err)
+		if _, err := p.w.Write(h.buf); err != nil {
+			return fmt.Errorf("writing %s: %w", p.tmp, err)
 		}
 	}
 	return nil
@@ -211,16 +304,24 @@ func (h *fileHandler) Write(_ context.Context, txn twophase.Transaction, c *dynt
 
 func (h *fileHandler) PreCommit(_ context.Context, txn twophase.Transaction) ([]byte, error) {
 	t := txn.(*fileTxn)
-	if err := t.w.Flush(); err != nil {
-		return nil, fmt.Errorf("flushing %s: %w", t.tmp, err)
+	var hs []fileHandle
+	for _, dir := range t.order {
+		p := t.parts[dir]
+		if err := p.w.Flush(); err != nil {
+			return nil, fmt.Errorf("flushing %s: %w", p.tmp, err)
+		}
+		if err := p.f.Sync(); err != nil {
+			return nil, fmt.Errorf("syncing %s: %w", p.tmp, err)
+		}
+		if err := p.f.Close(); err != nil {
+			return nil, fmt.Errorf("closing %s: %w", p.tmp, err)
+		}
+		hs = append(hs, fileHandle{Dir: p.dir, Tmp: p.tmp, Final: p.final})
 	}
-	if err := t.f.Sync(); err != nil {
-		return nil, fmt.Errorf("syncing %s: %w", t.tmp, err)
+	if len(h.s.t.PartitionKeys) == 0 && len(hs) == 1 {
+		return json.Marshal(hs[0])
 	}
-	if err := t.f.Close(); err != nil {
-		return nil, fmt.Errorf("closing %s: %w", t.tmp, err)
-	}
-	return json.Marshal(fileHandle{Tmp: t.tmp, Final: t.final})
+	return json.Marshal(fileHandle{Parts: hs})
 }
 
 func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
@@ -228,10 +329,25 @@ func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
 	if err := json.Unmarshal(handle, &fh); err != nil {
 		return twophase.Permanent(fmt.Errorf("corrupt part-file handle %q: %w", handle, err))
 	}
-	if filepath.Base(fh.Tmp) != fh.Tmp || filepath.Base(fh.Final) != fh.Final {
+	parts := fh.Parts
+	if fh.Tmp != "" {
+		parts = append(parts, fh)
+	}
+	for _, p := range parts {
+		if err := h.commitPart(p, handle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *fileHandler) commitPart(fh fileHandle, handle []byte) error {
+	dir := filepath.Join(h.s.dir, filepath.FromSlash(fh.Dir))
+	if filepath.Base(fh.Tmp) != fh.Tmp || filepath.Base(fh.Final) != fh.Final || fh.Tmp == "" || fh.Final == "" ||
+		!strings.HasPrefix(dir, h.s.dir) || strings.Contains(fh.Dir, "..") {
 		return twophase.Permanent(fmt.Errorf("part-file handle %q names a path outside the sink directory", handle))
 	}
-	tmp, final := filepath.Join(h.s.dir, fh.Tmp), filepath.Join(h.s.dir, fh.Final)
+	tmp, final := filepath.Join(dir, fh.Tmp), filepath.Join(dir, fh.Final)
 	err := os.Rename(tmp, final)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(final); serr == nil {
@@ -242,14 +358,17 @@ func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
 	if err != nil {
 		return err
 	}
-	return state.SyncDir(h.s.dir)
+	return state.SyncDir(dir)
 }
 
 func (h *fileHandler) Abort(_ context.Context, txn twophase.Transaction) error {
 	t := txn.(*fileTxn)
-	t.f.Close()
-	if err := os.Remove(filepath.Join(h.s.dir, t.tmp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	for _, dir := range t.order {
+		p := t.parts[dir]
+		p.f.Close()
+		if err := os.Remove(filepath.Join(h.s.dir, filepath.FromSlash(dir), p.tmp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }
@@ -263,18 +382,26 @@ func (h *fileHandler) RecoverAndCommit(ctx context.Context, handle []byte) error
 // after the checkpoint.
 func (h *fileHandler) RecoverAndAbort(_ context.Context, r twophase.Recovered) error {
 	prefix := fmt.Sprintf(".%s%d-%d-", h.job, r.Parallelism, r.Subtask)
-	ents, err := os.ReadDir(h.s.dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if n := e.Name(); strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".inprogress") {
-			if err := os.Remove(filepath.Join(h.s.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return filepath.WalkDir(h.s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			if p != h.s.dir && len(h.s.t.PartitionKeys) == 0 {
+				return filepath.SkipDir // only a partitioned table's files are in folders
+			}
+			return nil
+		}
+		if n := d.Name(); strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".inprogress") {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (h *fileHandler) Close() error { return nil }

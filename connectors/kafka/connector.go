@@ -44,6 +44,7 @@ package kafka
 
 import (
 	"fmt"
+	"github.com/streamsql/streamsql/types"
 
 	"github.com/streamsql/streamsql/connectors"
 )
@@ -54,6 +55,18 @@ func init() { connectors.Register(connector{}) }
 type connector struct{}
 
 func (connector) Name() string { return "kafka" }
+
+// MetadataKeys implements connectors.MetadataConnector: the record
+// metadata a kafka table's METADATA columns read, with Flink's keys.
+// ('headers' needs MAP<STRING, BYTES>, which streamsql does not have.)
+func (connector) MetadataKeys() map[string]types.Type {
+	return map[string]types.Type{
+		"topic":     types.TypeString,
+		"partition": types.TypeInt,
+		"offset":    types.TypeBigInt,
+		"timestamp": types.TimestampType(3),
+	}
+}
 
 // Options lists every option of the connector: the source's first (so
 // that 'topic' is not required when 'topic-pattern' is set), then the

@@ -448,6 +448,9 @@ func (r *runState) process(res *fetchResult) error {
 			if !rec.null {
 				before := r.b.len()
 				err := r.dec.decode(rec.value, r.b)
+				if err == nil && len(s.sc.t.Metadata) > 0 {
+					appendMetadata(s.sc.t.Metadata, r.b.chunk.Changes[before:], sp, rec)
+				}
 				if err == nil && r.wms != nil {
 					err = r.wms.observe(pd.split, r.b.chunk.Changes[before:], now)
 					if err != nil {
@@ -509,4 +512,31 @@ func (r *runState) flush() error {
 	}
 	r.publish()
 	return r.out.Emit(r.b.take())
+}
+
+// appendMetadata appends the values of the table's METADATA columns
+// (connector.MetadataKeys) to the rows decoded from rec, each row copied
+// (a decoder may slice its rows out of one array).
+func appendMetadata(md []connectors.MetadataColumn, changes []dyntable.Change, sp *srcSplit, rec *fetchedRecord) {
+	for i := range changes {
+		row := make(types.Row, len(changes[i].Row), len(changes[i].Row)+len(md))
+		copy(row, changes[i].Row)
+		for _, m := range md {
+			var v types.Value
+			switch m.Key {
+			case "topic":
+				v = types.NewString(sp.topic)
+			case "partition":
+				v = types.NewInt(int64(sp.partition))
+			case "offset":
+				v = types.NewInt(rec.offset)
+			case "timestamp":
+				v = types.NewTimestamp(rec.timestamp * int64(time.Millisecond))
+			default:
+				v = types.NullValue // MetadataKeys lists no other key; the planner checked
+			}
+			row = append(row, v)
+		}
+		changes[i].Row = row
+	}
 }
