@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/state"
 )
 
@@ -68,26 +69,7 @@ func writeMetadata(dir string, m *Metadata) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, MetadataFile+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, MetadataFile)); err != nil {
-		return err
-	}
-	return state.SyncDir(dir)
+	return fsutil.WriteFileAtomic(filepath.Join(dir, MetadataFile), data)
 }
 
 // ReadMetadata reads and verifies a checkpoint's or savepoint's metadata.

@@ -184,7 +184,10 @@ func (c *Config) Int(key string) int {
 }
 
 // Bool returns a Bool option.
-func (c *Config) Bool(key string) bool { return c.Get(key) == "true" }
+func (c *Config) Bool(key string) bool {
+	b, _ := ParseBool(c.Get(key)) // checked by Set
+	return b
+}
 
 // Duration returns a Duration option.
 func (c *Config) Duration(key string) time.Duration {
@@ -222,8 +225,8 @@ func (d Def) check(v string) error {
 			return fmt.Errorf("parallelism must be between 1 and 128, got %d", n)
 		}
 	case Bool:
-		if v != "true" && v != "false" {
-			return fmt.Errorf("'%s' is not true or false", v)
+		if _, err := ParseBool(v); err != nil {
+			return err
 		}
 	case Duration:
 		if _, err := ParseDuration(v); err != nil {
@@ -240,9 +243,23 @@ func (d Def) check(v string) error {
 	return nil
 }
 
+// ParseBool reads a boolean option the way Flink does: 'true' or 'false'
+// in any case, surrounding spaces ignored. It is the one boolean parser
+// of every option (session options and connector options alike).
+func ParseBool(s string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("'%s' is not true or false", s)
+}
+
 // ParseDuration reads durations the way Flink writes them: "10 s",
-// "500 ms", "1 min", "2 h", "1 d", a bare number of milliseconds, or Go's
-// form ("1m30s").
+// "500 ms", "1 min", "2 h", "1 d", a bare number of milliseconds (Flink's
+// rule: "0" and "1500" are milliseconds), or Go's form ("1m30s"). It is
+// the one duration parser of every option, session and connector alike.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if d, err := time.ParseDuration(t); err == nil && d >= 0 {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -96,10 +97,18 @@ type Env struct {
 	Session *dataflow.Shared
 }
 
-// OptionDef documents one connector option.
+// OptionDef declares one connector option: its key, type, default and
+// meaning. The declarations are the single source of CheckOptions'
+// validation, `streamsql options`, docs/options.md, the REPL's completion
+// of keys inside WITH ( and HELP's connector list.
 type OptionDef struct {
-	Key         string
-	Default     string // "" when there is none
+	Key string
+	// Kind is the value's type (config.String when zero); CheckOptions
+	// refuses a value that does not parse as it.
+	Kind        config.Kind
+	Default     string   // "" when there is none
+	Enum        []string // the values of a config.Enum option
+	Min         int      // the least value of a config.Int option (0 or 1)
 	Required    bool
 	Description string
 	// Prefix marks a family of keys, e.g. "fields.#.kind" where # stands
@@ -238,7 +247,7 @@ func CheckOptions(c Connector, opts map[string]string) error {
 		if k == "connector" {
 			continue
 		}
-		if !optionKnown(defs, k) {
+		if _, ok := findOption(defs, k); !ok {
 			unknown = append(unknown, k)
 		}
 	}
@@ -258,24 +267,37 @@ func CheckOptions(c Connector, opts map[string]string) error {
 			}
 		}
 	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first bad option in key order, every time
+	for _, k := range keys {
+		if d, ok := findOption(defs, k); ok {
+			if err := checkValue(d, k, opts); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
-func optionKnown(defs []OptionDef, k string) bool {
+// findOption returns the declaration of key k.
+func findOption(defs []OptionDef, k string) (OptionDef, bool) {
 	for _, d := range defs {
 		if !d.Prefix {
 			if d.Key == k {
-				return true
+				return d, true
 			}
 			continue
 		}
 		// "fields.#.kind" matches "fields.<anything>.kind".
 		pre, post, _ := strings.Cut(d.Key, "#")
 		if strings.HasPrefix(k, pre) && strings.HasSuffix(k, post) && len(k) > len(pre)+len(post) {
-			return true
+			return d, true
 		}
 	}
-	return false
+	return OptionDef{}, false
 }
 
 // Option returns opts[key] or the default.

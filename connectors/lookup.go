@@ -4,11 +4,11 @@ import (
 	"container/list"
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/types"
 )
@@ -53,10 +53,10 @@ type Lookuper interface {
 func LookupOptionDefs() []OptionDef {
 	return []OptionDef{
 		{Key: "lookup.cache", Default: "NONE", Description: "'NONE' or 'PARTIAL': cache looked-up rows per join subtask"},
-		{Key: "lookup.partial-cache.max-rows", Description: "with a PARTIAL cache, the most keys it holds (least recently used ones go first)"},
-		{Key: "lookup.partial-cache.expire-after-write", Description: "with a PARTIAL cache, how long an entry stays after it was loaded (e.g. '10 min'); unset keeps it"},
-		{Key: "lookup.partial-cache.cache-missing-key", Default: "true", Description: "with a PARTIAL cache, also cache keys that have no rows"},
-		{Key: "lookup.max-retries", Default: "3", Description: "how many times a failed lookup is retried before the job fails"},
+		{Key: "lookup.partial-cache.max-rows", Kind: config.Int, Min: 1, Description: "with a PARTIAL cache, the most keys it holds (least recently used ones go first)"},
+		{Key: "lookup.partial-cache.expire-after-write", Kind: config.Duration, Description: "with a PARTIAL cache, how long an entry stays after it was loaded (e.g. '10 min'); unset keeps it"},
+		{Key: "lookup.partial-cache.cache-missing-key", Kind: config.Bool, Default: "true", Description: "with a PARTIAL cache, also cache keys that have no rows"},
+		{Key: "lookup.max-retries", Kind: config.Int, Default: "3", Description: "how many times a failed lookup is retried before the job fails"},
 	}
 }
 
@@ -86,33 +86,18 @@ func ParseLookupOptions(opts map[string]string) (LookupOptions, error) {
 			return o, fmt.Errorf("option '%s' needs 'lookup.cache' = 'PARTIAL'", k)
 		}
 	}
-	if v, ok := opts["lookup.partial-cache.max-rows"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			return o, fmt.Errorf("option 'lookup.partial-cache.max-rows' must be a positive integer, got '%s'", v)
-		}
-		o.MaxRows = n
+	var err error
+	if o.MaxRows, err = Int(opts, "lookup.partial-cache.max-rows", 0, 1); err != nil {
+		return o, err
 	}
-	if v, ok := opts["lookup.partial-cache.expire-after-write"]; ok {
-		d, err := config.ParseDuration(v)
-		if err != nil {
-			return o, fmt.Errorf("option 'lookup.partial-cache.expire-after-write': %v", err)
-		}
-		o.ExpireAfterWrite = d
+	if o.ExpireAfterWrite, err = Duration(opts, "lookup.partial-cache.expire-after-write", 0); err != nil {
+		return o, err
 	}
-	switch v := Option(opts, "lookup.partial-cache.cache-missing-key", "true"); v {
-	case "true":
-	case "false":
-		o.CacheMissingKey = false
-	default:
-		return o, fmt.Errorf("option 'lookup.partial-cache.cache-missing-key' must be 'true' or 'false', got '%s'", v)
+	if o.CacheMissingKey, err = Bool(opts, "lookup.partial-cache.cache-missing-key", true); err != nil {
+		return o, err
 	}
-	if v, ok := opts["lookup.max-retries"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 0 {
-			return o, fmt.Errorf("option 'lookup.max-retries' must be a non-negative integer, got '%s'", v)
-		}
-		o.MaxRetries = n
+	if o.MaxRetries, err = Int(opts, "lookup.max-retries", 3, 0); err != nil {
+		return o, err
 	}
 	return o, nil
 }
@@ -172,22 +157,17 @@ func (c *cachedLookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row
 		}
 	}
 	c.stats.Misses.Add(1)
-	var rows []types.Row
-	var err error
-	for attempt := 0; ; attempt++ {
-		if rows, err = c.inner.Lookup(ctx, key); err == nil || attempt >= c.o.MaxRetries || ctx.Err() != nil {
-			break
-		}
-		c.stats.Retries.Add(1)
-		// Back off 100 ms, 200 ms, 400 ms ... at most 2 s.
-		d := min(100*time.Millisecond<<attempt, 2*time.Second)
-		select {
-		case <-ctx.Done():
-		case <-time.After(d):
-		}
-	}
+	var last error
+	// Back off 100 ms, 200 ms, 400 ms ... at most 2 s.
+	rows, err := backoff.Retry(ctx, func() ([]types.Row, error) {
+		rows, err := c.inner.Lookup(ctx, key)
+		last = err
+		return rows, err
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 2 * time.Second}),
+		backoff.WithMaxTries(uint(c.o.MaxRetries)+1), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(error, time.Duration) { c.stats.Retries.Add(1) }))
 	if err != nil {
-		return nil, err
+		return nil, last // the lookup's error, also when ctx ended the wait
 	}
 	if c.index != nil && (len(rows) > 0 || c.o.CacheMissingKey) {
 		k := string(types.EncodeKey(c.kbuf[:0], key, nil))

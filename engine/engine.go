@@ -170,7 +170,7 @@ func (s *Session) command(st *parser.Statement, c *parser.Command) (*Result, err
 	case parser.CmdStopJob:
 		return s.stopJob(c)
 	case parser.CmdHelp:
-		return &Result{Text: HelpText}, nil
+		return &Result{Text: HelpText()}, nil
 	case parser.CmdShowFunctions:
 		return showFunctions(c)
 	case parser.CmdBeginSet, parser.CmdEndSet:

@@ -1,7 +1,18 @@
 package engine
 
-// HelpText is what HELP prints.
-const HelpText = `Statements (end each with ;):
+import (
+	"strings"
+
+	"github.com/streamsql/streamsql/connectors"
+)
+
+// HelpText is what HELP prints; its connector list comes from the
+// connectors registry.
+func HelpText() string {
+	return helpStatements + "\nConnectors: " + strings.Join(connectors.Names(), ", ") + "."
+}
+
+const helpStatements = `Statements (end each with ;):
   CREATE TABLE t (...) WITH ('connector' = '...', ...)   declare a source or sink table
   CREATE VIEW v AS SELECT ...                             name a query
   DROP TABLE [IF EXISTS] t / DROP VIEW [IF EXISTS] v      remove it
@@ -12,5 +23,4 @@ const HelpText = `Statements (end each with ;):
   EXPLAIN SELECT ... / EXPLAIN INSERT ...                 show the plan with changelog modes
   SET 'key' = 'value' / SET / RESET 'key' / RESET         session options (SET lists them)
   SHOW JOBS / STOP JOB 'id'                               manage running jobs
-  HELP                                                    this text
-Connectors: values, datagen, filesystem, print, blackhole.`
+  HELP                                                    this text`

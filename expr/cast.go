@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/internal/civil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -255,7 +256,7 @@ func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 		case types.KindDate:
 			return v, nil
 		case types.KindTimestamp:
-			return types.NewDate(floorDiv(v.Timestamp(), nsPerDay)), nil
+			return types.NewDate(civil.FloorDiv(v.Timestamp(), nsPerDay)), nil
 		case types.KindString:
 			if d, ok := parseDateText(v.Str()); ok {
 				return types.NewDate(d), nil

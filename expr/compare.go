@@ -2,9 +2,9 @@ package expr
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
+	"github.com/streamsql/streamsql/internal/numcmp"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -63,42 +63,13 @@ const (
 	cmAny // types.Compare (only used with NULL literals)
 )
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	case a == b:
-		return 0
-	}
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	}
-	return -1
-}
-
 // cmpValues compares two non-NULL values in mode m.
 func cmpValues(m cmpMode, a, b types.Value) int {
 	switch m {
 	case cmInt:
-		return cmpInt64(a.Raw(), b.Raw())
+		return numcmp.Int(a.Raw(), b.Raw())
 	case cmFloat:
-		return cmpF(types.ToFloat(a), types.ToFloat(b))
+		return numcmp.Float(types.ToFloat(a), types.ToFloat(b))
 	case cmDecimal:
 		return types.ToDecimal(a).Cmp(types.ToDecimal(b))
 	case cmString:
@@ -246,7 +217,7 @@ func (c *compare) evalTruth(row types.Row) (uint8, error) {
 			}
 			return 2, nil
 		}
-		return b2u(c.op.holds(cmpInt64(x, y))), nil
+		return b2u(c.op.holds(numcmp.Int(x, y))), nil
 	}
 	lv, err := c.l.Eval(row)
 	if err != nil {

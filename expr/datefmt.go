@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/civil"
 )
 
 type fmtKind uint8
@@ -323,7 +325,7 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 		case fkYear:
 			dst = appendPadded(dst, t.y, it.n)
 		case fkYear2:
-			dst = appendPadded(dst, floorMod(t.y, 100), 2)
+			dst = appendPadded(dst, civil.FloorMod(t.y, 100), 2)
 		case fkMonth:
 			dst = appendPadded(dst, t.mo, it.n)
 		case fkMonthAbbr:
@@ -348,7 +350,7 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 		case fkSecond:
 			dst = appendPadded(dst, t.s, it.n)
 		case fkFrac:
-			dst = appendPadded(dst, t.ns/pow10[9-it.n], it.n)
+			dst = appendPadded(dst, t.ns/civil.Pow10[9-it.n], it.n)
 		case fkAmPm:
 			if t.h < 12 {
 				dst = append(dst, "AM"...)
@@ -356,27 +358,27 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 				dst = append(dst, "PM"...)
 			}
 		case fkDayAbbr:
-			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()[:3]...)
+			dst = append(dst, time.Weekday(civil.FloorMod(t.days+4, 7)).String()[:3]...)
 		case fkDayName:
-			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()...)
+			dst = append(dst, time.Weekday(civil.FloorMod(t.days+4, 7)).String()...)
 		case fkDoy:
-			dst = appendPadded(dst, t.days-daysFromCivil(t.y, 1, 1)+1, it.n)
+			dst = appendPadded(dst, t.days-civil.DaysFromCivil(t.y, 1, 1)+1, it.n)
 		case fkWeekday:
-			dst = strconv.AppendInt(dst, floorMod(t.days+4, 7), 10)
+			dst = strconv.AppendInt(dst, civil.FloorMod(t.days+4, 7), 10)
 		case fkWeekYear:
 			y := usWeekYear(t.days)
 			if it.n == 2 {
-				dst = appendPadded(dst, floorMod(y, 100), 2)
+				dst = appendPadded(dst, civil.FloorMod(y, 100), 2)
 			} else {
 				dst = appendPadded(dst, y, it.n)
 			}
 		case fkWeekOfYear:
 			dst = appendPadded(dst, usWeekOfYear(t.days), it.n)
 		case fkWeekOfMonth:
-			first := daysFromCivil(t.y, t.mo, 1)
-			dst = appendPadded(dst, (t.d-1+floorMod(first+4, 7))/7+1, it.n)
+			first := civil.DaysFromCivil(t.y, t.mo, 1)
+			dst = appendPadded(dst, (t.d-1+civil.FloorMod(first+4, 7))/7+1, it.n)
 		case fkLocalDow:
-			dst = appendPadded(dst, floorMod(t.days+4, 7)+1, it.n)
+			dst = appendPadded(dst, civil.FloorMod(t.days+4, 7)+1, it.n)
 		case fkQuarter:
 			dst = appendPadded(dst, (t.mo-1)/3+1, it.n)
 		case fkQuarterShort:
@@ -419,7 +421,7 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 		case fkMonthNarrow:
 			dst = append(dst, time.Month(t.mo).String()[0])
 		case fkDayNarrow:
-			dst = append(dst, time.Weekday(floorMod(t.days+4, 7)).String()[0])
+			dst = append(dst, time.Weekday(civil.FloorMod(t.days+4, 7)).String()[0])
 		}
 	}
 	return dst
@@ -429,14 +431,14 @@ func (f dateFmt) format(dst []byte, t tsFields) []byte {
 // (weeks run Sunday to Saturday; week 1 holds January 1st): the year of
 // the Saturday ending the day's week.
 func usWeekYear(days int64) int64 {
-	y, _, _ := civilFromDays(days + 6 - floorMod(days+4, 7))
+	y, _, _ := civil.CivilFromDays(days + 6 - civil.FloorMod(days+4, 7))
 	return y
 }
 
 // usWeekOfYear is the week of the week-based year under the same rules.
 func usWeekOfYear(days int64) int64 {
-	jan1 := daysFromCivil(usWeekYear(days), 1, 1)
-	start := jan1 - floorMod(jan1+4, 7) // the Sunday on or before January 1st
+	jan1 := civil.DaysFromCivil(usWeekYear(days), 1, 1)
+	start := jan1 - civil.FloorMod(jan1+4, 7) // the Sunday on or before January 1st
 	return (days-start)/7 + 1
 }
 
@@ -543,7 +545,7 @@ func (f dateFmt) parse(s string) (int64, bool) {
 		case fkSecond:
 			sec = v
 		case fkFrac:
-			ns = v * pow10[9-n]
+			ns = v * civil.Pow10[9-n]
 		case fkDoy:
 			doy = v
 		}
@@ -563,12 +565,12 @@ func (f dateFmt) parse(s string) (int64, bool) {
 			h = 0
 		}
 	}
-	if mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59 {
+	if mo < 1 || mo > 12 || d < 1 || d > civil.DaysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59 {
 		return 0, false
 	}
-	days := daysFromCivil(y, mo, d)
+	days := civil.DaysFromCivil(y, mo, d)
 	if doy > 0 {
-		days = daysFromCivil(y, 1, 1) + doy - 1
+		days = civil.DaysFromCivil(y, 1, 1) + doy - 1
 	}
 	return tsFromDaysNanos(days, h*nsPerHour+mi*nsPerMin+sec*nsPerSec+ns)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/internal/numcmp"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -1194,7 +1195,7 @@ func buildSign(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		f1: func(v types.Value) (types.Value, error) {
 			switch v.Kind() {
 			case types.KindInt:
-				return types.NewInt(int64(cmpInt64(v.Int(), 0))), nil
+				return types.NewInt(int64(numcmp.Int(v.Int(), 0))), nil
 			case types.KindFloat:
 				f := v.Float()
 				switch {

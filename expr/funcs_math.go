@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/internal/civil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -268,7 +269,7 @@ func buildTruncate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			if -r > 18 {
 				return types.NewInt(0), nil
 			}
-			p := pow10[-r]
+			p := civil.Pow10[-r]
 			return types.NewInt(v.Int() / p * p), nil
 		case types.KindFloat:
 			f := v.Float()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/internal/civil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -120,7 +121,7 @@ func (b *binder) timeArg(x *ast.FuncCallExpr, name string, i int, e Expr) (Expr,
 // fieldsOf splits a DATE or TIMESTAMP value.
 func fieldsOf(v types.Value) tsFields {
 	if v.Kind() == types.KindDate {
-		y, m, d := civilFromDays(v.Date())
+		y, m, d := civil.CivilFromDays(v.Date())
 		return tsFields{y: y, mo: m, d: d, days: v.Date()}
 	}
 	return splitTS(v.Raw())
@@ -208,9 +209,9 @@ func extractUnit(unit string) (func(tsFields) int64, bool) {
 	case "DAY", "DAYOFMONTH":
 		return func(t tsFields) int64 { return t.d }, true
 	case "DAYOFYEAR", "DOY":
-		return func(t tsFields) int64 { return t.days - daysFromCivil(t.y, 1, 1) + 1 }, true
+		return func(t tsFields) int64 { return t.days - civil.DaysFromCivil(t.y, 1, 1) + 1 }, true
 	case "DAYOFWEEK", "DOW":
-		return func(t tsFields) int64 { return floorMod(t.days+4, 7) + 1 }, true
+		return func(t tsFields) int64 { return civil.FloorMod(t.days+4, 7) + 1 }, true
 	case "HOUR":
 		return func(t tsFields) int64 { return t.h }, true
 	case "MINUTE":
@@ -226,7 +227,7 @@ func extractUnit(unit string) (func(tsFields) int64, bool) {
 	case "EPOCH":
 		return func(t tsFields) int64 { return t.days*86400 + t.h*3600 + t.mi*60 + t.s }, true
 	case "ISODOW": // 1 = Monday
-		return func(t tsFields) int64 { return floorMod(t.days+3, 7) + 1 }, true
+		return func(t tsFields) int64 { return civil.FloorMod(t.days+3, 7) + 1 }, true
 	case "ISOYEAR":
 		return func(t tsFields) int64 {
 			y, _ := time.Unix(t.days*86400, 0).UTC().ISOWeek()
@@ -498,7 +499,7 @@ func parseInterval(text, unit string) (ivl, int, error) {
 		for _, c := range frac {
 			f = f*10 + int64(c-'0')
 		}
-		f *= pow10[9-len(frac)]
+		f *= civil.Pow10[9-len(frac)]
 		if r.nanos, ok = mulAdd(r.nanos, f, 1); !ok {
 			return ivl{}, 0, errors.New("INTERVAL overflow")
 		}
@@ -529,7 +530,7 @@ func addIvl(ns int64, iv ivl, sign int64) (int64, bool) {
 		if m > 12*100000 || m < -12*100000 {
 			return 0, false
 		}
-		days := floorDiv(ns, nsPerDay)
+		days := civil.FloorDiv(ns, nsPerDay)
 		tod := ns - days*nsPerDay
 		var ok bool
 		if ns, ok = tsFromDaysNanos(addMonths(days, m), tod); !ok {
@@ -865,7 +866,7 @@ func buildDateFunc(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 				}
 				return types.NewDate(d), nil
 			}
-			return types.NewDate(floorDiv(v.Raw(), nsPerDay)), nil
+			return types.NewDate(civil.FloorDiv(v.Raw(), nsPerDay)), nil
 		}}, nil
 }
 
@@ -878,25 +879,25 @@ func floorTime(ns int64, unit string) int64 {
 	switch unit {
 	case "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY":
 		sz, _ := unitSize(unit)
-		return floorDiv(ns, sz.nanos) * sz.nanos
+		return civil.FloorDiv(ns, sz.nanos) * sz.nanos
 	}
-	days := floorDiv(ns, nsPerDay)
+	days := civil.FloorDiv(ns, nsPerDay)
 	return floorDays(days, unit) * nsPerDay
 }
 
 func floorDays(days int64, unit string) int64 {
 	switch unit {
 	case "WEEK":
-		return days - floorMod(days+4, 7)
+		return days - civil.FloorMod(days+4, 7)
 	case "MONTH", "QUARTER", "YEAR":
-		y, m, _ := civilFromDays(days)
+		y, m, _ := civil.CivilFromDays(days)
 		switch unit {
 		case "QUARTER":
 			m = (m-1)/3*3 + 1
 		case "YEAR":
 			m = 1
 		}
-		return daysFromCivil(y, m, 1)
+		return civil.DaysFromCivil(y, m, 1)
 	}
 	return days
 }
@@ -956,7 +957,7 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			}
 			ns := v.Timestamp()
 			if step != 0 {
-				f := floorDiv(ns, step) * step
+				f := civil.FloorDiv(ns, step) * step
 				if ceil && f != ns {
 					var ok bool
 					if f, ok = mulAdd(f, 1, step); !ok {
@@ -1094,7 +1095,7 @@ func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 			return types.NullValue, err
 		}
 		if toDate {
-			return types.NewDate(floorDiv(ns, nsPerDay)), nil
+			return types.NewDate(civil.FloorDiv(ns, nsPerDay)), nil
 		}
 		return types.NewTimestamp(truncNanos(ns, 3)), nil
 	}
@@ -1130,7 +1131,7 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 					if v.Kind() == types.KindDate {
 						return types.NewInt(v.Date() * 86400), nil
 					}
-					return types.NewInt(floorDiv(v.Timestamp(), nsPerSec)), nil
+					return types.NewInt(civil.FloorDiv(v.Timestamp(), nsPerSec)), nil
 				}}, nil
 		}
 	}
@@ -1146,7 +1147,7 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		if !ok { // Flink's value for text that does not parse
 			return types.NewInt(math.MinInt64), nil
 		}
-		return types.NewInt(floorDiv(ns, nsPerSec)), nil
+		return types.NewInt(civil.FloorDiv(ns, nsPerSec)), nil
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
 	if len(args) == 2 {
@@ -1236,7 +1237,7 @@ func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, err
 			if p < 0 || p > 9 {
 				return types.NullValue, fmt.Errorf("precision must be from 0 to 9, got %d", p)
 			}
-			unit := pow10[9-p] // nanoseconds per unit of the value
+			unit := civil.Pow10[9-p] // nanoseconds per unit of the value
 			var ns int64
 			var ok bool
 			switch v.Kind() {
@@ -1329,7 +1330,7 @@ func buildNow(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		return &call{name: name, typ: types.Type{ID: types.Date, NotNull: true}, nondet: true,
 			render: func([]Expr) string { return name },
 			f0: func() (types.Value, error) {
-				return types.NewDate(floorDiv(nowFunc().Unix(), 86400)), nil
+				return types.NewDate(civil.FloorDiv(nowFunc().Unix(), 86400)), nil
 			}}, nil
 	}
 	render := func([]Expr) string { return name + "()" }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/internal/civil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -151,7 +152,7 @@ func buildConvertTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			if err != nil {
 				return types.NullValue, err
 			}
-			y, mo, d := civilFromDays(days)
+			y, mo, d := civil.CivilFromDays(days)
 			tod -= tod % nsPerSec
 			in := time.Date(int(y), time.Month(mo), int(d), 0, 0, 0, 0, fz).Add(time.Duration(tod))
 			return types.NewString(in.In(tz).Format("2006-01-02 15:04:05")), nil

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/civil"
 )
 
 const (
@@ -13,66 +15,6 @@ const (
 	nsPerDay  = 24 * nsPerHour
 )
 
-// daysFromCivil converts a proleptic Gregorian date to days since
-// 1970-01-01 (Howard Hinnant's algorithm).
-func daysFromCivil(y, m, d int64) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := floorDiv(y, 400)
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
-}
-
-// civilFromDays is the inverse of daysFromCivil.
-func civilFromDays(z int64) (y, m, d int64) {
-	z += 719468
-	era := floorDiv(z, 146097)
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	y = yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d = doy - (153*mp+2)/5 + 1
-	if mp < 10 {
-		m = mp + 3
-	} else {
-		m = mp - 9
-	}
-	if m <= 2 {
-		y++
-	}
-	return
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
-func isLeap(y int64) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
-
-func daysInMonth(y, m int64) int64 {
-	switch m {
-	case 2:
-		if isLeap(y) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
 // tsFields splits a TIMESTAMP into its civil fields.
 type tsFields struct {
 	y, mo, d, h, mi, s, ns int64
@@ -80,9 +22,9 @@ type tsFields struct {
 }
 
 func splitTS(ns int64) tsFields {
-	days := floorDiv(ns, nsPerDay)
+	days := civil.FloorDiv(ns, nsPerDay)
 	tod := ns - days*nsPerDay
-	y, mo, d := civilFromDays(days)
+	y, mo, d := civil.CivilFromDays(days)
 	return tsFields{
 		y: y, mo: mo, d: d,
 		h: tod / nsPerHour, mi: tod / nsPerMin % 60, s: tod / nsPerSec % 60, ns: tod % nsPerSec,
@@ -110,13 +52,9 @@ func truncNanos(ns int64, p int) int64 {
 	if p >= 9 || p < 0 {
 		return ns
 	}
-	u := pow10[9-p]
-	return floorDiv(ns, u) * u
+	u := civil.Pow10[9-p]
+	return civil.FloorDiv(ns, u) * u
 }
-
-var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
-	10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000, 1000000000000000,
-	10000000000000000, 100000000000000000, 1000000000000000000}
 
 // scanner helps parse date/time text.
 type scanner struct {
@@ -167,10 +105,10 @@ func parseDateTime(text string) (days, tod int64, frac int, hasTime, ok bool) {
 		return 0, 0, 0, false, false
 	}
 	d, _, ok3 := sc.digits(2)
-	if !ok3 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) {
+	if !ok3 || mo < 1 || mo > 12 || d < 1 || d > civil.DaysInMonth(y, mo) {
 		return 0, 0, 0, false, false
 	}
-	days = daysFromCivil(y, mo, d)
+	days = civil.DaysFromCivil(y, mo, d)
 	if sc.eof() {
 		return days, 0, 0, false, true
 	}
@@ -204,7 +142,7 @@ func parseDateTime(text string) (days, tod int64, frac int, hasTime, ok bool) {
 				return 0, 0, 0, false, false // more than 9 fraction digits
 			}
 			frac = sc.i - start
-			ns = f * pow10[9-nf]
+			ns = f * civil.Pow10[9-nf]
 		}
 	}
 	if !sc.eof() {
@@ -232,13 +170,13 @@ func parseDateText(text string) (int64, bool) {
 // addMonths adds n months to a civil date, clamping the day to the end of
 // the resulting month (Jan 31 + 1 month = Feb 28/29), as MySQL and Flink do.
 func addMonths(days int64, n int64) int64 {
-	y, m, d := civilFromDays(days)
+	y, m, d := civil.CivilFromDays(days)
 	t := y*12 + (m - 1) + n
-	ny, nm := floorDiv(t, 12), floorMod(t, 12)+1
-	if dim := daysInMonth(ny, nm); d > dim {
+	ny, nm := civil.FloorDiv(t, 12), civil.FloorMod(t, 12)+1
+	if dim := civil.DaysInMonth(ny, nm); d > dim {
 		d = dim
 	}
-	return daysFromCivil(ny, nm, d)
+	return civil.DaysFromCivil(ny, nm, d)
 }
 
 func timeDuration(ns int64) time.Duration { return time.Duration(ns) }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/streamsql/streamsql/config"
+	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/expr"
 )
@@ -104,8 +105,102 @@ var keywords = []string{
 
 // completer completes, by Tab, the word before the cursor: option keys
 // inside SET '...' and RESET '...', option values after SET 'key' = ',
-// otherwise keywords, table and view names, and column names.
-type completer struct{ s *engine.Session }
+// connector option keys inside WITH ( ... ) and connector names after
+// 'connector' = ', otherwise keywords, table and view names, and column
+// names. Option keys, values and connector names come from the config
+// and connectors registries, so completion cannot drift from them.
+type completer struct {
+	s *engine.Session
+	// typed returns the earlier lines of the statement being typed (""
+	// at its first line), so that a WITH ( opened on an earlier line is
+	// seen; nil means none.
+	typed func() string
+}
+
+var (
+	// withRE finds the start of a WITH ( option list.
+	withRE = regexp.MustCompile(`(?i)\bWITH\s*\(`)
+	// connectorRE finds the connector of an option list.
+	connectorRE = regexp.MustCompile(`'connector'\s*=\s*'([^']*)'`)
+	// withKeyRE is a key being typed: after ( or , and an opening quote.
+	withKeyRE = regexp.MustCompile(`[(,]\s*'([^'=]*)$`)
+	// withValueRE is a value being typed after 'key' = '.
+	withValueRE = regexp.MustCompile(`'([^']+)'\s*=\s*'([^']*)$`)
+)
+
+// withOptions completes inside an open WITH ( ... ) of the statement
+// text before the cursor: keys of the table's connector (every
+// connector's while 'connector' is not given yet), connector names after
+// 'connector' = ', and the values of boolean and enum options. ok is false
+// outside an open option list.
+func withOptions(before string) (cands [][]rune, n int, ok bool) {
+	locs := withRE.FindAllStringIndex(before, -1)
+	if len(locs) == 0 {
+		return nil, 0, false
+	}
+	list := before[locs[len(locs)-1][1]-1:] // from the '('
+	if !listOpen(list) {
+		return nil, 0, false
+	}
+	var defs []connectors.OptionDef
+	if m := connectorRE.FindStringSubmatch(list); m != nil {
+		if c, err := connectors.Lookup(m[1]); err == nil {
+			defs = c.Options()
+		}
+	} else {
+		for _, name := range connectors.Names() {
+			c, _ := connectors.Lookup(name)
+			defs = append(defs, c.Options()...)
+		}
+	}
+	if m := withValueRE.FindStringSubmatch(list); m != nil {
+		var vals []string
+		if m[1] == "connector" {
+			vals = connectors.Names()
+		} else {
+			for _, d := range defs {
+				if d.Key == m[1] {
+					vals = d.Enum
+					if d.Kind == config.Bool {
+						vals = []string{"true", "false"}
+					}
+				}
+			}
+		}
+		return suffixes(vals, m[2], "'", false), len([]rune(m[2])), true
+	}
+	if m := withKeyRE.FindStringSubmatch(list); m != nil {
+		keys := []string{"connector"}
+		for _, d := range defs {
+			if !d.Prefix && !slices.Contains(keys, d.Key) {
+				keys = append(keys, d.Key)
+			}
+		}
+		return dedupe(suffixes(keys, m[1], "' = '", false)), len([]rune(m[1])), true
+	}
+	return nil, 0, false
+}
+
+// listOpen reports whether s, which starts with '(', is not closed by
+// its ')' (parentheses inside '...' literals, such as a DSN's tcp(...),
+// do not count).
+func listOpen(s string) bool {
+	depth, quoted := 0, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+		case quoted:
+		case r == '(':
+			depth++
+		case r == ')':
+			if depth--; depth == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 var setValueRE = regexp.MustCompile(`(?i)^\s*SET\s+'([^']+)'\s*=\s*'([^']*)$`)
 
@@ -113,6 +208,15 @@ var setValueRE = regexp.MustCompile(`(?i)^\s*SET\s+'([^']+)'\s*=\s*'([^']*)$`)
 // each completion after the typed prefix, whose length it returns.
 func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	before := string(line[:pos])
+	stmt := before
+	if c.typed != nil {
+		if t := c.typed(); t != "" {
+			stmt = t + "\n" + before
+		}
+	}
+	if cands, n, ok := withOptions(stmt); ok {
+		return cands, n
+	}
 	// SET 'key' = '<value>
 	if m := setValueRE.FindStringSubmatch(before); m != nil {
 		d, ok := config.Lookup(m[1])

@@ -82,7 +82,7 @@ func completions(c completer, line string) []string {
 
 func TestCompleter(t *testing.T) {
 	s := newSession(t, "CREATE TABLE bids (auction BIGINT, price BIGINT) WITH ('connector' = 'values');")
-	c := completer{s}
+	c := completer{s: s}
 	for _, tc := range []struct {
 		line string
 		want []string // each must be among the candidates
@@ -102,6 +102,42 @@ func TestCompleter(t *testing.T) {
 		{"SET 'sql-client.execution.result-mode' = '", []string{"tableau';", "changelog';", "table';"}, nil},
 	} {
 		got := completions(c, tc.line)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: %q not among %q", tc.line, w, got)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q: %q must not be among %q", tc.line, w, got)
+			}
+		}
+	}
+	// Inside WITH ( the keys, values and connector names come from the
+	// connectors registry.
+	for _, tc := range []struct {
+		typed, line string
+		want, not   []string
+	}{
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'ka", []string{"fka'"}, nil},
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = '", []string{"kafka'", "upsert-kafka'", "mysql'", "nexmark'", "datagen'"}, nil},
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'scan.st", []string{"artup.mode' = '"}, nil},
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'datagen', 'rows", []string{"-per-second' = '"}, []string{"artup.mode' = '"}},
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'datagen', 's", []string{"can.parallelism' = '"}, []string{"ink.parallelism' = '"}},
+		// A key typed on a later line of the statement.
+		{"CREATE TABLE k (a INT) WITH (\n  'connector' = 'mysql',", "  'sink.sem", []string{"antic' = '"}, nil},
+		// Values of boolean and enum options.
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'values', 'bounded' = '", []string{"true'", "false'"}, nil},
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'sink.delivery-guarantee' = 'ex", []string{"actly-once'"}, nil},
+		// Without a connector yet, 'connector' itself and every connector's keys.
+		{"", "CREATE TABLE k (a INT) WITH ('conn", []string{"ector' = '"}, nil},
+		// A parenthesis inside a value does not close the list.
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'mysql', 'url' = 'u:p@tcp(h:1)/db', 'table-", []string{"name' = '"}, nil},
+		// After the list is closed, the usual completion.
+		{"", "CREATE TABLE k (a INT) WITH ('connector' = 'values') SEL", nil, []string{"ector' = '"}},
+	} {
+		cc := completer{s: s, typed: func() string { return tc.typed }}
+		got := completions(cc, tc.line)
 		for _, w := range tc.want {
 			if !slices.Contains(got, w) {
 				t.Errorf("%q: %q not among %q", tc.line, w, got)

@@ -102,6 +102,20 @@ type repl struct {
 	atPrompt bool
 	quitting bool     // SIGTERM or SIGHUP arrived
 	notes    []string // job notices held back while a statement runs
+	typed    string   // earlier lines of the statement being typed, for completion
+}
+
+// typedSoFar returns the earlier lines of the statement being typed.
+func (r *repl) typedSoFar() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.typed
+}
+
+func (r *repl) setTyped(s string) {
+	r.mu.Lock()
+	r.typed = s
+	r.mu.Unlock()
 }
 
 // Run opens the interactive client on a terminal and returns when the
@@ -134,7 +148,7 @@ func Run(s *engine.Session, o Options) error {
 		HistoryFile:            hist,
 		HistorySearchFold:      true,
 		DisableAutoSaveHistory: true,
-		AutoComplete:           completer{s},
+		AutoComplete:           completer{s: s, typed: r.typedSoFar},
 		InterruptPrompt:        "^C",
 		EOFPrompt:              "exit",
 		Stdin:                  lr,
@@ -194,6 +208,7 @@ func (r *repl) loop() {
 	reset := func() {
 		lines, sc = nil, stmtScanner{}
 		text.Reset()
+		r.setTyped("")
 	}
 	// The lines of a paste still to run, and its last, unfinished line,
 	// which the next prompt starts with (see input: pastes).
@@ -263,6 +278,7 @@ func (r *repl) loop() {
 		lines = append(lines, line)
 		text.WriteString(line)
 		sc.feed(line)
+		r.setTyped(text.String())
 		if sc.blank() {
 			reset()
 			continue

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/sstable"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
 // A checkpoint directory holds a Pebble checkpoint plus the file
@@ -102,14 +103,7 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 		fmt.Fprintf(&buf, "file %s %d %016x\n", name, f.size, f.hash)
 	}
 	fmt.Fprintf(&buf, "checksum %016x\n", xxhash.Sum64(buf.Bytes()))
-	tmp := filepath.Join(dir, ckptManifestName+".tmp")
-	if err := writeFileSync(tmp, buf.Bytes()); err != nil {
-		return nil, info, err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, ckptManifestName)); err != nil {
-		return nil, info, err
-	}
-	if err := SyncDir(dir); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, ckptManifestName), buf.Bytes()); err != nil {
 		return nil, info, err
 	}
 	info.TotalBytes += int64(buf.Len())
@@ -117,36 +111,12 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 	return files, info, nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+// writeFileSync is fsutil.WriteFileSync; prefer fsutil.WriteFileAtomic for
+// a file that replaces another.
+func writeFileSync(path string, data []byte) error { return fsutil.WriteFileSync(path, data) }
 
-// SyncDir fsyncs a directory, so that files created, renamed or removed
-// in it survive a crash. The checkpoint metadata and the filesystem
-// sink's part files use it too.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// SyncDir is fsutil.SyncDir, kept under state's name for its callers.
+func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
 
 // readCheckpointManifest reads and checks the manifest of dir.
 func readCheckpointManifest(dir string) (*ckptManifest, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/internal/numcmp"
 )
 
 // Compare orders two non-NULL values of the same kind, or of two numeric
@@ -26,9 +27,9 @@ func Compare(a, b Value) int {
 	if a.k == b.k {
 		switch a.k {
 		case KindBool, KindInt, KindDate, KindTimestamp, KindInterval:
-			return cmpInt(a.i, b.i)
+			return numcmp.Int(a.i, b.i)
 		case KindFloat:
-			return cmpFloat(a.Float(), b.Float())
+			return numcmp.Float(a.Float(), b.Float())
 		case KindString:
 			return strings.Compare(a.s, b.s)
 		case KindDecimal:
@@ -40,13 +41,13 @@ func Compare(a, b Value) int {
 	// Mixed numeric kinds.
 	switch {
 	case a.k == KindFloat || b.k == KindFloat:
-		return cmpFloat(ToFloat(a), ToFloat(b))
+		return numcmp.Float(ToFloat(a), ToFloat(b))
 	case a.k == KindDecimal || b.k == KindDecimal:
 		return ToDecimal(a).Cmp(ToDecimal(b))
 	}
 	// Different kinds that the planner should never compare: order by kind
 	// so that sorting is still total and deterministic.
-	return cmpInt(int64(a.k), int64(b.k))
+	return numcmp.Int(int64(a.k), int64(b.k))
 }
 
 // compareValues orders two value lists element by element, a shorter
@@ -64,36 +65,6 @@ func compareValues(a, b []Value) int {
 		return -1
 	}
 	return 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	case a == b:
-		return 0
-	}
-	// NaN sorts after every number and equals itself.
-	an, bn := math.IsNaN(a), math.IsNaN(b)
-	switch {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	}
-	return -1
 }
 
 // Equal reports whether two values are equal for grouping and joining:

@@ -4,7 +4,8 @@
 //	streamsql -f job.sql         run a script
 //	streamsql -e "SELECT ..."    run one statement
 //	streamsql test [paths]       run golden SQL test files
-//	streamsql options            print the session options reference
+//	streamsql options            print the session and connector options reference
+//	streamsql bench / kafka      benchmark a Nexmark query / run a local broker
 //	streamsql functions          print the built-in functions reference
 //	streamsql version            print the version
 package main
@@ -23,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/streamsql/streamsql/config"
+	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/httpapi"
@@ -35,19 +37,69 @@ import (
 // Version is set at build time with -ldflags "-X main.Version=...".
 var Version = "0.1.0-dev"
 
-const usage = `streamsql runs continuous SQL queries over dynamic tables.
+// usage is the --help text; its subcommand lines come from subcommands,
+// so that every subcommand run dispatches is listed.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	for _, c := range subcommands {
+		line := "  streamsql " + c.name
+		if c.args != "" {
+			line += " " + c.args
+		}
+		if len(line) > 32 {
+			fmt.Fprintf(&b, "%s\n%33s%s\n", line, "", c.help)
+		} else {
+			fmt.Fprintf(&b, "%-33s%s\n", line, c.help)
+		}
+	}
+	b.WriteString(usageTail)
+	return b.String()
+}
+
+// subcommand is a first argument that selects a command of its own.
+type subcommand struct {
+	name, args, help string
+	run              func(args []string, stdout, stderr io.Writer) int
+}
+
+// subcommands are dispatched by run and listed by --help.
+var subcommands []subcommand
+
+func init() {
+	subcommands = []subcommand{
+		{"test", "[-rewrite] [files or dirs...]", "run golden SQL tests (default: tests/sql)", runTests},
+		{"bench", "nexmark --query qN [flags]", "run a Nexmark query over generated events and print its throughput (bench -h)", runBench},
+		{"kafka", "[--port 9092] [flags]", "run a local Kafka-protocol broker for development (kafka -h)", runKafka},
+		{"options", "", "print every session and connector option with its default (docs/options.md)", func(_ []string, stdout, _ io.Writer) int {
+			fmt.Fprint(stdout, optionsMarkdown())
+			return 0
+		}},
+		{"functions", "", "print every built-in function (docs/functions.md)", func(_ []string, stdout, _ io.Writer) int {
+			fmt.Fprint(stdout, expr.FunctionsMarkdown())
+			return 0
+		}},
+		{"version", "", "print the version", func(_ []string, stdout, _ io.Writer) int {
+			fmt.Fprintln(stdout, versionString())
+			return 0
+		}},
+	}
+}
+
+// optionsMarkdown is docs/options.md: the session options, then each
+// connector's.
+func optionsMarkdown() string { return config.Markdown() + "\n" + connectors.Markdown() }
+
+const usageHead = `streamsql runs continuous SQL queries over dynamic tables.
 
 Usage:
   streamsql [flags]              open the interactive SQL client (HELP; lists what it takes)
   streamsql -f job.sql [flags]   run a script statement by statement
   streamsql -e "<sql>" [flags]   run one statement (or several, separated by ;); not with -f
                                  (-i file -e "<sql>" runs a file first)
-  streamsql test [-rewrite] [files or dirs...]
-                                 run golden SQL tests (default: tests/sql)
-  streamsql options              print every session option with its default
-  streamsql functions            print every built-in function (docs/functions.md)
-  streamsql version              print the version
+`
 
+const usageTail = `
 Scripts: an INSERT INTO ... starts a job; when its sources are bounded the
 script waits for it to finish before the next statement. A bare SELECT
 prints its changelog (+I, -U, +U, -D rows) as it arrives. The first failing
@@ -99,22 +151,10 @@ func isTerminal(f any) (*os.File, bool) {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "test":
-			return runTests(args[1:], stdout, stderr)
-		case "bench":
-			return runBench(args[1:], stdout, stderr)
-		case "kafka":
-			return runKafka(args[1:], stdout, stderr)
-		case "version":
-			fmt.Fprintln(stdout, versionString())
-			return 0
-		case "options":
-			fmt.Fprint(stdout, config.Markdown())
-			return 0
-		case "functions":
-			fmt.Fprint(stdout, expr.FunctionsMarkdown())
-			return 0
+		for _, c := range subcommands {
+			if args[0] == c.name {
+				return c.run(args[1:], stdout, stderr)
+			}
 		}
 	}
 	fs := flag.NewFlagSet("streamsql", flag.ContinueOnError)
@@ -133,7 +173,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	vars := repl.Vars{}
 	fs.Var(vars, "var", "replace ${name} in scripts by value, `name=value`; may be repeated")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -140,6 +140,40 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+// --help lists every subcommand that run dispatches (kafka and bench were
+// missing when the list was written by hand), and each listed one runs.
+func TestHelpListsEverySubcommand(t *testing.T) {
+	_, _, help := runCLI(t, "", "--help")
+	for _, want := range []string{"streamsql test", "streamsql bench", "streamsql kafka", "streamsql options", "streamsql functions", "streamsql version"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %q:\n%s", want, help)
+		}
+	}
+	for _, c := range subcommands {
+		if !strings.Contains(help, "  streamsql "+c.name+" ") && !strings.Contains(help, "  streamsql "+c.name+"\n") {
+			t.Errorf("--help lacks subcommand %q", c.name)
+		}
+	}
+}
+
+// docs/options.md is what `streamsql options` prints: the session options
+// and every connector's, from their declarations.
+func TestOptionsDocIsGenerated(t *testing.T) {
+	got, err := os.ReadFile("../../docs/options.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "", "options")
+	if code != 0 || string(got) != out {
+		t.Fatal("docs/options.md is stale: run `go run ./cmd/streamsql options > docs/options.md`")
+	}
+	for _, want := range []string{"`parallelism.default`", "## kafka", "## mysql", "`sink.buffer-flush.interval` | Duration | `1 s`", "`scan.startup.mode`"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("options reference lacks %q", want)
+		}
+	}
+}
+
 func TestContinueOnErrorReportsEachFailure(t *testing.T) {
 	body := script + "SELECT nope FROM t;\nSELECT CAST(k AS INT) FROM t;\nSELECT 'ok' AS s FROM t;\n"
 	p := writeFile(t, "bad.sql", body)

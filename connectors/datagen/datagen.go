@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -36,13 +37,13 @@ func (connector) Name() string { return "datagen" }
 func (connector) Options() []connectors.OptionDef {
 	return []connectors.OptionDef{
 		{Key: "rows-per-second", Default: "10000", Description: "rows per second over all subtasks; 0 for as fast as possible"},
-		{Key: "number-of-rows", Description: "total rows to emit; unbounded when unset"},
-		{Key: "scan.parallelism", Description: "the source's parallelism"},
-		{Key: "fields.#.kind", Prefix: true, Default: "random", Description: "'random' or 'sequence'"},
+		{Key: "number-of-rows", Kind: config.Int, Description: "total rows to emit; unbounded when unset"},
+		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism"},
+		{Key: "fields.#.kind", Prefix: true, Kind: config.Enum, Enum: []string{"random", "sequence"}, Default: "random", Description: "'random' or 'sequence'"},
 		{Key: "fields.#.min", Prefix: true, Description: "smallest random value"},
 		{Key: "fields.#.max", Prefix: true, Description: "largest random value"},
-		{Key: "fields.#.max-past", Prefix: true, Description: "largest distance into the past of a random TIMESTAMP, e.g. '5s' or '1000' (ms)"},
-		{Key: "fields.#.length", Prefix: true, Default: "100", Description: "length of a random STRING"},
+		{Key: "fields.#.max-past", Prefix: true, Kind: config.Duration, Description: "largest distance into the past of a random TIMESTAMP, e.g. '5s' or '1000' (ms)"},
+		{Key: "fields.#.length", Prefix: true, Kind: config.Int, Default: "100", Description: "length of a random STRING"},
 		{Key: "fields.#.start", Prefix: true, Description: "first value of a sequence"},
 		{Key: "fields.#.end", Prefix: true, Description: "last value of a sequence"},
 		{Key: "fields.#.null-rate", Prefix: true, Default: "0", Description: "fraction of NULLs in a random field"},
@@ -90,10 +91,8 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, fmt.Errorf("option 'number-of-rows' must be a non-negative integer, got '%s'", v)
 		}
 	}
-	if v, ok := o["scan.parallelism"]; ok {
-		if s.parallel, err = strconv.Atoi(v); err != nil || s.parallel < 1 {
-			return nil, fmt.Errorf("option 'scan.parallelism' must be a positive integer, got '%s'", v)
-		}
+	if s.parallel, err = connectors.Int(o, "scan.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
 	known := map[string]bool{}
 	for _, c := range t.Columns {
@@ -197,14 +196,8 @@ func parseField(c connectors.Column, o map[string]string) (field, error) {
 			f.span = hi - lo + 1
 		}
 	}
-	if v, ok := o[key("max-past")]; ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			f.maxPast = d
-		} else if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
-			f.maxPast = time.Duration(ms) * time.Millisecond
-		} else {
-			return f, fmt.Errorf("option '%s' must be a duration, got '%s'", key("max-past"), v)
-		}
+	if f.maxPast, err = connectors.Duration(o, key("max-past"), 0); err != nil {
+		return f, err
 	}
 	return f, nil
 }

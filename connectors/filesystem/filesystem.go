@@ -58,6 +58,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/dataflow"
@@ -79,9 +80,9 @@ func (connector) Options() []connectors.OptionDef {
 	return format.OptionDefs([]connectors.OptionDef{
 		{Key: "path", Required: true, Description: "a file or a directory to read (a local path or a file:// URI)"},
 		{Key: "format", Required: true, Description: "'json' (JSON lines) or 'csv'; a sink may also write 'debezium-json', a changelog of Debezium events"},
-		{Key: "scan.parallelism", Description: "the source's parallelism; files are assigned to subtasks round-robin"},
+		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism; files are assigned to subtasks round-robin"},
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
-		{Key: "sink.parallelism", Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
+		{Key: "sink.parallelism", Kind: config.Int, Min: 1, Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
 		{Key: "partition.default-name", Description: "the folder name of a NULL partition value of a PARTITIONED BY table (default __DEFAULT_PARTITION__)"},
 	}, format.JSONOptionDefs, format.CSVOptionDefs)
 }
@@ -133,17 +134,15 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, fmt.Errorf("option '%s' does not apply to 'format' = '%s'", k, fmtName)
 		}
 	}
-	if v, ok := o["scan.parallelism"]; ok {
-		if s.parallel, err = strconv.Atoi(v); err != nil || s.parallel < 1 {
-			return nil, fmt.Errorf("option 'scan.parallelism' must be a positive integer, got '%s'", v)
-		}
+	if s.parallel, err = connectors.Int(o, "scan.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
-	if s.ignore, err = format.BoolOption(o, fmtName+".ignore-parse-errors"); err != nil {
+	if s.ignore, err = connectors.Bool(o, fmtName+".ignore-parse-errors", false); err != nil {
 		return nil, err
 	}
 	switch s.format {
 	case formatJSON:
-		if s.json.FailOnMissingField, err = format.BoolOption(o, "json.fail-on-missing-field"); err != nil {
+		if s.json.FailOnMissingField, err = connectors.Bool(o, "json.fail-on-missing-field", false); err != nil {
 			return nil, err
 		}
 		if s.json.FailOnMissingField && s.ignore {

@@ -48,7 +48,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
@@ -56,7 +55,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/internal/fsutil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -93,10 +92,8 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	default:
 		return nil, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json' (sink only), got '%s'", f)
 	}
-	if v, ok := o["sink.parallelism"]; ok {
-		if s.p, err = strconv.Atoi(v); err != nil || s.p < 1 {
-			return nil, fmt.Errorf("option 'sink.parallelism' must be a positive integer, got '%s'", v)
-		}
+	if s.p, err = connectors.Int(o, "sink.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -358,7 +355,7 @@ func (h *fileHandler) commitPart(fh fileHandle, handle []byte) error {
 	if err != nil {
 		return err
 	}
-	return state.SyncDir(dir)
+	return fsutil.SyncDir(dir)
 }
 
 func (h *fileHandler) Abort(_ context.Context, txn twophase.Transaction) error {

@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/internal/civil"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -139,7 +139,7 @@ func parseTimestamp(s []byte, p int) (int64, bool) {
 		return 0, false
 	}
 	y := y1*100 + y2
-	if y < 1970 || y > 2199 || d > daysIn(y, mo) {
+	if y < 1970 || y > 2199 || d > civil.DaysInMonth(y, mo) {
 		return 0, false
 	}
 	var frac int64
@@ -156,43 +156,12 @@ func parseTimestamp(s []byte, p int) (int64, bool) {
 			frac += int64(c-'0') * scale
 		}
 	}
-	ns := (daysFromCivil(y, mo, d)*86400+h*3600+mi*60+sec)*1e9 + frac
+	ns := (civil.DaysFromCivil(y, mo, d)*86400+h*3600+mi*60+sec)*1e9 + frac
 	if p >= 0 && p < 9 {
-		u := pow10[9-p]
+		u := civil.Pow10[9-p]
 		ns -= ns % u // ns >= 0 here, so this is CAST's floor
 	}
 	return ns, true
-}
-
-var pow10 = [...]int64{1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000}
-
-func daysIn(y, m int64) int64 {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
-}
-
-// daysFromCivil returns days since 1970-01-01 (Howard Hinnant's algorithm).
-func daysFromCivil(y, m, d int64) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	if y < 0 && y%400 != 0 {
-		era--
-	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
 }
 
 // epochMillis converts a JSON integer of epoch milliseconds to a
@@ -204,7 +173,7 @@ func epochMillis(s []byte, c *column) (types.Value, error) {
 	}
 	ns := ms * 1e6
 	if p := c.t.Precision; p >= 0 && p < 9 {
-		u := pow10[9-p]
+		u := civil.Pow10[9-p]
 		q := ns / u
 		if ns%u < 0 {
 			q--
@@ -212,20 +181,4 @@ func epochMillis(s []byte, c *column) (types.Value, error) {
 		ns = q * u
 	}
 	return types.NewTimestamp(ns), nil
-}
-
-// BoolOption reads a 'true'/'false' option (case-insensitive); absent is
-// false.
-func BoolOption(o map[string]string, key string) (bool, error) {
-	v, ok := o[key]
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(v) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, v)
 }

@@ -27,7 +27,7 @@ func ParseCSVOptions(o map[string]string) (CSVOptions, error) {
 			return c, err
 		}
 	}
-	disable, err := BoolOption(o, "csv.disable-quote-character")
+	disable, err := connectors.Bool(o, "csv.disable-quote-character", false)
 	if err != nil {
 		return c, err
 	}
@@ -46,7 +46,7 @@ func ParseCSVOptions(o map[string]string) (CSVOptions, error) {
 		}
 		c.escaped = true
 	}
-	if c.comments, err = BoolOption(o, "csv.allow-comments"); err != nil {
+	if c.comments, err = connectors.Bool(o, "csv.allow-comments", false); err != nil {
 		return c, err
 	}
 	c.null, c.hasNull = o["csv.null-literal"]

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
 	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
@@ -177,7 +178,11 @@ const errOffsetOutOfRange = 1
 // run fetches until done; the error is nil when every split is finished.
 func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 	defer close(out)
-	backoff := 50 * time.Millisecond
+	// The delay after a failed round: 50 ms, doubling, at most 5 s; a
+	// round without failures resets it.
+	bo := &backoff.ExponentialBackOff{InitialInterval: 50 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
+	bo.Reset()
+	delay := bo.NextBackOff()
 	for {
 		groups := f.groups()
 		if len(groups) == 0 && f.bounded {
@@ -216,7 +221,7 @@ func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 				}
 				// Brokers restart, leaders move, metadata lags behind a
 				// new topic: all of it is transient. Log and retry.
-				f.log.Warn("kafka source: fetch failed; retrying", "error", err, "backoff", backoff)
+				f.log.Warn("kafka source: fetch failed; retrying", "error", err, "backoff", delay)
 				failed = true
 				continue
 			}
@@ -226,12 +231,13 @@ func (f *fetcher) run(ctx context.Context, out chan<- fetchResult) error {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(backoff):
+			case <-time.After(delay):
 			}
-			backoff = min(2*backoff, 5*time.Second)
+			delay = bo.NextBackOff()
 			f.refreshLeaders(ctx)
-		} else {
-			backoff = 50 * time.Millisecond
+		} else if delay != bo.InitialInterval {
+			bo.Reset()
+			delay = bo.NextBackOff()
 		}
 		res.arenas = f.arenas
 		// An empty result still goes out: it lets the decoder notice that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/dyntable"
@@ -24,8 +25,8 @@ const (
 
 // formatOptionDefs are the options of the value formats, Flink's names.
 var formatOptionDefs = format.OptionDefs(format.JSONOptionDefs, format.CSVOptionDefs, []connectors.OptionDef{
-	{Key: "debezium-json.ignore-parse-errors", Default: "false", Description: "skip (and count) malformed records instead of failing"},
-	{Key: "debezium-json.schema-include", Default: "false", Description: "the messages carry Debezium's schema: {\"schema\": ..., \"payload\": {...}}"},
+	{Key: "debezium-json.ignore-parse-errors", Kind: config.Bool, Default: "false", Description: "skip (and count) malformed records instead of failing"},
+	{Key: "debezium-json.schema-include", Kind: config.Bool, Default: "false", Description: "the messages carry Debezium's schema: {\"schema\": ..., \"payload\": {...}}"},
 })
 
 // valueDecoder turns one record value into changes.
@@ -53,7 +54,7 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 			return nil, false, fmt.Errorf("column '%s': type %s cannot be read from format '%s'", c.Name, c.Type, name)
 		}
 	}
-	ignore, err := format.BoolOption(o, name+".ignore-parse-errors")
+	ignore, err := connectors.Bool(o, name+".ignore-parse-errors", false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -61,7 +62,7 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 	switch name {
 	case formatJSON:
 		var jo format.JSONOptions
-		if jo.FailOnMissingField, err = format.BoolOption(o, "json.fail-on-missing-field"); err != nil {
+		if jo.FailOnMissingField, err = connectors.Bool(o, "json.fail-on-missing-field", false); err != nil {
 			return nil, false, err
 		}
 		if jo.FailOnMissingField && ignore {
@@ -75,7 +76,7 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 		}
 		return func() valueDecoder { return &rowDecoder{d: format.NewCSVDecoder(cols, co)} }, ignore, nil
 	case formatDebezium:
-		schema, err := format.BoolOption(o, "debezium-json.schema-include")
+		schema, err := connectors.Bool(o, "debezium-json.schema-include", false)
 		if err != nil {
 			return nil, false, err
 		}

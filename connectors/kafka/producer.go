@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
 	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
@@ -150,23 +151,20 @@ func partitionCountOnce(ctx context.Context, c *kafka.Client, topic string) (int
 // CONCURRENT_TRANSACTIONS (the previous transaction of the id is still
 // being completed) or another temporary error, for up to 10 s.
 func retryConcurrent(ctx context.Context, fn func() error) error {
-	deadline := time.Now().Add(10 * time.Second)
-	backoff := 5 * time.Millisecond
-	for {
-		err := fn()
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		last = fn()
 		var ke kafka.Error
-		retriable := errors.Is(err, kafka.ConcurrentTransactions) ||
-			(errors.As(err, &ke) && ke.Temporary())
-		if err == nil || !retriable || time.Now().After(deadline) {
-			return err
+		if last != nil && !errors.Is(last, kafka.ConcurrentTransactions) && !(errors.As(last, &ke) && ke.Temporary()) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 200*time.Millisecond)
+		return struct{}{}, last
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: 5 * time.Millisecond, Multiplier: 2, MaxInterval: 200 * time.Millisecond}),
+		backoff.WithMaxElapsedTime(10*time.Second))
+	if err != nil {
+		return last // the operation's error, also when ctx ended the wait
 	}
+	return nil
 }
 
 // initProducerID runs InitProducerID for a transactional id: it bumps

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/connectors/twophase"
@@ -59,12 +60,12 @@ func sinkOptionDefs() []connectors.OptionDef {
 		{Key: "value.format", Description: "the value format: 'json' or 'csv'"},
 		{Key: "key.format", Description: "the key format: 'json' or 'csv'; needs 'key.fields'"},
 		{Key: "key.fields", Description: "';'-separated columns that form the record key; without it keys are null"},
-		{Key: "value.fields-include", Default: "ALL", Description: "'ALL' or 'EXCEPT_KEY': whether the key columns are also in the value"},
-		{Key: "sink.delivery-guarantee", Default: guaranteeAtLeastOnce, Description: "'none', 'at-least-once' or 'exactly-once' (Kafka transactions committed on checkpoint completion)"},
+		{Key: "value.fields-include", Kind: config.Enum, Enum: []string{"ALL", "EXCEPT_KEY"}, Default: "ALL", Description: "'ALL' or 'EXCEPT_KEY': whether the key columns are also in the value"},
+		{Key: "sink.delivery-guarantee", Kind: config.Enum, Enum: []string{guaranteeNone, guaranteeAtLeastOnce, guaranteeExactlyOnce}, Default: guaranteeAtLeastOnce, Description: "'none', 'at-least-once' or 'exactly-once' (Kafka transactions committed on checkpoint completion)"},
 		{Key: "sink.transactional-id-prefix", Description: "prefix of the transactional ids (<prefix>-<subtask>-<n>); required for exactly-once, unique per job"},
-		{Key: "sink.partitioner", Default: "default", Description: "'default' (murmur2 of the key as Kafka's partitioner, sticky for null keys), 'fixed' (subtask i writes partition i mod n) or 'round-robin'"},
-		{Key: "sink.parallelism", Description: "the sink's parallelism"},
-		{Key: "properties.transaction.timeout.ms", Default: strconv.Itoa(int(defaultTxnTimeout / time.Millisecond)),
+		{Key: "sink.partitioner", Kind: config.Enum, Enum: []string{"default", "fixed", "round-robin"}, Default: "default", Description: "'default' (murmur2 of the key as Kafka's partitioner, sticky for null keys), 'fixed' (subtask i writes partition i mod n) or 'round-robin'"},
+		{Key: "sink.parallelism", Kind: config.Int, Min: 1, Description: "the sink's parallelism"},
+		{Key: "properties.transaction.timeout.ms", Kind: config.Duration, Default: strconv.Itoa(int(defaultTxnTimeout / time.Millisecond)),
 			Description: "the Kafka transaction timeout for exactly-once; at least twice 'execution.checkpointing.interval', at most the broker's transaction.max.timeout.ms"},
 		{Key: "json.#", Prefix: true, Description: "options of the json format (accepted; the encoder has none)"},
 		{Key: "csv.#", Prefix: true, Description: "options of the csv format: csv.field-delimiter, csv.quote-character, csv.disable-quote-character, csv.escape-character, csv.null-literal"},
@@ -220,20 +221,14 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 	default:
 		return nil, fmt.Errorf("option 'sink.partitioner' must be 'default', 'fixed' or 'round-robin', got '%s'", cfg.partitioner)
 	}
-	if v, ok := o["sink.parallelism"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("option 'sink.parallelism' must be a positive integer, got '%s'", v)
-		}
-		cfg.parallelism = n
+	if cfg.parallelism, err = connectors.Int(o, "sink.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
-	cfg.txnTimeout = defaultTxnTimeout
-	if v, ok := o["properties.transaction.timeout.ms"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("option 'properties.transaction.timeout.ms' must be a positive number of milliseconds, got '%s'", v)
-		}
-		cfg.txnTimeout = time.Duration(n) * time.Millisecond
+	if cfg.txnTimeout, err = connectors.Duration(o, "properties.transaction.timeout.ms", defaultTxnTimeout); err != nil {
+		return nil, err
+	}
+	if cfg.txnTimeout < time.Millisecond {
+		return nil, fmt.Errorf("option 'properties.transaction.timeout.ms' must be a positive number of milliseconds, got '%s'", o["properties.transaction.timeout.ms"])
 	}
 	return cfg, nil
 }

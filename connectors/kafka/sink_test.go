@@ -363,7 +363,8 @@ func TestSinkOptions(t *testing.T) {
 		{opts: []string{"key.fields", "k"}, want: "needs 'key.format'"},
 		{opts: []string{"key.fields", "nope", "key.format", "json"}, want: "no column 'nope'"},
 		{opts: []string{"sink.partitioner", "hash"}, want: "'default', 'fixed' or 'round-robin'"},
-		{opts: []string{"properties.transaction.timeout.ms", "soon"}, want: "positive number of milliseconds"},
+		{opts: []string{"properties.transaction.timeout.ms", "soon"}, want: "'soon' is not a duration"},
+		{opts: []string{"properties.transaction.timeout.ms", "0"}, want: "positive number of milliseconds"},
 		{upsert: true, opts: []string{"key.format", "json"}, want: "require a PRIMARY KEY"},
 		{upsert: true, pk: true, want: "requires option 'key.format'"},
 	} {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
@@ -168,44 +169,48 @@ func (s *Source) Open(ctx *dataflow.OpContext) error {
 // partitions lists the partitions of the table's topics and their leaders.
 func (s *Source) partitions(ctx context.Context) ([]topicPartition, map[topicPartition]int, error) {
 	cfg := s.sc.cfg
-	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		md, err := s.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: cfg.topics})
-		var missing error
-		var parts []topicPartition
-		leaders := map[topicPartition]int{}
-		if err == nil {
-			found := map[string]bool{}
-			for _, t := range md.Topics {
-				if t.Internal || (cfg.pattern != nil && !cfg.pattern.MatchString(t.Name)) {
-					continue
-				}
-				if t.Error != nil {
-					missing = fmt.Errorf("topic '%s': %v", t.Name, t.Error)
-					continue
-				}
-				found[t.Name] = true
-				for _, p := range t.Partitions {
-					tp := topicPartition{t.Name, int32(p.ID)}
-					parts = append(parts, tp)
-					leaders[tp] = p.Leader.ID
-				}
-			}
-			for _, t := range cfg.topics {
-				if !found[t] && missing == nil {
-					missing = fmt.Errorf("topic '%s' does not exist", t)
-				}
-			}
-			if missing == nil {
-				return parts, leaders, nil
-			}
-			err = missing
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("kafka source: reading the metadata of %s from %v: %w", s.topicsText(), cfg.servers, err)
-		case <-time.After(backoff):
-		}
+	type result struct {
+		parts   []topicPartition
+		leaders map[topicPartition]int
 	}
+	var last error
+	r, err := backoff.Retry(ctx, func() (result, error) {
+		md, err := s.client.Metadata(ctx, &kafkago.MetadataRequest{Topics: cfg.topics})
+		if last = err; err != nil {
+			return result{}, err
+		}
+		var missing error
+		r := result{leaders: map[topicPartition]int{}}
+		found := map[string]bool{}
+		for _, t := range md.Topics {
+			if t.Internal || (cfg.pattern != nil && !cfg.pattern.MatchString(t.Name)) {
+				continue
+			}
+			if t.Error != nil {
+				missing = fmt.Errorf("topic '%s': %v", t.Name, t.Error)
+				continue
+			}
+			found[t.Name] = true
+			for _, p := range t.Partitions {
+				tp := topicPartition{t.Name, int32(p.ID)}
+				r.parts = append(r.parts, tp)
+				r.leaders[tp] = p.Leader.ID
+			}
+		}
+		for _, t := range cfg.topics {
+			if !found[t] && missing == nil {
+				missing = fmt.Errorf("topic '%s' does not exist", t)
+			}
+		}
+		last = missing
+		return r, missing
+	}, backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: 50 * time.Millisecond, Multiplier: 2, MaxInterval: time.Second}),
+		backoff.WithMaxElapsedTime(0))
+	if err != nil {
+		// Only the end of ctx stops the retries.
+		return nil, nil, fmt.Errorf("kafka source: reading the metadata of %s from %v: %w", s.topicsText(), cfg.servers, last)
+	}
+	return r.parts, r.leaders, nil
 }
 
 func (s *Source) topicsText() string {

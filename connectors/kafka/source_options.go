@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/metrics"
 )
@@ -17,8 +18,8 @@ var sourceOptionDefs = []connectors.OptionDef{
 	{Key: "topic-pattern", Description: "a regular expression: every topic whose whole name matches is read"},
 	{Key: "properties.bootstrap.servers", Required: true, Description: "comma-separated host:port of Kafka brokers"},
 	{Key: "properties.group.id", Description: "the consumer group: 'group-offsets' starts from its offsets; checkpoints commit to it (monitoring only)"},
-	{Key: "properties.isolation.level", Default: "read_committed", Description: "'read_committed' hides records of aborted and open transactions; 'read_uncommitted' reads everything"},
-	{Key: "properties.auto.offset.reset", Default: "none", Description: "where 'group-offsets' starts a partition the group has no offset for: 'earliest', 'latest' or 'none' (fail)"},
+	{Key: "properties.isolation.level", Kind: config.Enum, Enum: []string{"read_committed", "read_uncommitted"}, Default: "read_committed", Description: "'read_committed' hides records of aborted and open transactions; 'read_uncommitted' reads everything"},
+	{Key: "properties.auto.offset.reset", Kind: config.Enum, Enum: []string{"earliest", "latest", "none"}, Default: "none", Description: "where 'group-offsets' starts a partition the group has no offset for: 'earliest', 'latest' or 'none' (fail)"},
 	{Key: "properties.#", Prefix: true, Description: "other Kafka client properties are accepted and ignored"},
 	{Key: "scan.startup.mode", Default: "group-offsets", Description: "'earliest-offset', 'latest-offset', 'group-offsets', 'timestamp' or 'specific-offsets'"},
 	{Key: "scan.startup.timestamp-millis", Description: "with 'timestamp': start at the first record at or after this time (ms since the epoch)"},
@@ -28,8 +29,8 @@ var sourceOptionDefs = []connectors.OptionDef{
 	{Key: "scan.bounded.specific-offsets", Description: "with bounded mode 'specific-offsets': 'partition:0,offset:42;...'; end before these offsets"},
 	{Key: "format", Description: "the value format: 'json', 'csv' or 'debezium-json' (or 'value.format')"},
 	{Key: "value.format", Description: "the value format, as 'format'"},
-	{Key: "scan.parallelism", Description: "the source's parallelism; partition i of a topic goes to subtask i mod parallelism"},
-	{Key: "source.parallelism", Description: "the source's parallelism, as 'scan.parallelism'"},
+	{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism; partition i of a topic goes to subtask i mod parallelism"},
+	{Key: "source.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism, as 'scan.parallelism'"},
 }
 
 // Startup and bounded modes.
@@ -137,10 +138,10 @@ func parseSourceConfig(o map[string]string) (*sourceConfig, error) {
 	}
 	c.format = f
 	for _, key := range []string{"scan.parallelism", "source.parallelism"} {
-		if v, ok := o[key]; ok {
-			p, err := strconv.Atoi(v)
-			if err != nil || p < 1 {
-				return nil, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, v)
+		if _, ok := o[key]; ok {
+			p, err := connectors.Int(o, key, 0, 1)
+			if err != nil {
+				return nil, err
 			}
 			if c.parallel != 0 && c.parallel != p {
 				return nil, fmt.Errorf("options 'scan.parallelism' and 'source.parallelism' disagree")

@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
+	"github.com/cenkalti/backoff/v5"
+	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 )
 
@@ -58,12 +59,12 @@ var options = []connectors.OptionDef{
 	{Key: "table-name", Required: true, Description: "the MySQL table, 'name' or 'db.name'; sink tables are created by the user"},
 	{Key: "username", Description: "the user; overrides a user in 'url'"},
 	{Key: "password", Description: "the password; overrides one in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
-	{Key: "sink.semantic", Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
-	{Key: "sink.buffer-flush.max-rows", Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
-	{Key: "sink.buffer-flush.interval", Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
-	{Key: "sink.max-retries", Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},
-	{Key: "sink.parallelism", Description: "the sink's parallelism"},
-	{Key: "scan.parallelism", Description: "the source's parallelism; above 1 only for a table with a single integer primary key, whose range is split"},
+	{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
+	{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
+	{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},
+	{Key: "sink.parallelism", Kind: sessconfig.Int, Min: 1, Description: "the sink's parallelism"},
+	{Key: "scan.parallelism", Kind: sessconfig.Int, Min: 1, Description: "the source's parallelism; above 1 only for a table with a single integer primary key, whose range is split"},
 }
 
 // jdbcParamsIgnored are JDBC URL parameters that Flink examples carry and
@@ -161,7 +162,7 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
 		c.semantic = Semantic(s)
 	default:
-		return nil, fmt.Errorf("option 'sink.semantic' must be exactly-once, upsert or at-least-once, got '%s'", s)
+		return nil, fmt.Errorf("option 'sink.semantic' must be 'exactly-once', 'upsert' or 'at-least-once', got '%s'", s)
 	}
 	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
 		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the MySQL table's")
@@ -169,65 +170,22 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
 		c.semantic = Upsert // with a key, at-least-once writes are upserts
 	}
-	if c.maxRows, err = posInt(t.Options, "sink.buffer-flush.max-rows", 500); err != nil {
+	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
 		return nil, err
 	}
-	if c.maxRetries, err = posInt(t.Options, "sink.max-retries", 10); err != nil {
+	if c.maxRetries, err = connectors.Int(t.Options, "sink.max-retries", 10, 1); err != nil {
 		return nil, err
 	}
-	if c.parallelism, err = posInt(t.Options, "sink.parallelism", 0); err != nil {
+	if c.parallelism, err = connectors.Int(t.Options, "sink.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
-	if c.scanPar, err = posInt(t.Options, "scan.parallelism", 0); err != nil {
+	if c.scanPar, err = connectors.Int(t.Options, "scan.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
-	c.interval = time.Second
-	if v, ok := t.Options["sink.buffer-flush.interval"]; ok {
-		if c.interval, err = parseDuration(v); err != nil {
-			return nil, fmt.Errorf("option 'sink.buffer-flush.interval': %v", err)
-		}
+	if c.interval, err = connectors.Duration(t.Options, "sink.buffer-flush.interval", time.Second); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-func posInt(opts map[string]string, key string, def int) (int, error) {
-	v, ok := opts[key]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, v)
-	}
-	return n, nil
-}
-
-// parseDuration reads Flink durations: "1 s", "500 ms", "2min", "0".
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
-		i++
-	}
-	n, err := strconv.ParseFloat(s[:i], 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid duration '%s'", s)
-	}
-	unit := strings.TrimSpace(s[i:])
-	var u time.Duration
-	switch unit {
-	case "ms", "milli", "millis", "millisecond", "milliseconds":
-		u = time.Millisecond
-	case "", "s", "sec", "secs", "second", "seconds":
-		u = time.Second
-	case "min", "minute", "minutes", "m":
-		u = time.Minute
-	case "h", "hour", "hours":
-		u = time.Hour
-	default:
-		return 0, fmt.Errorf("invalid duration unit in '%s'", s)
-	}
-	return time.Duration(n * float64(u)), nil
 }
 
 // redact removes the password from an error's text: a last line of
@@ -320,23 +278,8 @@ func errNumber(err error) uint16 {
 	return 0
 }
 
-// backoff returns the delay before attempt n (1-based) of a retry.
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << (n - 1)
-	if d > 5*time.Second || d <= 0 {
-		d = 5 * time.Second
-	}
-	return d
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
+// newBackoff is the delay between attempts of a write or a prepare:
+// 100 ms, doubling, at most 5 s.
+func newBackoff() *backoff.ExponentialBackOff {
+	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
 }

@@ -172,7 +172,7 @@ func TestOptions(t *testing.T) {
 		{nil, false, AtLeastOnce, ""},
 		{map[string]string{"sink.semantic": "exactly-once"}, false, ExactlyOnce, ""},
 		{map[string]string{"sink.semantic": "upsert"}, false, "", "needs a PRIMARY KEY"},
-		{map[string]string{"sink.semantic": "twice"}, true, "", "must be exactly-once"},
+		{map[string]string{"sink.semantic": "twice"}, true, "", "must be 'exactly-once'"},
 		{map[string]string{"sink.buffer-flush.max-rows": "0"}, true, "", "'sink.buffer-flush.max-rows' must be a positive integer"},
 		{map[string]string{"sink.buffer-flush.interval": "soon"}, true, "", "sink.buffer-flush.interval"},
 		{map[string]string{"passwd": "x"}, true, "", "unsupported option"},
@@ -194,6 +194,14 @@ func TestOptions(t *testing.T) {
 		if strings.Contains(cfg.String(), "hunter2") {
 			t.Errorf("config string shows the password: %s", cfg)
 		}
+	}
+	// A bare number of 'sink.buffer-flush.interval' is milliseconds, as
+	// everywhere in Flink; this connector read it as seconds before.
+	if cfg, err := parseConfig(base(map[string]string{"sink.buffer-flush.interval": "250"}, true)); err != nil || cfg.interval != 250*time.Millisecond {
+		t.Errorf("interval '250' = %v, %v; want 250ms", cfg, err)
+	}
+	if cfg, err := parseConfig(base(map[string]string{"sink.buffer-flush.interval": "2 s"}, true)); err != nil || cfg.interval != 2*time.Second {
+		t.Errorf("interval '2 s' = %v, %v; want 2s", cfg, err)
 	}
 	// The redaction net: a driver error quoting the password is cleaned
 	// but keeps its identity for errors.Is.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -237,15 +238,17 @@ func isKey(pk []int, j int) bool {
 // retryWrite runs fn up to attempts times while it fails transiently,
 // with exponential backoff.
 func retryWrite(ctx context.Context, attempts int, fn func() error) error {
-	var err error
-	for a := 1; ; a++ {
-		if err = fn(); err == nil || !isTransient(err) || a >= attempts {
-			return err
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		if last = fn(); last != nil && !isTransient(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		if serr := sleepCtx(ctx, backoff(a)); serr != nil {
-			return fmt.Errorf("%w (job stopping; last error: %v)", serr, err)
-		}
+		return struct{}{}, last
+	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(attempts)), backoff.WithMaxElapsedTime(0))
+	if err != nil && err != last {
+		return fmt.Errorf("%w (job stopping; last error: %v)", err, last)
 	}
+	return err
 }
 
 // opTimeout bounds one statement round, so that a connection that hangs

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dyntable"
@@ -171,37 +173,55 @@ func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 		}
 		h.cleaned = true
 	}
+	attempt := -1
 	var last error
-	for attempt := 0; attempt < h.cfg.maxRetries; attempt++ {
-		if attempt > 0 {
-			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-				return nil, fmt.Errorf("%w (last error: %v)", err, h.cfg.redact(last))
-			}
-		}
+	prepared := false // last came from prepare, not from resolveUnsure
+	var x xid
+	out, err := backoff.Retry(ctx, func() ([]byte, error) {
+		attempt++
 		// A prepare that failed ambiguously may have succeeded after all.
-		if x, ok, err := h.resolveUnsure(ctx); err != nil {
-			last = err
-			continue
+		if ux, ok, err := h.resolveUnsure(ctx); err != nil {
+			last, prepared = err, false
+			return nil, err
 		} else if ok {
 			t.buf.reset()
-			return json.Marshal(x)
+			return marshalXID(ux)
 		}
-		x := xid{Gtrid: h.gtrid, Bqual: subtaskPrefix(h.info.Subtask, h.info.Parallelism) +
+		x = xid{Gtrid: h.gtrid, Bqual: subtaskPrefix(h.info.Subtask, h.info.Parallelism) +
 			strconv.FormatInt(t.seq, 10) + "." + strconv.Itoa(attempt)}
-		err := h.prepare(ctx, x, t.buf)
-		if err == nil {
+		last, prepared = h.prepare(ctx, x, t.buf), true
+		if last == nil {
 			t.buf.reset()
 			x.ConnID = h.held[x.Bqual].id
-			return json.Marshal(x)
+			return marshalXID(x)
 		}
-		last = err
-		if !isTransient(err) {
-			break
+		if !isTransient(last) {
+			return nil, backoff.Permanent(last)
 		}
-		h.log.Warn("mysql sink: XA transaction failed before commit; retrying with a new transaction",
-			"sink", h.info.SinkName, "xid", x.String(), "attempt", attempt+1, "error", h.cfg.redact(err))
+		return nil, last
+	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(h.cfg.maxRetries)), backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(func(err error, _ time.Duration) {
+			if prepared {
+				h.log.Warn("mysql sink: XA transaction failed before commit; retrying with a new transaction",
+					"sink", h.info.SinkName, "xid", x.String(), "attempt", attempt+1, "error", h.cfg.redact(err))
+			}
+		}))
+	if err != nil && last != nil && err != last {
+		return nil, fmt.Errorf("%w (last error: %v)", err, h.cfg.redact(last))
 	}
-	return nil, h.cfg.redact(last)
+	if err != nil {
+		return nil, h.cfg.redact(err)
+	}
+	return out, nil
+}
+
+// marshalXID encodes x for the checkpoint; a failure is not retried.
+func marshalXID(x xid) ([]byte, error) {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return nil, backoff.Permanent(err)
+	}
+	return b, nil
 }
 
 // prepare runs one XA transaction up to PREPARE on a dedicated

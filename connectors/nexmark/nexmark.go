@@ -47,6 +47,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -69,8 +70,8 @@ const DefaultRate = 10000
 
 func (connector) Options() []connectors.OptionDef {
 	return []connectors.OptionDef{
-		{Key: "table", Default: "all", Description: "which events the table reads: 'person', 'auction', 'bid' or 'all'"},
-		{Key: "events.num", Default: "0", Description: "events to generate, of all kinds; 0 for unbounded"},
+		{Key: "table", Kind: config.Enum, Enum: []string{"person", "auction", "bid", "all"}, Default: "all", Description: "which events the table reads: 'person', 'auction', 'bid' or 'all'"},
+		{Key: "events.num", Kind: config.Int, Default: "0", Description: "events to generate, of all kinds; 0 for unbounded"},
 		{Key: "tps", Default: "0", Description: "wall-clock rate limit in events per second over all subtasks; 0 for as fast as possible"},
 		{Key: "first-event.rate", Description: "nominal events per second that spaces event times (default: 'tps' if set, else 10000)"},
 		{Key: "next-event.rate", Description: "the reference's rate after the first period; only a constant rate is supported, so it must equal 'first-event.rate' (as in the reference's own DDL)"},
@@ -79,7 +80,7 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "bid.proportion", Default: "46", Description: "bids in each cycle of events, after the auctions"},
 		{Key: "first-event.time", Default: DefaultFirstEventTime, Description: "the first event's time, 'yyyy-MM-dd HH:mm:ss[.SSS]' or ms since the epoch"},
 		{Key: "seed", Default: "0", Description: "seed of the generated stream"},
-		{Key: "scan.parallelism", Description: "the source's parallelism"},
+		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism"},
 	}
 }
 
@@ -210,10 +211,8 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 	if s.cfg.Seed, err = strconv.ParseInt(connectors.Option(o, "seed", "0"), 10, 64); err != nil {
 		return nil, fmt.Errorf("option 'seed' must be an integer, got '%s'", o["seed"])
 	}
-	if v, ok := o["scan.parallelism"]; ok {
-		if s.parallel, err = strconv.Atoi(v); err != nil || s.parallel < 1 {
-			return nil, fmt.Errorf("option 'scan.parallelism' must be a positive integer, got '%s'", v)
-		}
+	if s.parallel, err = connectors.Int(o, "scan.parallelism", 0, 1); err != nil {
+		return nil, err
 	}
 	for _, c := range t.Columns {
 		f, ok := lookupField(avail, c.Name)

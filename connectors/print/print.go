@@ -8,9 +8,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -26,8 +26,8 @@ func (connector) Name() string { return "print" }
 func (connector) Options() []connectors.OptionDef {
 	return []connectors.OptionDef{
 		{Key: "print-identifier", Description: "a prefix for every line"},
-		{Key: "standard-error", Default: "false", Description: "accepted for Flink compatibility; output always goes to standard output"},
-		{Key: "sink.parallelism", Description: "the sink's parallelism"},
+		{Key: "standard-error", Kind: config.Bool, Default: "false", Description: "accepted for Flink compatibility; output always goes to standard output"},
+		{Key: "sink.parallelism", Kind: config.Int, Min: 1, Description: "the sink's parallelism"},
 	}
 }
 
@@ -35,13 +35,9 @@ func (connector) NewSink(t *connectors.Table, env *connectors.Env) (connectors.T
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
 		return nil, err
 	}
-	p := 0
-	if v, ok := t.Options["sink.parallelism"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("option 'sink.parallelism' must be a positive integer, got '%s'", v)
-		}
-		p = n
+	p, err := connectors.Int(t.Options, "sink.parallelism", 0, 1)
+	if err != nil {
+		return nil, err
 	}
 	return &sink{t: t, w: env.Stdout, id: t.Options["print-identifier"], p: p}, nil
 }

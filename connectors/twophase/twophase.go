@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/dyntable"
 )
 
@@ -157,32 +158,30 @@ func DefaultOptions() Options {
 // retry runs fn until it succeeds, returns a Permanent error, ctx ends,
 // or the retry timeout passes. It reports the attempts made.
 func retry(ctx context.Context, o Options, what string, fn func() error, onRetry func(attempt int, err error)) error {
-	deadline := time.Now().Add(o.RetryTimeout)
-	backoff := o.InitialBackoff
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil {
-			return nil
+	attempt := 0
+	var last error
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		attempt++
+		last = fn()
+		if last != nil && IsPermanent(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		if IsPermanent(err) {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if time.Now().Add(backoff).After(deadline) {
-			return fmt.Errorf("%s: still failing after %d attempts over %s: %w", what, attempt, o.RetryTimeout, err)
-		}
-		if onRetry != nil {
-			onRetry(attempt, err)
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%s: %w (job stopping; last error: %v)", what, context.Cause(ctx), err)
-		case <-t.C:
-		}
-		backoff *= 2
-		if backoff > o.MaxBackoff {
-			backoff = o.MaxBackoff
-		}
+		return struct{}{}, last
+	},
+		backoff.WithBackOff(&backoff.ExponentialBackOff{InitialInterval: o.InitialBackoff, Multiplier: 2, MaxInterval: o.MaxBackoff}),
+		backoff.WithMaxElapsedTime(o.RetryTimeout),
+		backoff.WithNotify(func(err error, _ time.Duration) {
+			if onRetry != nil {
+				onRetry(attempt, err)
+			}
+		}))
+	switch {
+	case err == nil:
+		return nil
+	case IsPermanent(last):
+		return fmt.Errorf("%s: %w", what, last)
+	case ctx.Err() != nil && err != last:
+		return fmt.Errorf("%s: %w (job stopping; last error: %v)", what, err, last)
 	}
+	return fmt.Errorf("%s: still failing after %d attempts over %s: %w", what, attempt, o.RetryTimeout, last)
 }

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -38,9 +39,9 @@ func (connector) Name() string { return "values" }
 
 func (connector) Options() []connectors.OptionDef {
 	return []connectors.OptionDef{
-		{Key: "changelog-mode", Default: "insert-only", Description: "'insert-only'; 'all' when the first value of each inserted tuple is its row kind (+I, -U, +U, -D); 'upsert' for +I, +U, -D by primary key"},
-		{Key: "sink-insert-only", Default: "false", Description: "'true' makes the table an append-only sink that rejects updating queries"},
-		{Key: "bounded", Default: "true", Description: "the source ends after replaying its rows"},
+		{Key: "changelog-mode", Kind: config.Enum, Enum: []string{"insert-only", "all", "upsert"}, Default: "insert-only", Description: "'insert-only'; 'all' when the first value of each inserted tuple is its row kind (+I, -U, +U, -D); 'upsert' for +I, +U, -D by primary key"},
+		{Key: "sink-insert-only", Kind: config.Bool, Default: "false", Description: "'true' makes the table an append-only sink that rejects updating queries"},
+		{Key: "bounded", Kind: config.Bool, Default: "true", Description: "the source ends after replaying its rows"},
 	}
 }
 
@@ -77,17 +78,6 @@ func (s *session) table(t *connectors.Table) *data {
 	return d
 }
 
-func parseBool(opts map[string]string, key string) (bool, error) {
-	switch v := connectors.Option(opts, key, "false"); v {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	default:
-		return false, fmt.Errorf("option '%s' must be 'true' or 'false', got '%s'", key, v)
-	}
-}
-
 func (connector) NewScan(t *connectors.Table, env *connectors.Env) (connectors.ScanSource, error) {
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
 		return nil, err
@@ -102,11 +92,13 @@ func (connector) NewScan(t *connectors.Table, env *connectors.Env) (connectors.S
 	default:
 		return nil, fmt.Errorf("option 'changelog-mode' must be 'insert-only', 'all' or 'upsert', got '%s'", mode)
 	}
-	if _, err := parseBool(t.Options, "sink-insert-only"); err != nil {
+	if _, err := connectors.Bool(t.Options, "sink-insert-only", false); err != nil {
 		return nil, err
 	}
-	if v := connectors.Option(t.Options, "bounded", "true"); v != "true" {
-		return nil, fmt.Errorf("option 'bounded' = '%s' is not supported: values tables are bounded", v)
+	if b, err := connectors.Bool(t.Options, "bounded", true); err != nil {
+		return nil, err
+	} else if !b {
+		return nil, fmt.Errorf("option 'bounded' = '%s' is not supported: values tables are bounded", t.Options["bounded"])
 	}
 	return &scan{t: t, s: sessionOf(env), all: mode != "insert-only", upsert: mode == "upsert"}, nil
 }
@@ -338,7 +330,7 @@ func (connector) NewSink(t *connectors.Table, env *connectors.Env) (connectors.T
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
 		return nil, err
 	}
-	insertOnly, err := parseBool(t.Options, "sink-insert-only")
+	insertOnly, err := connectors.Bool(t.Options, "sink-insert-only", false)
 	if err != nil {
 		return nil, err
 	}
