@@ -31,8 +31,11 @@ type Config struct {
 	RestoreFrom string
 	// StartFresh ignores existing checkpoints of a different plan.
 	StartFresh bool
-	Pebble     state.PebbleOptions
-	Log        *slog.Logger
+	// Backend is the state backend of stateful nodes: "hashmap" or
+	// "pebble" (state.backend.type, with 'auto' resolved).
+	Backend string
+	Pebble  state.PebbleOptions
+	Log     *slog.Logger
 	// Scratch marks a directory that only holds the running job's state
 	// (Pebble without checkpoints); it is removed when the job stops.
 	Scratch bool
@@ -72,6 +75,9 @@ type Coordinator struct {
 	runDone int // checkpoints that reached completion in this run
 	// inflight counts completions still running (metadata, pruning).
 	inflight sync.WaitGroup
+	// writes counts the asynchronous parts of subtask snapshots still
+	// being written.
+	writes sync.WaitGroup
 	// The final checkpoint, taken once every source is at the end of its
 	// input (dataflow.Options.FinalCheckpoint): the attempts that were
 	// aborted, and whether the sources have been released.
@@ -231,8 +237,9 @@ func (c *Coordinator) findRestore() error {
 // starts from, or "".
 func (c *Coordinator) RestoredFrom() string { return c.rdir }
 
-// NewStore returns the state store of a node subtask: Pebble for
-// stateful nodes, restored from the checkpoint when there is one.
+// NewStore returns the state store of a node subtask: one of the
+// configured backend for stateful nodes, restored from the checkpoint
+// when there is one.
 func (c *Coordinator) NewStore(n *dataflow.Node, subtask int) state.Store {
 	id := fmt.Sprintf("%d-%s/%d", n.ID, n.Name, subtask)
 	if !n.Stateful {
@@ -248,15 +255,14 @@ func (c *Coordinator) NewStore(n *dataflow.Node, subtask int) state.Store {
 	return st
 }
 
-func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleStore, error) {
+func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (state.Store, error) {
 	kgs := state.RangeFor(subtask, n.Parallelism)
 	opts := c.cfg.Pebble
 	if !n.StateTTL {
 		opts.TTL = 0 // table.exec.state.ttl applies to some operators only
 	}
-	work := filepath.Join(c.work, fmt.Sprintf("node-%d-%d", n.ID, subtask))
+	var srcs []state.RestoreSource
 	if c.restr != nil {
-		var srcs []state.RestoreSource
 		for _, s := range c.restr.Subtasks {
 			if s.Node != n.ID || s.StateDir == "" {
 				continue
@@ -266,13 +272,28 @@ func (c *Coordinator) openStore(n *dataflow.Node, subtask int) (*state.PebbleSto
 				srcs = append(srcs, state.RestoreSource{Dir: filepath.Join(c.rdir, s.StateDir), KeyGroups: r})
 			}
 		}
+	}
+	id := fmt.Sprintf("%d", n.ID)
+	if c.cfg.Backend == "hashmap" {
+		var hm *state.HashMapStore
+		var err error
 		if len(srcs) > 0 {
-			if err := state.RestorePebble(work, srcs, kgs, opts); err != nil {
-				return nil, fmt.Errorf("checkpoint: restoring %s subtask %d: %w", n.Name, subtask, err)
-			}
+			hm, err = state.RestoreHashMap(id, srcs, kgs, opts.Clock)
+		} else {
+			hm, err = state.NewHashMapStore(id, kgs, opts.Clock)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: restoring %s subtask %d: %w", n.Name, subtask, err)
+		}
+		return state.WithTTL(hm, opts.TTL, opts.Clock), nil
+	}
+	work := filepath.Join(c.work, fmt.Sprintf("node-%d-%d", n.ID, subtask))
+	if len(srcs) > 0 {
+		if err := state.RestorePebble(work, srcs, kgs, opts); err != nil {
+			return nil, fmt.Errorf("checkpoint: restoring %s subtask %d: %w", n.Name, subtask, err)
 		}
 	}
-	return state.OpenPebbleStore(work, fmt.Sprintf("%d", n.ID), kgs, opts)
+	return state.OpenPebbleStore(work, id, kgs, opts)
 }
 
 // RestorePosition returns a source subtask's saved position.
@@ -451,14 +472,27 @@ func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subt
 		return nil // aborted meanwhile: nothing to save, nobody to tell
 	}
 	rel := fmt.Sprintf("node-%d-%d", n.ID, subtask)
-	info, err := st.Checkpoint(filepath.Join(p.dir, rel))
+	// A savepoint is written in the canonical format, which either
+	// backend restores.
+	write, err := st.Snapshot(filepath.Join(p.dir, rel), p.savept)
 	if err != nil {
 		return err
 	}
-	if info.Dir != "" {
-		s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
-	}
-	c.ack(b.CheckpointID, s)
+	// The operator goes on while the snapshot is written; the subtask
+	// acknowledges once it is, or declines.
+	c.writes.Add(1)
+	go func() {
+		defer c.writes.Done()
+		info, err := write()
+		if err != nil {
+			c.Decline(b, n, subtask, fmt.Errorf("%s: %w", n.Name, err))
+			return
+		}
+		if info.Dir != "" {
+			s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
+		}
+		c.ack(b.CheckpointID, s)
+	}()
 	return nil
 }
 
@@ -673,8 +707,10 @@ func (c *Coordinator) Stats() Stats {
 }
 
 func (c *Coordinator) closeStores() {
-	// A completion may still be writing its metadata or pruning old
-	// checkpoints; Closed promises the directories are left alone.
+	// A snapshot may still be being written, and a completion may still
+	// be writing its metadata or pruning old checkpoints; Closed promises
+	// the directories are left alone.
+	c.writes.Wait()
 	c.inflight.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()

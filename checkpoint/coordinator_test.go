@@ -129,7 +129,8 @@ func TestCoordinator(t *testing.T) {
 	var logs *bytes.Buffer
 	var now time.Time
 	flush := func() string {
-		f.c.inflight.Wait() // completions run on goroutines of their own
+		f.c.writes.Wait()   // snapshots are written on goroutines of their own
+		f.c.inflight.Wait() // and so are completions
 		f.mu.Lock()
 		out := append([]string(nil), f.events...)
 		f.events = nil

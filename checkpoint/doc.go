@@ -6,9 +6,13 @@
 //  1. every execution.checkpointing.interval it asks each source subtask
 //     (dataflow.Job.TriggerBarrier) to inject barrier n into its stream;
 //     the source saves its position and sends the barrier downstream;
-//  2. each operator subtask aligns barrier n over its inputs, snapshots
-//     its keyed state (a Pebble checkpoint: hard-linked SSTs, so each
-//     checkpoint costs roughly its change) and acknowledges;
+//  2. each operator subtask aligns barrier n over its inputs and takes
+//     the synchronous part of a snapshot of its keyed state
+//     (state.Store.Snapshot: hashmap key groups frozen for copy-on-access,
+//     or a Pebble checkpoint of hard-linked SSTs), then goes on; the
+//     snapshot is written on another goroutine, and the subtask
+//     acknowledges once it is (each checkpoint costs roughly its change:
+//     unchanged key groups or SSTs are hard-linked);
 //  3. when every subtask has acknowledged, the coordinator writes
 //     chk-n/_metadata durably (checksummed, fsynced, atomically renamed)
 //     — only then is checkpoint n complete — and notifies every operator
@@ -26,8 +30,11 @@
 //
 //	work/node-<id>-<subtask>/   the running job's Pebble databases
 //	chk-<n>/_metadata           JSON: plan hash, positions, state dirs, checksum
-//	chk-<n>/node-<id>-<subtask>/ a Pebble checkpoint of that subtask's state
+//	chk-<n>/node-<id>-<subtask>/ that subtask's state: a Pebble checkpoint,
+//	                            or key-group files (hashmap)
 //
 // A savepoint has the same shape in a directory of its own; every path in
-// its metadata is relative, so it can be copied anywhere.
+// its metadata is relative, so it can be copied anywhere. Its state is in
+// the canonical key-group format (state/canonical.go), which either
+// backend restores.
 package checkpoint

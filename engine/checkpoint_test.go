@@ -164,6 +164,42 @@ func TestSavepointRescaling(t *testing.T) {
 	}
 }
 
+// TestSavepointSwitchesBackend: a savepoint taken on one state backend
+// (in the canonical format: key-group files) restores on the other, at
+// another parallelism. (The kill -9 tests cover each backend restoring
+// its own checkpoints.)
+func TestSavepointSwitchesBackend(t *testing.T) {
+	const rows = 30000
+	ref := reference(rows)
+	for _, c := range []struct{ from, to string }{{"pebble", "hashmap"}, {"hashmap", "pebble"}} {
+		t.Run(c.from+"->"+c.to, func(t *testing.T) {
+			set := func(b string) string { return fmt.Sprintf("SET 'state.backend.type' = '%s';", b) }
+			sp := filepath.Join(t.TempDir(), "sp")
+			_, j1, out1 := startCkptJob(t, t.TempDir(), 2, 10000, rows, set(c.from))
+			waitFor(t, "rows out of the first run", func() bool { in, _ := j1.Records(); return in > 0 })
+			if err := j1.coord.Savepoint(sp); err != nil {
+				t.Fatal(err)
+			}
+			j1.Cancel()
+			_ = j1.Wait()
+			if kgs, _ := filepath.Glob(filepath.Join(sp, "node-*", "kg-*")); len(kgs) == 0 {
+				t.Fatalf("the %s savepoint has no key-group files: not in the canonical format", c.from)
+			}
+			_, j2, out2 := startCkptJob(t, t.TempDir(), 3, 0, rows, set(c.to), fmt.Sprintf("SET 'execution.savepoint.path' = '%s';", sp))
+			if err := j2.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if in, _ := j2.Records(); in <= 0 || in >= rows {
+				t.Fatalf("the restored run read %d rows of %d: it did not resume from the savepoint", in, rows)
+			}
+			view := map[int64]gs{}
+			applyOut(out1.String(), view)
+			applyOut(out2.String(), view)
+			compare(t, view, ref)
+		})
+	}
+}
+
 func TestCorruptNewestCheckpointFallsBack(t *testing.T) {
 	dir := t.TempDir()
 	const rows = 30000

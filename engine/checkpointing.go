@@ -24,8 +24,14 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 	savepoint := s.Conf.Get("execution.savepoint.path")
 	backend := s.Conf.Get("state.backend.type")
 	checkpointing := interval > 0 || savepoint != ""
-	if checkpointing && backend == "hashmap" {
-		return opts, nil, fmt.Errorf("state.backend.type 'hashmap' cannot be checkpointed; use 'pebble' or 'auto'")
+	if backend == "auto" {
+		// As docs/state.md recommends when the state's size is unknown:
+		// Pebble's checkpoints cost the change, whatever the state's size
+		// and spread, and its memory is bounded.
+		backend = "hashmap"
+		if checkpointing {
+			backend = "pebble"
+		}
 	}
 	if !checkpointing && backend != "pebble" {
 		if ttl := s.Conf.Duration("table.exec.state.ttl"); ttl > 0 {
@@ -64,6 +70,7 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 		PlanHash:    hex.EncodeToString(sum[:8]),
 		RestoreFrom: savepoint,
 		StartFresh:  s.Conf.Bool("state.checkpoints.start-fresh"),
+		Backend:     backend,
 		Pebble: state.PebbleOptions{
 			CacheEntries:    s.Conf.Int("state.backend.cache-entries"),
 			BlockCacheBytes: int64(s.Conf.Int("state.backend.pebble.block-cache-mb")) << 20,

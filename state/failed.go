@@ -19,6 +19,9 @@ func (f *FailedStore) Backend() string { return "failed" }
 // Checkpoint implements Store: the reason the store could not be opened.
 func (f *FailedStore) Checkpoint(string) (SnapshotInfo, error) { return SnapshotInfo{}, f.Err }
 
+// Snapshot implements Store: the reason the store could not be opened.
+func (f *FailedStore) Snapshot(string, bool) (SnapshotWrite, error) { return nil, f.Err }
+
 // Close implements Store.
 func (f *FailedStore) Close() error { return nil }
 

@@ -10,8 +10,9 @@ import (
 	"github.com/google/btree"
 )
 
-// MemoryStore keeps state in Go maps on the heap. It is the default for
-// jobs without checkpointing and for tests.
+// MemoryStore keeps state in Go maps on the heap, for jobs without
+// checkpointing and for tests. HashMapStore is the in-memory backend of
+// checkpointed jobs: the same tables, split by key group.
 type MemoryStore struct {
 	id    string
 	names map[string]bool
@@ -33,11 +34,14 @@ func (s *MemoryStore) Backend() string { return "memory" }
 // Checkpoint implements Store. A memory store without states (that of a
 // stateless operator) has nothing to save; one with states cannot be
 // checkpointed, and says so.
-func (s *MemoryStore) Checkpoint(string) (SnapshotInfo, error) {
+func (s *MemoryStore) Checkpoint(dir string) (SnapshotInfo, error) { return checkpointNow(s, dir) }
+
+// Snapshot implements Store, like Checkpoint.
+func (s *MemoryStore) Snapshot(string, bool) (SnapshotWrite, error) {
 	if len(s.names) == 0 {
-		return SnapshotInfo{}, nil
+		return func() (SnapshotInfo, error) { return SnapshotInfo{}, nil }, nil
 	}
-	return SnapshotInfo{}, fmt.Errorf("state: operator %s keeps its state in memory, which cannot be checkpointed", s.id)
+	return nil, fmt.Errorf("state: operator %s keeps its state in memory, which cannot be checkpointed", s.id)
 }
 
 // Close implements Store: the maps are left to the garbage collector.
@@ -353,4 +357,37 @@ func (s *memMap[V]) Range(key []byte, fn func(mk []byte, v V) bool) error {
 func (s *memMap[V]) Clear(key []byte) error {
 	delete(s.m, string(key))
 	return nil
+}
+
+// each calls fn with every key and value of s, in no order. It only
+// reads s, so it may run on another goroutine while nobody writes s.
+func (s *memValue[T]) each(fn func(key []byte, v *T)) {
+	if t := s.tab; t != nil {
+		var prev *flatShard[T]
+		for _, sh := range t.dir {
+			if sh == prev {
+				continue // a shard appears in consecutive directory slots
+			}
+			prev = sh
+			for i := range sh.e {
+				if k := &sh.e[i].k; *k != (smallKey{}) {
+					fn(k[:k[smallKeyLen]-1], &sh.e[i].v)
+				}
+			}
+		}
+	}
+	for k, p := range s.boxed {
+		fn([]byte(k), p)
+	}
+}
+
+// each calls fn with every key, map key and value of s, in no order. It
+// only reads s.
+func (s *memMap[V]) each(fn func(key, mk []byte, v V)) {
+	for k, t := range s.m {
+		t.Ascend(func(e memEntry[V]) bool {
+			fn([]byte(k), []byte(e.k), e.v)
+			return true
+		})
+	}
 }

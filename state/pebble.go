@@ -50,7 +50,7 @@ type PebbleOptions struct {
 	CacheEntries int
 	// BlockCacheBytes is Pebble's block cache; 0 = 8 MiB.
 	BlockCacheBytes int64
-	// MemTableBytes is Pebble's memtable size; 0 = 4 MiB.
+	// MemTableBytes is Pebble's memtable size; 0 = 16 MiB.
 	MemTableBytes uint64
 	// TTL expires state not written for this long (table.exec.state.ttl,
 	// Flink's OnCreateAndWrite + NeverReturnExpired); 0 keeps it forever.
@@ -67,7 +67,7 @@ type PebbleOptions struct {
 const (
 	defaultCacheEntries   = 100_000
 	defaultBlockCache     = 8 << 20
-	defaultMemTable       = 4 << 20
+	defaultMemTable       = 16 << 20
 	defaultTTLCleanupKeys = 100_000
 )
 
@@ -200,7 +200,8 @@ type PebbleStore struct {
 	scanStop    atomic.Bool
 	scanWG      sync.WaitGroup
 
-	prev      map[string]ckptFile // files of the previous Snapshot
+	async     sync.WaitGroup      // the snapshot being written
+	prev      map[string]ckptFile // files of the previous Snapshot; owned by the snapshot being written
 	ttlCursor []byte              // where the next TTL cleanup starts
 	err       error               // sticky: the first write error
 	closed    bool
@@ -435,7 +436,11 @@ func (s *PebbleStore) maybeEvict(keep *lruNode) error {
 		n.prev.next, n.next.prev = n.next, n.prev
 		n.prev, n.next = nil, nil
 		s.size -= n.units
-		if err := n.st.evict(n, b, now); err != nil {
+		err := n.st.evict(n, b, now)
+		if err == nil {
+			err = s.spill(b)
+		}
+		if err != nil {
 			s.err = err
 			return err
 		}
@@ -464,6 +469,22 @@ func (s *PebbleStore) get(k []byte) ([]byte, bool, error) {
 
 // apply commits b.
 func (s *PebbleStore) apply(b *pebble.Batch) error { return s.db.Apply(b, pebble.NoSync) }
+
+// spill commits b and empties it for reuse once it holds a quarter of a
+// memtable: a flush or an eviction of many entries then goes into the
+// memtable in pieces, instead of growing one batch buffer by copying and
+// committing it as a large batch, which Pebble turns into a flushable
+// batch of its own (sorted on commit, then written as an L0 file).
+func (s *PebbleStore) spill(b *pebble.Batch) error {
+	if uint64(b.Len()) < s.opts.MemTableBytes/4 {
+		return nil
+	}
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("state: operator %s: writing state: %w", s.id, err)
+	}
+	b.Reset()
+	return nil
+}
 
 // mayExist reports whether the DB may hold entries under state key sk
 // (false: certainly none).
@@ -601,40 +622,137 @@ func (s *PebbleStore) cleanupTTL() error {
 	return nil
 }
 
-// Snapshot flushes every dirty cached entry into the DB, removes expired
-// entries (a bounded TTL cleanup pass), flushes the memtable and takes a
-// Pebble checkpoint (hard-linked SSTs) into dir, which must not exist.
-// It then writes a manifest of the checkpoint's files with their sizes
-// and checksums, which RestorePebble verifies. Cached entries stay
-// cached, clean.
-func (s *PebbleStore) Checkpoint(dir string) (SnapshotInfo, error) {
+// Checkpoint implements Store: a native snapshot, written at once.
+func (s *PebbleStore) Checkpoint(dir string) (SnapshotInfo, error) { return checkpointNow(s, dir) }
+
+// Snapshot implements Store. Its synchronous part flushes every dirty
+// cached entry into the DB and removes expired entries (a bounded TTL
+// cleanup pass). Then, natively, it flushes the memtable and takes a
+// Pebble checkpoint (hard-linked SSTs) into dir; the SnapshotWrite hashes
+// the files not shared with the previous snapshot and writes the
+// manifest, which RestorePebble verifies. Canonically, it takes a Pebble
+// snapshot (a consistent view, no copy), and the SnapshotWrite streams
+// it into key-group files. Cached entries stay cached, clean.
+func (s *PebbleStore) Snapshot(dir string, canonical bool) (SnapshotWrite, error) {
+	s.async.Wait()
 	if err := s.check(); err != nil {
-		return SnapshotInfo{}, err
+		return nil, err
 	}
 	if _, err := os.Lstat(dir); err == nil {
-		return SnapshotInfo{}, fmt.Errorf("state: operator %s: snapshot directory %s already exists", s.id, dir)
+		return nil, fmt.Errorf("state: operator %s: snapshot directory %s already exists", s.id, dir)
 	}
 	if err := s.flushCache(); err != nil {
-		return SnapshotInfo{}, err
+		return nil, err
 	}
 	if err := s.cleanupTTL(); err != nil {
-		return SnapshotInfo{}, err
+		return nil, err
+	}
+	if canonical {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("state: operator %s: %w", s.id, err)
+		}
+		snap := s.db.NewSnapshot()
+		s.async.Add(1)
+		return func() (SnapshotInfo, error) {
+			defer s.async.Done()
+			defer snap.Close()
+			info, err := s.writeCanonical(dir, snap)
+			if err != nil {
+				return info, fmt.Errorf("state: operator %s: savepoint into %s: %w", s.id, dir, err)
+			}
+			return info, nil
+		}, nil
 	}
 	if err := s.db.Flush(); err != nil {
-		return SnapshotInfo{}, fmt.Errorf("state: operator %s: flushing the memtable: %w", s.id, err)
+		return nil, fmt.Errorf("state: operator %s: flushing the memtable: %w", s.id, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return SnapshotInfo{}, fmt.Errorf("state: operator %s: %w", s.id, err)
+		return nil, fmt.Errorf("state: operator %s: %w", s.id, err)
 	}
 	if err := s.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
-		return SnapshotInfo{}, fmt.Errorf("state: operator %s: checkpoint into %s: %w", s.id, dir, err)
+		return nil, fmt.Errorf("state: operator %s: checkpoint into %s: %w", s.id, dir, err)
 	}
-	files, info, err := writeCheckpointManifest(dir, s.id, s.kgs, s.prev)
+	s.async.Add(1)
+	return func() (SnapshotInfo, error) {
+		defer s.async.Done()
+		files, info, err := writeCheckpointManifest(dir, s.id, s.kgs, s.prev)
+		if err != nil {
+			s.prev = nil
+			return SnapshotInfo{}, fmt.Errorf("state: operator %s: %w", s.id, err)
+		}
+		s.prev = files
+		return info, nil
+	}, nil
+}
+
+// writeCanonical writes the state visible in snap into dir in the
+// canonical format: the DB's keys are in state-name order, so the
+// records of each key group arrive in key order, into a file per key
+// group kept open until the end.
+func (s *PebbleStore) writeCanonical(dir string, snap *pebble.Snapshot) (SnapshotInfo, error) {
+	info := SnapshotInfo{Dir: dir}
+	var ws [MaxParallelism]*kgWriter
+	defer func() {
+		for _, w := range ws {
+			if w != nil {
+				w.abort()
+			}
+		}
+	}()
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{1}})
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		return SnapshotInfo{}, fmt.Errorf("state: operator %s: %w", s.id, err)
+		return info, err
 	}
-	s.prev = files
+	var rec []byte
+	var ierr error
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		if _, err := stateName(k); err != nil {
+			ierr = err
+			break
+		}
+		kg := int(binary.BigEndian.Uint16(k[1+int(k[0]):]))
+		v, err := it.ValueAndErr()
+		if err == nil && kg >= MaxParallelism {
+			err = fmt.Errorf("key %q has key group %d", k, kg)
+		}
+		if err == nil && ws[kg] == nil {
+			ws[kg], err = createKGFile(dir, kg)
+		}
+		if err == nil {
+			rec = appendRecord(rec[:0], k, v)
+			err = ws[kg].write(rec)
+		}
+		if err != nil {
+			ierr = err
+			break
+		}
+	}
+	if err := it.Close(); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil {
+		return info, ierr
+	}
+	var files []ckptFile
+	for kg, w := range ws {
+		if w == nil {
+			continue
+		}
+		ws[kg] = nil
+		f, err := w.finish()
+		if err != nil {
+			return info, err
+		}
+		files = append(files, f)
+		info.TotalBytes += f.size
+	}
+	n, err := writeManifest(dir, canonicalHeader, s.id, s.kgs, files)
+	if err != nil {
+		return info, err
+	}
+	info.TotalBytes += n
+	info.NewBytes = info.TotalBytes
 	return info, nil
 }
 
@@ -645,6 +763,7 @@ func (s *PebbleStore) Close() error {
 	if s.closed {
 		return nil
 	}
+	s.async.Wait() // a snapshot still being written reads the DB
 	var err error
 	if s.err == nil {
 		err = s.flushCache()

@@ -3,12 +3,10 @@ package state
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -46,9 +44,10 @@ type ckptFile struct {
 }
 
 type ckptManifest struct {
-	operator string
-	kgs      KeyGroupRange
-	files    []ckptFile
+	canonical bool // the canonical key-group format (canonical.go), not a Pebble checkpoint
+	operator  string
+	kgs       KeyGroupRange
+	files     []ckptFile
 }
 
 func hashFile(path string) (uint64, int64, error) {
@@ -73,8 +72,7 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 		return nil, info, err
 	}
 	files := make(map[string]ckptFile, len(ents))
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s\noperator %s\nkeygroups %d %d\n", ckptHeader, strconv.Quote(operator), kgs.Start, kgs.End)
+	var list []ckptFile
 	for _, de := range ents {
 		if !de.Type().IsRegular() {
 			continue
@@ -100,20 +98,16 @@ func writeCheckpointManifest(dir, operator string, kgs KeyGroupRange, prev map[s
 		}
 		info.TotalBytes += f.size
 		files[name] = f
-		fmt.Fprintf(&buf, "file %s %d %016x\n", name, f.size, f.hash)
+		list = append(list, f)
 	}
-	fmt.Fprintf(&buf, "checksum %016x\n", xxhash.Sum64(buf.Bytes()))
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, ckptManifestName), buf.Bytes()); err != nil {
+	n, err := writeManifest(dir, ckptHeader, operator, kgs, list)
+	if err != nil {
 		return nil, info, err
 	}
-	info.TotalBytes += int64(buf.Len())
-	info.NewBytes += int64(buf.Len())
+	info.TotalBytes += n
+	info.NewBytes += n
 	return files, info, nil
 }
-
-// writeFileSync is fsutil.WriteFileSync; prefer fsutil.WriteFileAtomic for
-// a file that replaces another.
-func writeFileSync(path string, data []byte) error { return fsutil.WriteFileSync(path, data) }
 
 // SyncDir is fsutil.SyncDir, kept under state's name for its callers.
 func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
@@ -147,7 +141,8 @@ func readCheckpointManifest(dir string) (*ckptManifest, error) {
 		bad := func() error { return fmt.Errorf("%s line %d is malformed: %q", ckptManifestName, line, t) }
 		switch {
 		case line == 1:
-			if t != ckptHeader {
+			m.canonical = t == canonicalHeader
+			if t != ckptHeader && !m.canonical {
 				return nil, fmt.Errorf("%s has unknown format %q", ckptManifestName, t)
 			}
 		case strings.HasPrefix(t, "operator "):
@@ -254,28 +249,9 @@ func RestorePebble(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	if _, err := os.Lstat(workDir); err == nil {
 		return fmt.Errorf("state: restore into %s: the directory already exists", workDir)
 	}
-	var used []RestoreSource
-	for _, s := range sources {
-		if !validRange(s.KeyGroups) {
-			return fmt.Errorf("state: restore from %s: invalid key-group range [%d, %d)", s.Dir, s.KeyGroups.Start, s.KeyGroups.End)
-		}
-		if s.KeyGroups.Start < kgs.End && kgs.Start < s.KeyGroups.End {
-			used = append(used, s)
-		}
-	}
-	slices.SortFunc(used, func(a, b RestoreSource) int { return a.KeyGroups.Start - b.KeyGroups.Start })
-	next := kgs.Start
-	for i, s := range used {
-		if i > 0 && s.KeyGroups.Start < used[i-1].KeyGroups.End {
-			return fmt.Errorf("state: restore into %s: sources %s and %s overlap", workDir, used[i-1].Dir, s.Dir)
-		}
-		if s.KeyGroups.Start > next {
-			break
-		}
-		next = max(next, s.KeyGroups.End)
-	}
-	if next < kgs.End {
-		return fmt.Errorf("state: restore into %s: no source holds key groups from %d (restoring [%d, %d))", workDir, next, kgs.Start, kgs.End)
+	used, err := pickSources(workDir, sources, kgs)
+	if err != nil {
+		return err
 	}
 
 	cur := "" // the source being read, for errors
@@ -299,11 +275,11 @@ func RestorePebble(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	if err := os.MkdirAll(filepath.Dir(workDir), 0o755); err != nil {
 		return fmt.Errorf("state: restore into %s: %w", workDir, err)
 	}
-	if len(used) == 1 && used[0].KeyGroups == kgs {
+	if len(used) == 1 && used[0].KeyGroups == kgs && !manifests[0].canonical {
 		cur = used[0].Dir
 		return linkCheckpoint(workDir, used[0].Dir, manifests[0])
 	}
-	return copyKeyGroups(workDir, used, kgs, opts.withDefaults(), &cur)
+	return copyKeyGroups(workDir, used, manifests, kgs, opts.withDefaults(), &cur)
 }
 
 // linkCheckpoint makes workDir a copy of checkpoint dir, hard-linking the
@@ -365,7 +341,7 @@ const ingestFileBytes = 32 << 20
 // groups kgs of the sources. The entries are written, in key order, into
 // SSTs beside workDir, which the new DB then ingests: no memtable, no
 // compaction.
-func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, opts PebbleOptions, cur *string) error {
+func copyKeyGroups(workDir string, sources []RestoreSource, manifests []*ckptManifest, kgs KeyGroupRange, opts PebbleOptions, cur *string) error {
 	cache := newBlockCache(opts)
 	defer cache.Unref()
 	po := pebbleOptions(opts, cache)
@@ -392,10 +368,10 @@ func copyKeyGroups(workDir string, sources []RestoreSource, kgs KeyGroupRange, o
 	}
 	defer os.RemoveAll(tmp)
 	w := &sstWriter{dir: tmp, opts: po.MakeWriterOptions(6, db.FormatMajorVersion().MaxTableFormat())}
-	for _, src := range sources {
+	for i, src := range sources {
 		*cur = src.Dir
 		lo, hi := max(src.KeyGroups.Start, kgs.Start), min(src.KeyGroups.End, kgs.End)
-		if err := copySource(w, src.Dir, lo, hi, opts, cache); err != nil {
+		if err := copySource(w, src.Dir, manifests[i], lo, hi, opts, cache); err != nil {
 			w.abort()
 			return fmt.Errorf("state: restore from checkpoint %s into %s: %w", src.Dir, workDir, err)
 		}
@@ -466,61 +442,30 @@ func (s *sstWriter) abort() {
 	}
 }
 
-// copySource writes the entries of key groups [lo, hi) of the checkpoint
-// in dir into w: for each state name, found by seeking past the previous
-// one, one range scan over [name|lo, name|hi).
-func copySource(w *sstWriter, dir string, lo, hi int, opts PebbleOptions, cache *pebble.Cache) error {
-	po := pebbleOptions(opts, cache)
-	po.ReadOnly = true
-	po.FS = noLockFS{vfs.Default}
-	src, err := pebble.Open(dir, po)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	it, err := src.NewIter(&pebble.IterOptions{LowerBound: []byte{1}})
-	if err != nil {
-		return err
-	}
-	var ierr error
-	ok := it.First()
-	for ok {
-		k := it.Key()
-		if len(k) < 1+int(k[0])+2 {
-			ierr = fmt.Errorf("malformed key %q", k)
-			break
+// copySource writes the entries of key groups [lo, hi) of the snapshot
+// in dir into w, one SST per state: the ranges of other sources fall
+// between those of the next states.
+func copySource(w *sstWriter, dir string, m *ckptManifest, lo, hi int, opts PebbleOptions, cache *pebble.Cache) error {
+	var name []byte
+	err := forEachEntry(dir, m, lo, hi, opts, cache, func(k, v []byte) error {
+		n, err := stateName(k)
+		if err != nil {
+			return err
 		}
-		name := bytes.Clone(k[:1+int(k[0])])
-		start := binary.BigEndian.AppendUint16(bytes.Clone(name), uint16(lo))
-		end := binary.BigEndian.AppendUint16(bytes.Clone(name), uint16(hi))
-		for ok = it.SeekGE(start); ok && bytes.Compare(it.Key(), end) < 0; ok = it.Next() {
-			v, err := it.ValueAndErr()
-			if err == nil {
-				err = w.set(it.Key(), v)
+		if !bytes.Equal(n, name) {
+			if w.w != nil {
+				if err := w.closeFile(); err != nil {
+					return err
+				}
 			}
-			if err != nil {
-				ierr = err
-				break
-			}
+			name = append(name[:0], n...)
 		}
-		if ierr == nil && w.w != nil {
-			// One state's range of one source per file: the ranges of
-			// other sources fall between those of the next states.
-			ierr = w.closeFile()
-		}
-		if ierr != nil {
-			break
-		}
-		next := prefixEnd(name)
-		if next == nil {
-			break
-		}
-		ok = it.SeekGE(next)
+		return w.set(k, v)
+	})
+	if err == nil && w.w != nil {
+		err = w.closeFile()
 	}
-	if err := it.Close(); err != nil && ierr == nil {
-		ierr = err
-	}
-	return ierr
+	return err
 }
 
 // CheckSnapshotFiles is the cheap half of a snapshot's verification: the

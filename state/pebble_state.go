@@ -170,6 +170,9 @@ func (p *pebbleValue[T]) flush(b *pebble.Batch, now int64) error {
 		if err := p.write(e, b, now); err != nil {
 			return err
 		}
+		if err := p.s.spill(b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -584,6 +587,9 @@ func (p *pebbleMap[V]) flush(b *pebble.Batch, now int64) error {
 		}
 		if e.complete {
 			p.dropAbsent(e)
+		}
+		if err := p.s.spill(b); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -54,18 +54,28 @@ type MapState[V any] interface {
 // within a store; a persistent backend prefixes every key with the
 // operator id and the state name.
 //
-// Lifecycle: the runtime creates the store before Operator.Open, calls
-// Checkpoint on the operator's goroutine once the operator has aligned a
-// checkpoint barrier and put its extra state into the store, and Close
-// once the job has stopped.
+// Lifecycle: the runtime creates the store before Operator.Open. Once the
+// operator has aligned a checkpoint barrier and put its extra state into
+// the store, the runtime calls Snapshot on the operator's goroutine and
+// runs the SnapshotWrite it returns on another goroutine while the
+// operator goes on (an asynchronous snapshot); a store has at most one
+// snapshot being written, and Snapshot first waits for the previous one.
+// Close comes once the job has stopped; it waits for a snapshot still
+// being written.
 type Store interface {
 	// OperatorID identifies the owning operator in the job graph.
 	OperatorID() string
 	// Backend returns the backend kind, for diagnostics ("memory").
 	Backend() string
-	// Checkpoint writes the store's state for a checkpoint into dir,
-	// which must not exist, and reports its size. A store that holds no
-	// state writes nothing and returns SnapshotInfo{} (Dir empty).
+	// Snapshot takes the synchronous part of a snapshot of the store's
+	// state into dir, which must not exist, and returns the part that
+	// writes it. canonical asks for the backend-independent format
+	// (canonical.go), which savepoints use; otherwise the backend writes
+	// its native format. A store that holds no state writes nothing: its
+	// SnapshotWrite returns SnapshotInfo{} (Dir empty).
+	Snapshot(dir string, canonical bool) (SnapshotWrite, error)
+	// Checkpoint takes a native snapshot into dir and waits for it to be
+	// written: Snapshot followed by its SnapshotWrite.
 	Checkpoint(dir string) (SnapshotInfo, error)
 	// Close releases the store. Closing twice is a no-op.
 	Close() error
@@ -95,6 +105,8 @@ func newBaseValueState[T any](s Store, name string, c Codec[T]) (ValueState[T], 
 		return newMemValue[T](), nil
 	case *PebbleStore:
 		return newPebbleValue(s, name, c)
+	case *HashMapStore:
+		return newHMValue(s, name, c)
 	}
 	return nil, fmt.Errorf("state: unsupported store %T", s)
 }
@@ -122,6 +134,8 @@ func newBaseMapState[V any](s Store, name string, c Codec[V]) (MapState[V], erro
 		return newMemMap[V](), nil
 	case *PebbleStore:
 		return newPebbleMap(s, name, c)
+	case *HashMapStore:
+		return newHMMap(s, name, c)
 	}
 	return nil, fmt.Errorf("state: unsupported store %T", s)
 }

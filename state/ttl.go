@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -52,6 +53,11 @@ func (s *TTLStore) Inner() Store { return s.inner }
 
 // Checkpoint implements Store: the inner store's checkpoint.
 func (s *TTLStore) Checkpoint(dir string) (SnapshotInfo, error) { return s.inner.Checkpoint(dir) }
+
+// Snapshot implements Store: the inner store's snapshot.
+func (s *TTLStore) Snapshot(dir string, canonical bool) (SnapshotWrite, error) {
+	return s.inner.Snapshot(dir, canonical)
+}
 
 // Close implements Store.
 func (s *TTLStore) Close() error { return s.inner.Close() }
@@ -105,6 +111,22 @@ func (c ttlCodec[T]) Decode(b []byte) (ttlVal[T], error) {
 	}
 	v, err := c.c.Decode(b[n:])
 	return ttlVal[T]{v: v, wt: wt}, err
+}
+
+// encodeCanonical implements canonCodec: in a snapshot of the hashmap
+// backend, the write time goes into the entry header, where the Pebble
+// backend keeps it, so that either backend restores the other's TTLs.
+func (c ttlCodec[T]) encodeCanonical(dst []byte, v ttlVal[T], _ int64) []byte {
+	return c.c.Encode(binary.BigEndian.AppendUint64(dst, uint64(v.wt)), v.v)
+}
+
+// decodeCanonical implements canonCodec.
+func (c ttlCodec[T]) decodeCanonical(b []byte) (ttlVal[T], error) {
+	if len(b) < 8 {
+		return ttlVal[T]{}, errors.New("state: stored value shorter than its header")
+	}
+	v, err := c.c.Decode(bytes.Clone(b[8:]))
+	return ttlVal[T]{v: v, wt: int64(binary.BigEndian.Uint64(b))}, err
 }
 
 // ttlQueue is a FIFO of keys to look at when their TTL has passed.

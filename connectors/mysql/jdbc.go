@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/jdbc"
 )
 
 // Flink's JDBC connector, 'connector' = 'jdbc', for the databases
@@ -17,7 +18,9 @@ import (
 // names, which must be MySQL's or MariaDB's. A table of this connector
 // is exactly a mysql table.
 
-func init() { connectors.Register(jdbcConnector{}) }
+// The 'jdbc' connector (connectors/jdbc) hands it the tables whose URL
+// is 'jdbc:mysql://...'.
+func init() { jdbc.RegisterDialect("mysql", jdbcConnector{}) }
 
 type jdbcConnector struct{}
 

@@ -66,8 +66,8 @@ INSERT INTO out_users SELECT id, name FROM users;
 // quoting the URL.
 func TestJDBCConnectorRefusals(t *testing.T) {
 	for _, c := range []struct{ opts, want string }{
-		{"'url' = 'jdbc:postgresql://h:5432/db?password=secret', 'table-name' = 't'", "supports MySQL URLs ('jdbc:mysql://host:port/database') only, not 'jdbc:postgresql:'"},
-		{"'url' = 'root:secret@tcp(h:3306)/db', 'table-name' = 't'", "only, not a non-JDBC URL"},
+		{"'url' = 'jdbc:derby://h:1527/db?password=secret', 'table-name' = 't'", "no JDBC dialect for 'jdbc:derby:'"},
+		{"'url' = 'root:secret@tcp(h:3306)/db', 'table-name' = 't'", "option 'url' must start with 'jdbc:<database>://'"},
 		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'driver' = 'org.postgresql.Driver'", "option 'driver' = 'org.postgresql.Driver'"},
 		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'scan.fetch-size' = '10'", "unsupported option(s) for connector 'jdbc': 'scan.fetch-size'"},
 	} {

@@ -38,11 +38,9 @@ package mysql
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
-	"time"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/changebuf"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -111,147 +109,62 @@ func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 	if s.cfg.semantic == ExactlyOnce {
 		return twophase.NewOperator(s.t.Name, newXAHandler(s.cfg, s.t, s.shape), twophase.DefaultOptions()), nil
 	}
-	return &upsertOp{cfg: s.cfg, t: s.t, shape: s.shape}, nil
+	return newUpsertOp(s.cfg, s.t, s.shape), nil
 }
 
-// upsertOp is the at-least-once sink operator (semantics upsert and
-// at-least-once). A flusher goroutine flushes by interval; the operator's
-// own calls flush by size and on barriers. mu guards the buffer and the
-// connection pool use.
-type upsertOp struct {
-	dataflow.BaseOperator
+// newUpsertOp is the at-least-once sink operator (semantics upsert and
+// at-least-once): changebuf's operator over an upsertWriter.
+func newUpsertOp(cfg *config, t *connectors.Table, shape *tableShape) *changebuf.Operator {
+	return changebuf.NewOperator("mysql sink", &upsertWriter{cfg: cfg, t: t, shape: shape}, shape.pk, cfg.maxRows, cfg.interval)
+}
+
+// upsertWriter writes batches with INSERT ... ON DUPLICATE KEY UPDATE
+// and DELETE by key (plain INSERT without a key).
+type upsertWriter struct {
 	cfg   *config
 	t     *connectors.Table
 	shape *tableShape
-
-	ctx  context.Context
-	log  *slog.Logger
-	pool *pool
-
-	mu      sync.Mutex
-	buf     *buffer
-	failed  error // a flush that failed for good: the job must stop
-	stop    chan struct{}
-	stopped chan struct{}
+	pool  *pool
 }
 
-var (
-	_ dataflow.Operator = (*upsertOp)(nil)
-)
+var _ changebuf.Writer = (*upsertWriter)(nil)
 
-func (o *upsertOp) Open(oc *dataflow.OpContext) error {
-	o.ctx = oc.Context()
-	o.log = oc.Logger()
-	p, err := newPool(o.cfg)
+// Open connects and verifies the MySQL table, retrying while the server
+// is unreachable.
+func (w *upsertWriter) Open(ctx context.Context) error {
+	p, err := newPool(w.cfg)
 	if err != nil {
 		return err
 	}
-	o.pool = p
-	if err := o.check(); err != nil {
-		return err
-	}
-	o.buf = newBuffer(o.shape)
-	if o.cfg.interval > 0 {
-		o.stop, o.stopped = make(chan struct{}), make(chan struct{})
-		go o.flusher()
-	}
-	return nil
-}
-
-// check verifies the MySQL table, retrying while the server is
-// unreachable.
-func (o *upsertOp) check() error {
-	err := retryWrite(o.ctx, o.cfg.maxRetries, func() error {
-		ctx, cancel := context.WithTimeout(o.ctx, opTimeout)
+	w.pool = p
+	err = retryWrite(ctx, w.cfg.maxRetries, func() error {
+		c, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
-		return checkSchema(ctx, o.pool.db, o.cfg, o.t)
+		return checkSchema(c, p.db, w.cfg, w.t)
 	})
 	if err != nil {
-		return fmt.Errorf("mysql sink '%s': %w", o.t.Name, o.cfg.redact(err))
+		return fmt.Errorf("mysql sink '%s': %w", w.t.Name, w.cfg.redact(err))
 	}
 	return nil
 }
 
-func (o *upsertOp) flusher() {
-	defer close(o.stopped)
-	t := time.NewTicker(o.cfg.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-o.stop:
-			return
-		case <-o.ctx.Done():
-			return
-		case <-t.C:
-			o.mu.Lock()
-			if o.failed == nil && o.buf.len() > 0 {
-				if err := o.flushLocked(); err != nil && !isTransient(err) {
-					o.failed = err
-				}
-			}
-			o.mu.Unlock()
-		}
-	}
-}
-
-// flushLocked writes the buffer, retrying transient failures; on success
-// the buffer is emptied. mu is held.
-func (o *upsertOp) flushLocked() error {
-	err := retryWrite(o.ctx, o.cfg.maxRetries, func() error {
-		ctx, cancel := context.WithTimeout(o.ctx, opTimeout)
+// Write writes the batch, retrying transient failures.
+func (w *upsertWriter) Write(ctx context.Context, b *changebuf.Buffer) error {
+	buf := &buffer{shape: w.shape, b: b}
+	err := retryWrite(ctx, w.cfg.maxRetries, func() error {
+		c, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
-		return o.buf.flush(ctx, o.pool.db, o.cfg.maxRows)
+		return buf.flush(c, w.pool.db, w.cfg.maxRows)
 	})
 	if err != nil {
-		return fmt.Errorf("mysql sink '%s': writing %d changes: %w", o.t.Name, o.buf.len(), o.cfg.redact(err))
-	}
-	o.buf.reset()
-	return nil
-}
-
-func (o *upsertOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.failed != nil {
-		return o.failed
-	}
-	if err := o.buf.add(c); err != nil {
-		return err
-	}
-	if o.buf.len() >= o.cfg.maxRows {
-		return o.flushLocked()
+		return fmt.Errorf("mysql sink '%s': writing %d changes: %w", w.t.Name, b.Len(), w.cfg.redact(err))
 	}
 	return nil
 }
 
-// SnapshotState flushes on the barrier: a checkpoint completes only once
-// every change before it is in MySQL. A failure declines the checkpoint;
-// the changes stay buffered for the next try.
-func (o *upsertOp) SnapshotState(dataflow.Barrier) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.failed != nil {
-		return o.failed
-	}
-	return o.flushLocked()
-}
-
-func (o *upsertOp) Finish(dataflow.Collector) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.failed != nil {
-		return o.failed
-	}
-	return o.flushLocked()
-}
-
-func (o *upsertOp) Close() error {
-	if o.stop != nil {
-		close(o.stop)
-		<-o.stopped
-	}
-	if o.pool != nil {
-		return o.pool.close()
+func (w *upsertWriter) Close() error {
+	if w.pool != nil {
+		return w.pool.close()
 	}
 	return nil
 }

@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/changebuf"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
 
-func openUpsert(t *testing.T, dsn, name string, opts map[string]string) *upsertOp {
+func openUpsert(t *testing.T, dsn, name string, opts map[string]string) *changebuf.Operator {
 	t.Helper()
 	tbl, cfg := kvTable(t, dsn, name, opts)
-	op := &upsertOp{cfg: cfg, t: tbl, shape: shapeOf(cfg, tbl)}
+	op := newUpsertOp(cfg, tbl, shapeOf(cfg, tbl))
 	if err := op.Open(&dataflow.OpContext{Ctx: context.Background()}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/streamsql/streamsql/connectors/changebuf"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -49,62 +51,18 @@ func arg(v types.Value, t types.Type) any {
 	return types.Format(v, t)
 }
 
-// buffer collects one batch of changes. With a primary key it keeps only
-// the last change per key (upsert semantics make the earlier ones
-// irrelevant), so its size is bounded by the keys changed; without one
-// it is an append log.
+// buffer is one batch of changes for the table (see changebuf), with
+// the MySQL statements that write it.
 type buffer struct {
 	shape *tableShape
-	keyed map[string]int // encoded key -> index in changes
-	chs   []dyntable.Change
-	live  int // changes in chs that are not superseded
+	b     *changebuf.Buffer
 }
 
-func newBuffer(s *tableShape) *buffer {
-	b := &buffer{shape: s}
-	if len(s.pk) > 0 {
-		b.keyed = map[string]int{}
-	}
-	return b
-}
+func newBuffer(s *tableShape) *buffer { return &buffer{shape: s, b: changebuf.New(s.pk)} }
 
-// add buffers c's changes. A table with a primary key is written as an
-// upsert sink (dyntable.UpsertEncoding: a -U is dropped for its +U, or
-// becomes a delete when none follows).
-func (b *buffer) add(c *dyntable.Chunk) error {
-	if b.keyed != nil {
-		c, _ = dyntable.UpsertEncoding.Encode(c, b.shape.pk)
-	}
-	for _, ch := range c.Changes {
-		if b.keyed == nil {
-			if ch.Kind != dyntable.Insert {
-				return fmt.Errorf("mysql sink: %s reached a table without a primary key, which takes inserts only", ch.Kind)
-			}
-			b.chs = append(b.chs, ch)
-			b.live++
-			continue
-		}
-		k := string(types.EncodeKey(nil, ch.Row, b.shape.pk))
-		if i, ok := b.keyed[k]; ok {
-			b.chs[i] = ch // later change of the same key wins, in place
-			continue
-		}
-		b.keyed[k] = len(b.chs)
-		b.chs = append(b.chs, ch)
-		b.live++
-	}
-	return nil
-}
-
-func (b *buffer) len() int { return b.live }
-
-func (b *buffer) reset() {
-	b.chs = b.chs[:0]
-	b.live = 0
-	if b.keyed != nil {
-		clear(b.keyed)
-	}
-}
+func (b *buffer) add(c *dyntable.Chunk) error { return b.b.Add("mysql sink", c) }
+func (b *buffer) len() int                    { return b.b.Len() }
+func (b *buffer) reset()                      { b.b.Reset() }
 
 // execer is a *sql.Conn, *sql.DB or *sql.Tx.
 type execer interface {
@@ -117,14 +75,7 @@ type execer interface {
 // without. The buffer is kept; the caller resets it once the rows are
 // safe (committed or prepared), so that a failed flush can be retried.
 func (b *buffer) flush(ctx context.Context, db execer, maxRows int) error {
-	var ups, dels []types.Row
-	for _, ch := range b.chs {
-		if ch.Kind == dyntable.Delete {
-			dels = append(dels, ch.Row)
-		} else {
-			ups = append(ups, ch.Row)
-		}
-	}
+	ups, dels := b.b.Split()
 	for len(ups) > 0 {
 		n := min(len(ups), maxRows)
 		q, args := b.shape.insertSQL(ups[:n])

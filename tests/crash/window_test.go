@@ -21,6 +21,7 @@ var windowRows = flag.Int("window-rows", 4_000_000, "input rows of the windowed 
 // behind), written to the exactly-once filesystem sink, checkpoints every
 // 100 ms.
 const windowJob = `
+SET 'state.backend.type' = '%s';
 SET 'pipeline.name' = 'window-crashloop';
 SET 'execution.checkpointing.interval' = '100 ms';
 SET 'state.checkpoints.dir' = '%s';
@@ -52,6 +53,13 @@ func TestWindowCrashLoop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the windowed crash loop takes a minute; it runs in CI without -short")
 	}
+	for _, b := range backends {
+		// 10 kills planned on the default backend; see the check at the end.
+		t.Run(b.name, func(t *testing.T) { windowCrashLoop(t, b.name, backendKills(10, b.div)) })
+	}
+}
+
+func windowCrashLoop(t *testing.T, backend string, kills int) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "streamsql")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/streamsql").CombinedOutput(); err != nil {
@@ -84,10 +92,9 @@ func TestWindowCrashLoop(t *testing.T) {
 	f.Close()
 	out := filepath.Join(dir, "out")
 	script := filepath.Join(dir, "job.sql")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(windowJob, filepath.Join(dir, "ckpt"), data, out)), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(windowJob, backend, filepath.Join(dir, "ckpt"), data, out)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const kills = 10 // planned; see the check at the end
 	killed, restored := 0, 0
 	for run := 0; ; run++ {
 		errPath := filepath.Join(dir, fmt.Sprintf("run-%d.err", run))
@@ -182,8 +189,8 @@ func TestWindowCrashLoop(t *testing.T) {
 		}
 	}
 	extra := len(got) - (len(ref) - mismatched)
-	t.Logf("windowed: kills=%d restored runs=%d windows=%d duplicated=%d mismatched=%d extra=%d rows=%d", killed, restored, len(ref), dup, mismatched, max(extra, 0), *windowRows)
-	fmt.Printf("windowed: kills=%d duplicated=%d mismatched=%d\n", killed, dup, mismatched)
+	t.Logf("windowed, %s: kills=%d restored runs=%d windows=%d duplicated=%d mismatched=%d extra=%d rows=%d", backend, killed, restored, len(ref), dup, mismatched, max(extra, 0), *windowRows)
+	fmt.Printf("windowed, %s: kills=%d duplicated=%d mismatched=%d\n", backend, killed, dup, mismatched)
 	if dup != 0 || mismatched != 0 || len(got) != len(ref) {
 		t.Fatalf("%d windows written twice, %d wrong, %d written in all for %d", dup, mismatched, len(got), len(ref))
 	}

@@ -1,0 +1,313 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	flinkconfig "github.com/streamsql/streamsql/config"
+	"github.com/streamsql/streamsql/connectors"
+)
+
+// Semantic is what 'sink.semantic' selects.
+type Semantic string
+
+// The sink semantics, as the mysql connector has them.
+const (
+	// ExactlyOnce writes each checkpoint's changes in one transaction,
+	// PREPAREd at the barrier and COMMIT PREPARED when the checkpoint
+	// completes (connectors/twophase).
+	ExactlyOnce Semantic = "exactly-once"
+	// Upsert writes by primary key (INSERT ... ON CONFLICT DO UPDATE,
+	// DELETE), flushed by size, interval and at every barrier.
+	Upsert Semantic = "upsert"
+	// AtLeastOnce appends rows with plain INSERTs (tables without a key).
+	AtLeastOnce Semantic = "at-least-once"
+)
+
+// conn is how to reach the server: host, port, database, user and
+// password, from a 'jdbc:postgresql://' URL and the username/password
+// options. It holds the password: never format it into an error or a
+// log line.
+type conn struct {
+	host, port, database, user, password string
+	params                               map[string]string // sslmode and other libpq parameters
+}
+
+// config is a sink table's parsed options.
+type config struct {
+	conn
+	schema, table string // schema "" means the search path's
+	semantic      Semantic
+	maxRows       int
+	interval      time.Duration
+	maxRetries    int
+	parallelism   int
+}
+
+var connOptions = []connectors.OptionDef{
+	{Key: "url", Required: true, Description: "the server: 'jdbc:postgresql://host:port/database' (Flink's JDBC form; ?user=, ?password=, ?sslmode= are understood)"},
+	{Key: "username", Description: "the user; overrides ?user= in 'url'"},
+	{Key: "password", Description: "the password; overrides ?password= in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
+}
+
+var sinkOptions = append(append([]connectors.OptionDef(nil), connOptions...),
+	connectors.OptionDef{Key: "table-name", Required: true, Description: "the PostgreSQL table, 'name' or 'schema.name'; sink tables are created by the user"},
+	connectors.OptionDef{Key: "driver", Description: "the JDBC driver class name; accepted for Flink compatibility and ignored (the URL names the database)"},
+	connectors.OptionDef{Key: "sink.semantic", Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	connectors.OptionDef{Key: "sink.buffer-flush.max-rows", Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
+	connectors.OptionDef{Key: "sink.buffer-flush.interval", Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
+	connectors.OptionDef{Key: "sink.max-retries", Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s. Commits of prepared transactions are retried by the two-phase-commit framework"},
+	connectors.OptionDef{Key: "sink.parallelism", Description: "the sink's parallelism"},
+)
+
+// parseConn reads 'url', 'username' and 'password'. prefix is the URL's
+// required scheme. Errors never quote the URL.
+func parseConn(opts map[string]string) (conn, error) {
+	var c conn
+	raw := opts["url"]
+	rest, ok := strings.CutPrefix(raw, "jdbc:")
+	if !ok {
+		return c, errors.New("option 'url': expected 'jdbc:postgresql://host:port/database'")
+	}
+	u, err := url.Parse(rest)
+	if err != nil || u.Scheme != "postgresql" || u.Host == "" {
+		return c, errors.New("option 'url': expected 'jdbc:postgresql://host:port/database'")
+	}
+	c.host, c.port = u.Hostname(), u.Port()
+	if c.port == "" {
+		c.port = "5432"
+	}
+	c.database = strings.TrimPrefix(u.Path, "/")
+	if c.database == "" {
+		return c, errors.New("option 'url': the database is missing ('jdbc:postgresql://host:port/database')")
+	}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.password, _ = u.User.Password()
+	}
+	c.params = map[string]string{}
+	for k, vs := range u.Query() {
+		switch k {
+		case "user":
+			c.user = vs[0]
+		case "password":
+			c.password = vs[0]
+		case "sslmode", "connect_timeout", "application_name":
+			c.params[k] = vs[0]
+		case "ssl", "currentSchema", "stringtype", "reWriteBatchedInserts", "prepareThreshold", "ApplicationName":
+			// JDBC-driver knobs that have no meaning here.
+		default:
+			return c, fmt.Errorf("option 'url': unsupported JDBC parameter '%s'", k)
+		}
+	}
+	if v, ok := opts["username"]; ok {
+		c.user = v
+	}
+	if v, ok := opts["password"]; ok {
+		c.password = v
+	}
+	if c.user == "" {
+		return c, errors.New("option 'username' is missing (or ?user= in 'url')")
+	}
+	return c, nil
+}
+
+// poolConfig is the pgx pool configuration of c. Every session runs in
+// UTC, so TIMESTAMP values read and write unshifted.
+func (c conn) poolConfig(maxConns int32) (*pgxpool.Config, error) {
+	q := url.Values{}
+	for k, v := range c.params {
+		q.Set(k, v)
+	}
+	if _, ok := c.params["connect_timeout"]; !ok {
+		q.Set("connect_timeout", "5")
+	}
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(c.host, c.port), Path: "/" + c.database, RawQuery: q.Encode()}
+	pc, err := pgxpool.ParseConfig(u.String())
+	if err != nil {
+		return nil, errors.New("option 'url': not a valid PostgreSQL address")
+	}
+	pc.ConnConfig.User = c.user
+	pc.ConnConfig.Password = c.password
+	pc.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	pc.MaxConns = maxConns
+	pc.MaxConnIdleTime = 5 * time.Minute
+	return pc, nil
+}
+
+// open connects a pool of at most maxConns connections.
+func (c conn) open(ctx context.Context, maxConns int32) (*pgxpool.Pool, error) {
+	pc, err := c.poolConfig(maxConns)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, c.redact(err)
+	}
+	return p, nil
+}
+
+// String never shows the password.
+func (c conn) String() string {
+	return fmt.Sprintf("postgres(%s@%s/%s)", c.user, net.JoinHostPort(c.host, c.port), c.database)
+}
+
+// redact removes the password from an error's text: a last line of
+// defence, since a driver error could some day quote a connection string.
+func (c conn) redact(err error) error {
+	if err == nil || c.password == "" || !strings.Contains(err.Error(), c.password) {
+		return err
+	}
+	return redacted{msg: strings.ReplaceAll(err.Error(), c.password, "******"), err: err}
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
+
+// parseConfig validates a sink table's options.
+func parseConfig(t *connectors.Table) (*config, error) {
+	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
+		return nil, err
+	}
+	cn, err := parseConn(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	c := &config{conn: cn}
+	c.table = t.Options["table-name"]
+	if s, name, ok := strings.Cut(c.table, "."); ok {
+		c.schema, c.table = s, name
+	}
+	if c.table == "" {
+		return nil, errors.New("option 'table-name' is empty")
+	}
+	if d, ok := t.Options["driver"]; ok && d != "org.postgresql.Driver" {
+		return nil, fmt.Errorf("option 'driver': '%s' is not PostgreSQL's driver (org.postgresql.Driver)", d)
+	}
+	switch s := t.Options["sink.semantic"]; s {
+	case "":
+		c.semantic = AtLeastOnce
+		if len(t.PrimaryKey) > 0 {
+			c.semantic = Upsert
+		}
+	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
+		c.semantic = Semantic(s)
+	default:
+		return nil, fmt.Errorf("option 'sink.semantic' must be exactly-once, upsert or at-least-once, got '%s'", s)
+	}
+	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
+		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the PostgreSQL table's")
+	}
+	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
+		c.semantic = Upsert
+	}
+	if c.maxRows, err = posInt(t.Options, "sink.buffer-flush.max-rows", 500); err != nil {
+		return nil, err
+	}
+	if c.maxRetries, err = posInt(t.Options, "sink.max-retries", 10); err != nil {
+		return nil, err
+	}
+	if c.parallelism, err = posInt(t.Options, "sink.parallelism", 0); err != nil {
+		return nil, err
+	}
+	c.interval = time.Second
+	if v, ok := t.Options["sink.buffer-flush.interval"]; ok {
+		if c.interval, err = flinkconfig.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("option 'sink.buffer-flush.interval': %v", err)
+		}
+	}
+	return c, nil
+}
+
+func posInt(opts map[string]string, key string, def int) (int, error) {
+	v, ok := opts[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("option '%s' must be a positive integer, got '%s'", key, v)
+	}
+	return n, nil
+}
+
+// isTransient reports whether err is a connection-level or concurrency
+// failure that a retry on a fresh connection may cure.
+func isTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			pe.Code == "40001", pe.Code == "40P01", // serialization failure, deadlock
+			pe.Code == "53300",                                         // too many connections
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // shutdown, cannot connect now
+			pe.Code == "55006": // object in use (a prepared transaction busy in another session)
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "conn closed")
+}
+
+// sqlState is the SQLSTATE of err, or "".
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// retry runs fn up to attempts times while it fails transiently, with
+// exponential backoff from 100 ms to 5 s.
+func retry(ctx context.Context, attempts int, fn func() error) error {
+	var err error
+	for a := 1; ; a++ {
+		if err = fn(); err == nil || !isTransient(err) || a >= attempts {
+			return err
+		}
+		d := min(100*time.Millisecond<<(a-1), 5*time.Second)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (job stopping; last error: %v)", context.Cause(ctx), err)
+		case <-t.C:
+		}
+	}
+}
+
+// opTimeout bounds one statement round, so that a connection that hangs
+// turns into a retryable error.
+const opTimeout = 30 * time.Second
