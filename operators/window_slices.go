@@ -56,6 +56,10 @@ type WindowSpec struct {
 	Size int64
 	// Slide is HOP's slide and CUMULATE's step; unused otherwise.
 	Slide int64
+	// Offset shifts the windows of TUMBLE, HOP and CUMULATE: they start
+	// at offset + k * (size or slide) instead of at multiples of it, as
+	// Flink's window offset does. Zero for SESSION.
+	Offset int64
 }
 
 // Validate checks the sizes; the planner reports its error at the call.
@@ -65,6 +69,15 @@ func (s WindowSpec) Validate() error {
 	}
 	if s.Size <= 0 || (s.Kind == WindowHop || s.Kind == WindowCumulate) && s.Slide <= 0 {
 		return fmt.Errorf("window sizes must be positive")
+	}
+	if period := s.sliceSize() * 0; s.Offset != 0 {
+		period = s.Size
+		if s.Kind == WindowHop || s.Kind == WindowCumulate {
+			period = s.Slide
+		}
+		if s.Kind == WindowSession || s.Offset <= -period || s.Offset >= period {
+			return fmt.Errorf("the window offset must be smaller than the window's %s (%v), and SESSION takes none", map[bool]string{true: "slide", false: "size"}[s.Kind != WindowTumble], time.Duration(period))
+		}
 	}
 	if s.Kind == WindowCumulate && s.Size%s.Slide != 0 {
 		return fmt.Errorf("CUMULATE: the max size (%v) must be a whole multiple of the step (%v)", time.Duration(s.Size), time.Duration(s.Slide))
@@ -76,15 +89,22 @@ func (s WindowSpec) Validate() error {
 func (s WindowSpec) String() string {
 	switch s.Kind {
 	case WindowHop:
-		return fmt.Sprintf("HOP(slide=[%v], size=[%v])", time.Duration(s.Slide), time.Duration(s.Size))
+		return fmt.Sprintf("HOP(slide=[%v], size=[%v]%s)", time.Duration(s.Slide), time.Duration(s.Size), s.offsetText())
 	case WindowCumulate:
-		return fmt.Sprintf("CUMULATE(step=[%v], max_size=[%v])", time.Duration(s.Slide), time.Duration(s.Size))
+		return fmt.Sprintf("CUMULATE(step=[%v], max_size=[%v]%s)", time.Duration(s.Slide), time.Duration(s.Size), s.offsetText())
 	case WindowSession:
 		return fmt.Sprintf("SESSION(gap=[%v])", time.Duration(s.Size))
 	case WindowAssigned:
 		return "WINDOWED"
 	}
-	return fmt.Sprintf("TUMBLE(size=[%v])", time.Duration(s.Size))
+	return fmt.Sprintf("TUMBLE(size=[%v]%s)", time.Duration(s.Size), s.offsetText())
+}
+
+func (s WindowSpec) offsetText() string {
+	if s.Offset == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", offset=[%v]", time.Duration(s.Offset))
 }
 
 func floorDiv(a, b int64) int64 {
@@ -120,7 +140,7 @@ func (s WindowSpec) sliceEnd(ts int64) int64 {
 		return ts
 	}
 	p := s.sliceSize()
-	return floorDiv(ts, p)*p + p
+	return floorDiv(ts-s.Offset, p)*p + p + s.Offset
 }
 
 // firstWindowEnd returns the end of the earliest window holding the
@@ -129,7 +149,7 @@ func (s WindowSpec) firstWindowEnd(se int64) int64 {
 	if s.Kind == WindowHop {
 		// HOP windows start at multiples of the slide: the first end at
 		// or after se is ceil((se - size) / slide) * slide + size.
-		return -floorDiv(-(se-s.Size), s.Slide)*s.Slide + s.Size
+		return -floorDiv(-(se-s.Size-s.Offset), s.Slide)*s.Slide + s.Size + s.Offset
 	}
 	return se
 }
@@ -140,9 +160,9 @@ func (s WindowSpec) lastWindowEnd(se int64) int64 {
 	p := s.sliceSize()
 	switch s.Kind {
 	case WindowHop:
-		return floorDiv(se-p, s.Slide)*s.Slide + s.Size
+		return floorDiv(se-p-s.Offset, s.Slide)*s.Slide + s.Size + s.Offset
 	case WindowCumulate:
-		return floorDiv(se-p, s.Size)*s.Size + s.Size
+		return floorDiv(se-p-s.Offset, s.Size)*s.Size + s.Size + s.Offset
 	}
 	return se
 }
@@ -164,7 +184,7 @@ func (s WindowSpec) windowStart(e int64) int64 {
 		return e - 1
 	}
 	if s.Kind == WindowCumulate {
-		return floorDiv(e-1, s.Size) * s.Size
+		return floorDiv(e-1-s.Offset, s.Size)*s.Size + s.Offset
 	}
 	return e - s.Size
 }
@@ -174,6 +194,17 @@ func (s WindowSpec) windowStart(e int64) int64 {
 // CUMULATE. It is what the window table function without aggregation
 // assigns.
 func (s WindowSpec) Windows(dst [][2]int64, ts int64) [][2]int64 {
+	if s.Offset != 0 {
+		n := len(dst)
+		o := s
+		o.Offset = 0
+		dst = o.Windows(dst, ts-s.Offset)
+		for i := n; i < len(dst); i++ {
+			dst[i][0] += s.Offset
+			dst[i][1] += s.Offset
+		}
+		return dst
+	}
 	switch s.Kind {
 	case WindowHop:
 		// Windows start at multiples of the slide.

@@ -23,6 +23,12 @@
 //	  RETURNING ...), IS JSON, SIMILAR TO,   __json_value(...), x REGEXP __is_json();
 //	  BETWEEN SYMMETRIC, OVERLAPS, ...       the full list is in funcsyntax.go
 //	LISTAGG(x), FIRST_VALUE(x), ...          aggregate nodes (aggregates.go)
+//	(VALUES (1, 'a')) AS T(a, b)             (VALUES ROW(1, 'a')) AS __cols_<n>;
+//	                                          Statement.ColumnAliases (queries.go)
+//	AGG(x) FILTER (WHERE c)                  the aggregate with __agg_filter(c, x)
+//	                                          as its argument (queries.go)
+//	GROUPING SETS (...), ROLLUP, CUBE         __gsets(__gset(...), ...), __rollup,
+//	                                          __cube GROUP BY items (queries.go)
 //	CREATE/DROP TEMPORARY VIEW, view COMMENT, TEMPORARY and COMMENT removed; Statement.Temporary
 //	EXPLAIN PLAN FOR, EXPLAIN CHANGELOG_MODE EXPLAIN; Statement.ExplainDetails
 //	ALTER VIEW v AS q                        CREATE OR REPLACE VIEW v AS q; Statement.AlterView
@@ -209,6 +215,8 @@ type WindowTVF struct {
 	// CUMULATE(step, size), SESSION(gap), whatever order named arguments
 	// were written in.
 	Intervals []time.Duration
+	// Offset is the OFFSET argument of TUMBLE, HOP and CUMULATE; 0 if none.
+	Offset    time.Duration
 	Line, Col int
 }
 

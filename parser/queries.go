@@ -160,8 +160,14 @@ func (c *stmtCtx) rewriteColumnAliases() *posError {
 // fixAggFilters moves the condition into the aggregate once TiDB parsed it.
 func (c *stmtCtx) rewriteAggFilters() *posError {
 	for i := range c.toks {
-		if c.covered[i] || !c.isKw(i, "FILTER") || !c.isPunct(i-1, ")") || !c.isPunct(i+1, "(") {
+		if c.covered[i] || !c.isKw(i, "FILTER") || !c.isPunct(i+1, "(") || !c.isKw(i+2, "WHERE") {
 			continue
+		}
+		if !c.isPunct(i-1, ")") {
+			return c.errAt(i, "FILTER (WHERE ...) must follow an aggregate function call")
+		}
+		if c.isKw(c.match[i-1]-1, "FILTER") {
+			return c.errAt(i, "an aggregate takes one FILTER clause; combine the conditions with AND")
 		}
 		open, close := i+1, c.match[i+1]
 		if !c.isKw(open+1, "WHERE") {
@@ -268,8 +274,13 @@ func (c *stmtCtx) rewriteGroupingSets() *posError {
 				c.replace(k, k+1, GroupingSetsFunc)
 				open := k + 2
 				for _, a := range c.args(open) {
-					if c.isPunct(a[0], "(") && c.match[a[0]] == a[1] {
+					switch {
+					case c.isPunct(a[0], "(") && c.match[a[0]] == a[1]:
 						c.insertAt(c.toks[a[0]].start, GroupingSetFunc)
+					case c.isKw(a[0], "ROLLUP") && c.isPunct(a[0]+1, "("):
+						c.replace(a[0], a[0], RollupFunc) // the planner refuses it by name
+					case c.isKw(a[0], "CUBE") && c.isPunct(a[0]+1, "("):
+						c.replace(a[0], a[0], CubeFunc)
 					}
 				}
 				if c.match[open] == open+1 {

@@ -133,6 +133,9 @@ func describeStatements(stmts []*Statement) string {
 		for _, n := range names {
 			w := s.WindowTVFs[n]
 			fmt.Fprintf(&sb, "  tvf %s %d:%d: %s table=%s timecol=%s intervals=%v", n, w.Line, w.Col, w.Func, w.Table, w.TimeCol, w.Intervals)
+			if w.Offset != 0 {
+				fmt.Fprintf(&sb, " offset=%v", w.Offset)
+			}
 			if w.PartitionBy != nil {
 				fmt.Fprintf(&sb, " partition by %v", w.PartitionBy)
 			}

@@ -141,7 +141,7 @@ func (c *stmtCtx) parseTVF(fn string, params []string, open, close int) (*Window
 			}
 			tvf.TimeCol = c.nameValue(r[0] + 2)
 		case "OFFSET":
-			return nil, c.errAt(r[0], "window offset is not supported")
+			tvf.Offset, err = c.parseOffset(r[0], r[1])
 		default:
 			var d time.Duration
 			d, err = c.parseDuration(r[0], r[1])
@@ -198,6 +198,16 @@ func (c *stmtCtx) parseTVFTable(tvf *WindowTVF, s, e int) *posError {
 // parseDuration reads INTERVAL '<n>' <unit> from tokens [s, e) as a
 // positive fixed duration.
 func (c *stmtCtx) parseDuration(s, e int) (time.Duration, *posError) {
+	return c.parseInterval(s, e, false)
+}
+
+// parseOffset reads a window offset, INTERVAL '5' MINUTE, from tokens
+// [s, e): any whole number of nanoseconds, negative and zero included.
+func (c *stmtCtx) parseOffset(s, e int) (time.Duration, *posError) {
+	return c.parseInterval(s, e, true)
+}
+
+func (c *stmtCtx) parseInterval(s, e int, offset bool) (time.Duration, *posError) {
 	if !c.isKw(s, "INTERVAL") || e != s+3 || !(c.isStringLit(s+1) || c.toks[s+1].kind == tkNumber) || c.toks[s+2].kind != tkIdent {
 		return 0, c.errAt(s, "expected a window size like INTERVAL '10' SECOND")
 	}
@@ -222,7 +232,7 @@ func (c *stmtCtx) parseDuration(s, e int) (time.Duration, *posError) {
 		return 0, c.errAt(s+1, "invalid interval value %s", c.text(s+1))
 	}
 	r.Mul(r, new(big.Rat).SetInt64(int64(unit)))
-	if r.Sign() <= 0 {
+	if r.Sign() <= 0 && !offset {
 		return 0, c.errAt(s+1, "a window size must be positive")
 	}
 	if !r.IsInt() || !r.Num().IsInt64() {

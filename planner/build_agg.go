@@ -229,7 +229,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 				return rel{}, err
 			}
 			groupingIndex[g] = len(cols)
-			proj, cols = append(proj, e), append(cols, expr.Column{Name: exprText(g), Type: e.Type()})
+			proj, cols = append(proj, e), append(cols, expr.Column{Name: "$g" + itoa(len(groupingIndex)-1), Type: e.Type()})
 		}
 		aggNode, aggCols = newCalc(agg, nil, proj, cols), cols
 	} else {

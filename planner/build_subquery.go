@@ -58,6 +58,9 @@ func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, erro
 	}
 	r, err := b.buildQuery(sub.Query)
 	if err != nil {
+		if b.correlated(in, sub.Query) {
+			return rel{}, b.errf(x, "a correlated IN subquery is not supported; write [NOT] EXISTS (SELECT ... WHERE ... AND <column> = %s)", exprText(x.Expr))
+		}
 		return rel{}, err
 	}
 	if len(r.scope) != 1 {
@@ -213,4 +216,27 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 	n := &SemiJoinNode{nodeBase: nodeBase{cols: ln.Columns(), inputs: []Node{ln, rn}}, Anti: anti,
 		LeftKeys: lk, RightKeys: rk, Cond: residual}
 	return b.dropKeyColumns(n, in), nil
+}
+
+// correlated reports whether a plain subquery's WHERE refers to the
+// enclosing query's columns.
+func (b *builder) correlated(in rel, q ast.ResultSetNode) bool {
+	sel, ok := simpleSubquery(q)
+	if !ok || sel.Where == nil {
+		return false
+	}
+	inner, err := b.scopeOf(sel.From.TableRefs)
+	if err != nil {
+		return false
+	}
+	both := append(append([]expr.Column(nil), in.scope...), inner...)
+	for _, c := range splitAnd(sel.Where, nil) {
+		if _, err := expr.Bind(c, &expr.Scope{Columns: inner}, b.stmt.ErrorAtNode); err == nil {
+			continue
+		}
+		if _, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -17,6 +17,9 @@ func (b *builder) buildValuesQuery(sel *ast.SelectStmt) (rel, error) {
 		return rel{}, b.errf(sel, "VALUES needs at least one row")
 	}
 	width := len(sel.Lists[0].Values)
+	if width == 0 {
+		return rel{}, b.errf(sel, "a VALUES row needs at least one value")
+	}
 	bound := make([][]expr.Expr, len(sel.Lists))
 	colTypes := make([]types.Type, width)
 	for r, row := range sel.Lists {

@@ -124,6 +124,7 @@ func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
 	default:
 		return s, fmt.Errorf("unknown window function %s", tvf.Func)
 	}
+	s.Offset = int64(tvf.Offset)
 	return s, s.Validate()
 }
 

@@ -15,7 +15,12 @@
 //     windows becomes an interval, temporal, lookup or window join
 //     (build_timejoin.go, build_lookupjoin.go); a window function is fused
 //     into the window aggregation over it (build_window_agg.go); a
-//     filter on a rank number closes the rank's range (foldRankFilter).
+//     filter on a rank number closes the rank's range (foldRankFilter);
+//     a WHERE conjunct over both sides of a join without ON becomes its
+//     condition (build_commajoin.go); [NOT] IN and [NOT] EXISTS become
+//     semi and anti joins (build_subquery.go); GROUPING SETS, ROLLUP
+//     and CUBE become an Expand under the aggregation
+//     (build_grouping_sets.go).
 //  2. optimize (rewrite.go) applies, once, the rewrites that need the
 //     complete tree: projection push-down into scans, which drops a Calc
 //     it leaves doing nothing. It makes new nodes; nothing changes a node

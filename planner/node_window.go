@@ -183,15 +183,19 @@ func (n *WindowAggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
 // windowArgs renders a window's sizes as EXPLAIN shows them.
 func windowArgs(w operators.WindowSpec) string {
 	d := fmtDuration
+	off := ""
+	if w.Offset != 0 {
+		off = ", offset=[" + d(w.Offset) + "]"
+	}
 	switch w.Kind {
 	case operators.WindowHop:
-		return ", slide=[" + d(w.Slide) + "], size=[" + d(w.Size) + "]"
+		return ", slide=[" + d(w.Slide) + "], size=[" + d(w.Size) + "]" + off
 	case operators.WindowCumulate:
-		return ", step=[" + d(w.Slide) + "], max_size=[" + d(w.Size) + "]"
+		return ", step=[" + d(w.Slide) + "], max_size=[" + d(w.Size) + "]" + off
 	case operators.WindowSession:
 		return ", gap=[" + d(w.Size) + "]"
 	}
-	return ", size=[" + d(w.Size) + "]"
+	return ", size=[" + d(w.Size) + "]" + off
 }
 
 // fmtDuration renders nanoseconds in the largest whole unit, Flink style

@@ -7,7 +7,7 @@ import (
 	_ "github.com/streamsql/streamsql/connectors/filesystem" // registers "filesystem"
 	_ "github.com/streamsql/streamsql/connectors/jdbc"       // registers "jdbc"
 	_ "github.com/streamsql/streamsql/connectors/kafka"      // registers "kafka", "upsert-kafka"
-	_ "github.com/streamsql/streamsql/connectors/mysql"      // registers "mysql"
+	_ "github.com/streamsql/streamsql/connectors/mysql"      // registers "mysql" and the jdbc:mysql dialect
 	_ "github.com/streamsql/streamsql/connectors/nexmark"    // registers "nexmark"
 	_ "github.com/streamsql/streamsql/connectors/postgres"   // the jdbc dialect "postgresql", "postgres-cdc"
 	_ "github.com/streamsql/streamsql/connectors/print"      // registers "print"

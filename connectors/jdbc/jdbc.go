@@ -70,7 +70,9 @@ func supported() []string {
 	defer mu.RUnlock()
 	names := []string{"mysql"}
 	for n := range dialects {
-		names = append(names, n)
+		if n != "mysql" { // connectors/mysql registers its JDBC dialect too
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

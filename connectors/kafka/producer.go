@@ -38,6 +38,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
+	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
 )
 
 // maxBatchBytes is when a partition's batch is sent before the
@@ -92,8 +93,41 @@ func kafkaClient(servers []string, timeout time.Duration) *kafka.Client {
 	return &kafka.Client{Addr: kafka.TCP(servers...), Timeout: timeout}
 }
 
-// partitionCount asks the cluster how many partitions topic has.
+// partitionCount asks the cluster how many partitions topic has. A
+// topic that does not exist yet is asked for again with auto-creation
+// allowed, as Flink's (Java) producer asks: a broker that creates topics
+// on first use (auto.create.topics.enable, or `streamsql kafka`) then
+// creates it, so that CREATE TABLE ... AS SELECT can write a new topic.
 func partitionCount(ctx context.Context, c *kafka.Client, topic string) (int, error) {
+	n, err := partitionCountOnce(ctx, c, topic)
+	if !errors.Is(err, kafka.UnknownTopicOrPartition) && !errors.Is(err, errNoTopic) {
+		return n, err
+	}
+	tr := c.Transport
+	if tr == nil {
+		tr = kafka.DefaultTransport
+	}
+	if _, aerr := tr.RoundTrip(ctx, c.Addr, &metadataAPI.Request{TopicNames: []string{topic}, AllowAutoTopicCreation: true}); aerr != nil {
+		return 0, err
+	}
+	// The topic's leader may take a moment to be known.
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		if n, err = partitionCountOnce(ctx, c, topic); err == nil || wait > time.Second {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// errNoTopic is partitionCountOnce's error for a topic the metadata does
+// not list.
+var errNoTopic = errors.New("topic does not exist")
+
+func partitionCountOnce(ctx context.Context, c *kafka.Client, topic string) (int, error) {
 	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		return 0, fmt.Errorf("kafka: reading metadata of topic '%s': %w", topic, err)
@@ -110,7 +144,7 @@ func partitionCount(ctx context.Context, c *kafka.Client, topic string) (int, er
 		}
 		return len(t.Partitions), nil
 	}
-	return 0, fmt.Errorf("kafka: topic '%s' does not exist", topic)
+	return 0, fmt.Errorf("kafka: topic '%s': %w", topic, errNoTopic)
 }
 
 // retryConcurrent repeats fn while the coordinator answers

@@ -523,10 +523,13 @@ func (o *writerOp) Open(oc *dataflow.OpContext) error {
 		Topic:        o.cfg.topic,
 		Balancer:     newPartitioner(o.cfg.partitioner, oc.Subtask),
 		RequiredAcks: kafka.RequireAll, // the Writer's default is none
-		BatchSize:    10000,
-		BatchBytes:   maxBatchBytes,
-		BatchTimeout: 5 * time.Millisecond,
-		Async:        true,
+		// A topic that does not exist yet is created by a broker that
+		// creates topics on first use, as for Flink's producer.
+		AllowAutoTopicCreation: true,
+		BatchSize:              10000,
+		BatchBytes:             maxBatchBytes,
+		BatchTimeout:           5 * time.Millisecond,
+		Async:                  true,
 		Completion: func(msgs []kafka.Message, err error) {
 			o.mu.Lock()
 			defer o.mu.Unlock()

@@ -29,11 +29,6 @@ const (
 	FirstAuctionID  = 1000
 	FirstCategoryID = 10
 
-	personProportion  = 1
-	auctionProportion = 3
-	bidProportion     = 46
-	totalProportion   = personProportion + auctionProportion + bidProportion
-
 	numCategories      = 5
 	personIDLead       = 10
 	auctionIDLead      = 10
@@ -133,12 +128,40 @@ type Config struct {
 	// Rate is the nominal rate in events per second that spaces event
 	// times; it does not limit how fast events are produced.
 	Rate float64
+	// Proportions are the shares of persons, auctions and bids among the
+	// events, the reference's 'person.proportion', 'auction.proportion'
+	// and 'bid.proportion'; the zero value means the reference's 1:3:46.
+	// Of every Total() events, the first Person are persons, the next
+	// Auction auctions and the rest bids.
+	Proportions Proportions
+}
+
+// Proportions are the shares of each kind of event.
+type Proportions struct{ Person, Auction, Bid int64 }
+
+// DefaultProportions are the reference's: 1 person, 3 auctions and 46
+// bids in every 50 events.
+var DefaultProportions = Proportions{Person: 1, Auction: 3, Bid: 46}
+
+// Total is the length of the cycle of event kinds.
+func (p Proportions) Total() int64 { return p.Person + p.Auction + p.Bid }
+
+// KindOf returns the kind of event number n without generating it.
+func (p Proportions) KindOf(n int64) int {
+	switch rem := n % p.Total(); {
+	case rem < p.Person:
+		return KindPerson
+	case rem < p.Person+p.Auction:
+		return KindAuction
+	}
+	return KindBid
 }
 
 // Generator produces events by number. It is immutable after NewGenerator
 // and safe for concurrent use.
 type Generator struct {
 	cfg        Config
+	p          Proportions
 	delayUs    float64 // microseconds between events
 	hotURLs    [4]string
 	channelURL [channelsNumber]string
@@ -151,7 +174,10 @@ func NewGenerator(cfg Config) *Generator {
 	if cfg.Rate <= 0 {
 		cfg.Rate = 10000
 	}
-	g := &Generator{cfg: cfg, delayUs: 1e6 / cfg.Rate}
+	if cfg.Proportions == (Proportions{}) {
+		cfg.Proportions = DefaultProportions
+	}
+	g := &Generator{cfg: cfg, p: cfg.Proportions, delayUs: 1e6 / cfg.Rate}
 	// The URLs draw from a stream of their own, seeded apart from every
 	// event's stream by a tag in the high bits.
 	for i := range g.hotURLs {
@@ -173,16 +199,12 @@ func NewGenerator(cfg Config) *Generator {
 // Config returns the generator's configuration.
 func (g *Generator) Config() Config { return g.cfg }
 
+// KindOf returns the kind of event number n of the reference's default
+// proportions without generating it.
+func KindOf(n int64) int { return DefaultProportions.KindOf(n) }
+
 // KindOf returns the kind of event number n without generating it.
-func KindOf(n int64) int {
-	switch rem := n % totalProportion; {
-	case rem < personProportion:
-		return KindPerson
-	case rem < personProportion+auctionProportion:
-		return KindAuction
-	}
-	return KindBid
-}
+func (g *Generator) KindOf(n int64) int { return g.p.KindOf(n) }
 
 // TimestampMs is event n's time: the reference's timestampForEvent.
 func (g *Generator) TimestampMs(n int64) int64 {
@@ -194,7 +216,7 @@ func (g *Generator) TimestampMs(n int64) int64 {
 func (g *Generator) Event(n int64, ev *Event, a *Arena) {
 	r := newRNG(g.cfg.Seed, n)
 	ts := g.TimestampMs(n)
-	ev.Kind = KindOf(n)
+	ev.Kind = g.p.KindOf(n)
 	switch ev.Kind {
 	case KindPerson:
 		g.person(n, &r, ts, &ev.Person, a)
@@ -206,7 +228,7 @@ func (g *Generator) Event(n int64, ev *Event, a *Arena) {
 }
 
 func (g *Generator) person(n int64, r *rng, ts int64, p *Person, a *Arena) {
-	p.ID = lastBase0PersonID(n) + FirstPersonID
+	p.ID = g.p.lastBase0PersonID(n) + FirstPersonID
 	p.Name = fullNames[r.intn(len(firstNames))*len(lastNames)+r.intn(len(lastNames))]
 	// email: nextString(7) "@" nextString(5) ".com"
 	a.begin(32)
@@ -236,13 +258,13 @@ func (g *Generator) person(n int64, r *rng, ts int64, p *Person, a *Arena) {
 }
 
 func (g *Generator) auction(n int64, r *rng, ts int64, au *Auction, a *Arena) {
-	au.ID = lastBase0AuctionID(n) + FirstAuctionID
+	au.ID = g.p.lastBase0AuctionID(n) + FirstAuctionID
 	var seller int64
 	if r.intn(hotSellersRatio) > 0 {
 		// The first person of the batch of the last 100 people.
-		seller = (lastBase0PersonID(n) / hotSellerRatio) * hotSellerRatio
+		seller = (g.p.lastBase0PersonID(n) / hotSellerRatio) * hotSellerRatio
 	} else {
-		seller = nextBase0PersonID(n, r)
+		seller = g.p.nextBase0PersonID(n, r)
 	}
 	au.Seller = seller + FirstPersonID
 	au.Category = FirstCategoryID + int64(r.intn(numCategories))
@@ -264,18 +286,18 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 	var auction int64
 	if r.intn(hotAuctionRatio) > 0 {
 		// The first auction of the batch of the last 100 auctions.
-		auction = (lastBase0AuctionID(n) / hotAuctionRatio100) * hotAuctionRatio100
+		auction = (g.p.lastBase0AuctionID(n) / hotAuctionRatio100) * hotAuctionRatio100
 	} else {
-		auction = nextBase0AuctionID(n, r)
+		auction = g.p.nextBase0AuctionID(n, r)
 	}
 	b.Auction = auction + FirstAuctionID
 	var bidder int64
 	if r.intn(hotBiddersRatio) > 0 {
 		// The second person of the batch of the last 100 people, so
 		// that hot bidders and hot sellers differ.
-		bidder = (lastBase0PersonID(n)/hotBidderRatio100)*hotBidderRatio100 + 1
+		bidder = (g.p.lastBase0PersonID(n)/hotBidderRatio100)*hotBidderRatio100 + 1
 	} else {
-		bidder = nextBase0PersonID(n, r)
+		bidder = g.p.nextBase0PersonID(n, r)
 	}
 	b.Bidder = bidder + FirstPersonID
 	b.Price = nextPrice(r)
@@ -293,7 +315,7 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 // nextAuctionLengthMs is the reference's: a length whose mean is the
 // time until numInFlightAuctions more auctions have been generated.
 func (g *Generator) nextAuctionLengthMs(n int64, r *rng, ts int64) int64 {
-	numEventsForAuctions := int64(numInFlightAuction*totalProportion) / auctionProportion
+	numEventsForAuctions := numInFlightAuction * g.p.Total() / max(g.p.Auction, 1)
 	futureAuction := g.TimestampMs(n + numEventsForAuctions)
 	horizon := futureAuction - ts
 	return 1 + r.int64n(max(horizon*2, 1))
@@ -301,44 +323,44 @@ func (g *Generator) nextAuctionLengthMs(n int64, r *rng, ts int64) int64 {
 
 // lastBase0PersonID is the id (from 0) of the last person generated at or
 // before event n.
-func lastBase0PersonID(n int64) int64 {
-	epoch := n / totalProportion
-	offset := n % totalProportion
-	if offset >= personProportion {
-		offset = personProportion - 1
+func (p Proportions) lastBase0PersonID(n int64) int64 {
+	epoch := n / p.Total()
+	offset := n % p.Total()
+	if offset >= p.Person {
+		offset = p.Person - 1
 	}
-	return epoch*personProportion + offset
+	return epoch*p.Person + offset
 }
 
 // lastBase0AuctionID is the id (from 0) of the last auction generated at
 // or before event n.
-func lastBase0AuctionID(n int64) int64 {
-	epoch := n / totalProportion
-	offset := n % totalProportion
+func (p Proportions) lastBase0AuctionID(n int64) int64 {
+	epoch := n / p.Total()
+	offset := n % p.Total()
 	switch {
-	case offset < personProportion:
+	case offset < p.Person:
 		epoch--
-		offset = auctionProportion - 1
-	case offset >= personProportion+auctionProportion:
-		offset = auctionProportion - 1
+		offset = p.Auction - 1
+	case offset >= p.Person+p.Auction:
+		offset = p.Auction - 1
 	default:
-		offset -= personProportion
+		offset -= p.Person
 	}
-	return epoch*auctionProportion + offset
+	return epoch*p.Auction + offset
 }
 
 // nextBase0PersonID picks one of the active people, or one of a few not
 // yet created.
-func nextBase0PersonID(n int64, r *rng) int64 {
-	numPeople := lastBase0PersonID(n) + 1
+func (p Proportions) nextBase0PersonID(n int64, r *rng) int64 {
+	numPeople := p.lastBase0PersonID(n) + 1
 	active := min(numPeople, numActivePeople)
 	return numPeople - active + r.int64n(active+personIDLead)
 }
 
 // nextBase0AuctionID picks one of the auctions likely still in flight,
 // or one of a few not yet created.
-func nextBase0AuctionID(n int64, r *rng) int64 {
-	maxA := lastBase0AuctionID(n)
+func (p Proportions) nextBase0AuctionID(n int64, r *rng) int64 {
+	maxA := p.lastBase0AuctionID(n)
 	minA := max(maxA-numInFlightAuction, 0)
 	return minA + r.int64n(maxA-minA+1+auctionIDLead)
 }

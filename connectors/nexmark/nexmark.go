@@ -26,8 +26,11 @@
 // Options: 'events.num' (0 or absent: unbounded), 'tps' (a wall-clock
 // rate limit over all events; 0 or absent: as fast as possible),
 // 'first-event.rate' (the nominal rate that spaces event times; defaults
-// to 'tps' when that is set, else 10,000/s), 'first-event.time', 'seed'
-// and 'scan.parallelism'. With several subtasks, subtask i generates event
+// to 'tps' when that is set, else 10,000/s), 'next-event.rate' (the
+// reference's; equal to the first rate, as the reference's DDL sets it),
+// 'person.proportion', 'auction.proportion' and 'bid.proportion' (the
+// reference's 1:3:46 by default), 'first-event.time', 'seed' and
+// 'scan.parallelism'. With several subtasks, subtask i generates event
 // numbers i, i+p, i+2p, ..., so each subtask's event time advances at the
 // same pace and none holds the watermark back.
 //
@@ -72,6 +75,10 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "events.num", Kind: config.Int, Default: "0", Description: "events to generate, of all kinds; 0 for unbounded"},
 		{Key: "tps", Default: "0", Description: "wall-clock rate limit in events per second over all subtasks; 0 for as fast as possible"},
 		{Key: "first-event.rate", Description: "nominal events per second that spaces event times (default: 'tps' if set, else 10000)"},
+		{Key: "next-event.rate", Description: "the reference's rate after the first period; only a constant rate is supported, so it must equal 'first-event.rate' (as in the reference's own DDL)"},
+		{Key: "person.proportion", Kind: config.Int, Min: 1, Default: "1", Description: "persons in each cycle of person.proportion + auction.proportion + bid.proportion events"},
+		{Key: "auction.proportion", Kind: config.Int, Min: 1, Default: "3", Description: "auctions in each cycle of events, after the persons"},
+		{Key: "bid.proportion", Kind: config.Int, Default: "46", Description: "bids in each cycle of events, after the auctions"},
 		{Key: "first-event.time", Default: DefaultFirstEventTime, Description: "the first event's time, 'yyyy-MM-dd HH:mm:ss[.SSS]' or ms since the epoch"},
 		{Key: "seed", Default: "0", Description: "seed of the generated stream"},
 		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism"},
@@ -189,6 +196,16 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, fmt.Errorf("option 'first-event.rate' must be a positive number, got '%s'", v)
 		}
 	}
+	if v, ok := o["next-event.rate"]; ok {
+		if r, err := strconv.ParseFloat(v, 64); err != nil || r <= 0 {
+			return nil, fmt.Errorf("option 'next-event.rate' must be a positive number, got '%s'", v)
+		} else if r != s.cfg.Rate {
+			return nil, fmt.Errorf("option 'next-event.rate' (%s) differs from the first event rate (%g): a varying event rate is not supported", v, s.cfg.Rate)
+		}
+	}
+	if s.cfg.Proportions, err = parseProportions(o); err != nil {
+		return nil, err
+	}
 	if s.cfg.BaseTime, err = parseTime(connectors.Option(o, "first-event.time", DefaultFirstEventTime)); err != nil {
 		return nil, err
 	}
@@ -289,6 +306,29 @@ func compatible(t types.Type, id types.TypeID) bool {
 	default:
 		return t.ID == id
 	}
+}
+
+// parseProportions reads 'person.proportion', 'auction.proportion' and
+// 'bid.proportion'. Persons and auctions must be generated (bids refer
+// to them); bids may be left out.
+func parseProportions(o map[string]string) (Proportions, error) {
+	p := DefaultProportions
+	for _, f := range []struct {
+		key string
+		dst *int64
+		min int64
+	}{{"person.proportion", &p.Person, 1}, {"auction.proportion", &p.Auction, 1}, {"bid.proportion", &p.Bid, 0}} {
+		v, ok := o[f.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < f.min || n > 1_000_000 {
+			return p, fmt.Errorf("option '%s' must be an integer from %d to 1000000, got '%s'", f.key, f.min, v)
+		}
+		*f.dst = n
+	}
+	return p, nil
 }
 
 // parseTime reads 'first-event.time': a timestamp in UTC or ms since the
@@ -396,7 +436,7 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		// allocation of exactly the size needed.
 		rows, last := 0, g.next
 		for k := int64(0); k < span && rows < chunkRows && (g.end < 0 || last < g.end); k++ {
-			if g.s.kinds[KindOf(last)] {
+			if g.s.kinds[g.gen.KindOf(last)] {
 				rows++
 			}
 			last += g.stride
@@ -405,7 +445,7 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		changes := make([]dyntable.Change, 0, rows)
 		for ; g.next < last; g.next += g.stride {
 			covered++
-			if !g.s.kinds[KindOf(g.next)] {
+			if !g.s.kinds[g.gen.KindOf(g.next)] {
 				continue
 			}
 			g.gen.Event(g.next, &ev, &arena)

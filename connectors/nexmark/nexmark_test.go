@@ -370,3 +370,40 @@ func BenchmarkGenerateBids(b *testing.B) {
 		g.Event(n, &e, &a)
 	}
 }
+
+// Proportions 2:1:7: in every 10 events, 2 persons, 1 auction, 7 bids;
+// ids count each kind from its first id.
+func TestProportions(t *testing.T) {
+	g := NewGenerator(Config{Seed: 1, Rate: 1000, Proportions: Proportions{Person: 2, Auction: 1, Bid: 7}})
+	var ev Event
+	var a Arena
+	kinds := ""
+	var persons, auctions []int64
+	for n := int64(0); n < 20; n++ {
+		g.Event(n, &ev, &a)
+		kinds += string("PAB"[ev.Kind])
+		switch ev.Kind {
+		case KindPerson:
+			persons = append(persons, ev.Person.ID)
+		case KindAuction:
+			auctions = append(auctions, ev.Auction.ID)
+			if ev.Auction.Seller < 0 || ev.Auction.Seller > ev.Person.ID+personIDLead {
+				t.Fatalf("auction %d has seller %d", ev.Auction.ID, ev.Auction.Seller)
+			}
+		case KindBid:
+			if ev.Bid.Auction < FirstAuctionID || ev.Bid.Auction > auctions[len(auctions)-1]+auctionIDLead {
+				t.Fatalf("bid %d refers to auction %d; auctions so far %v", n, ev.Bid.Auction, auctions)
+			}
+		}
+	}
+	if kinds != "PPABBBBBBBPPABBBBBBB" {
+		t.Fatalf("kinds %s", kinds)
+	}
+	if fmt.Sprint(persons) != "[1000 1001 1002 1003]" || fmt.Sprint(auctions) != "[1000 1001]" {
+		t.Fatalf("persons %v, auctions %v", persons, auctions)
+	}
+	// The default is the reference's 1:3:46.
+	if d := NewGenerator(Config{}); d.KindOf(0) != KindPerson || d.KindOf(1) != KindAuction || d.KindOf(4) != KindBid || d.KindOf(50) != KindPerson {
+		t.Fatal("default proportions are not 1:3:46")
+	}
+}

@@ -1,6 +1,5 @@
 -- Query 15: Bidding Statistics Report (not in the original suite)
 -- How many distinct users join the bidding for different levels of price?
--- Aggregate FILTER clauses are written as CASE arguments (see CHANGES.md).
 CREATE TABLE nexmark_q15 (
   `day` STRING,
   total_bids BIGINT,
@@ -23,16 +22,16 @@ INSERT INTO nexmark_q15
 SELECT
      DATE_FORMAT(dateTime, 'yyyy-MM-dd') as `day`,
      count(*) AS total_bids,
-     count(CASE WHEN price < 10000 THEN 1 END) AS rank1_bids,
-     count(CASE WHEN price >= 10000 and price < 1000000 THEN 1 END) AS rank2_bids,
-     count(CASE WHEN price >= 1000000 THEN 1 END) AS rank3_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
      count(distinct bidder) AS total_bidders,
-     count(distinct CASE WHEN price < 10000 THEN bidder END) AS rank1_bidders,
-     count(distinct CASE WHEN price >= 10000 and price < 1000000 THEN bidder END) AS rank2_bidders,
-     count(distinct CASE WHEN price >= 1000000 THEN bidder END) AS rank3_bidders,
+     count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+     count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+     count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
      count(distinct auction) AS total_auctions,
-     count(distinct CASE WHEN price < 10000 THEN auction END) AS rank1_auctions,
-     count(distinct CASE WHEN price >= 10000 and price < 1000000 THEN auction END) AS rank2_auctions,
-     count(distinct CASE WHEN price >= 1000000 THEN auction END) AS rank3_auctions
+     count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+     count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+     count(distinct auction) filter (where price >= 1000000) AS rank3_auctions
 FROM bid
 GROUP BY DATE_FORMAT(dateTime, 'yyyy-MM-dd');

@@ -1,6 +1,6 @@
 -- Query 16: Channel Statistics Report (not in the original suite)
 -- How many distinct users join the bidding for different levels of price
--- for a channel? Aggregate FILTER clauses are written as CASE arguments.
+-- for a channel?
 CREATE TABLE nexmark_q16 (
     channel STRING,
     `day` STRING,
@@ -27,16 +27,16 @@ SELECT
     DATE_FORMAT(dateTime, 'yyyy-MM-dd') as `day`,
     max(DATE_FORMAT(dateTime, 'HH:mm')) as `minute`,
     count(*) AS total_bids,
-    count(CASE WHEN price < 10000 THEN 1 END) AS rank1_bids,
-    count(CASE WHEN price >= 10000 and price < 1000000 THEN 1 END) AS rank2_bids,
-    count(CASE WHEN price >= 1000000 THEN 1 END) AS rank3_bids,
+    count(*) filter (where price < 10000) AS rank1_bids,
+    count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+    count(*) filter (where price >= 1000000) AS rank3_bids,
     count(distinct bidder) AS total_bidders,
-    count(distinct CASE WHEN price < 10000 THEN bidder END) AS rank1_bidders,
-    count(distinct CASE WHEN price >= 10000 and price < 1000000 THEN bidder END) AS rank2_bidders,
-    count(distinct CASE WHEN price >= 1000000 THEN bidder END) AS rank3_bidders,
+    count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+    count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+    count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
     count(distinct auction) AS total_auctions,
-    count(distinct CASE WHEN price < 10000 THEN auction END) AS rank1_auctions,
-    count(distinct CASE WHEN price >= 10000 and price < 1000000 THEN auction END) AS rank2_auctions,
-    count(distinct CASE WHEN price >= 1000000 THEN auction END) AS rank3_auctions
+    count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+    count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+    count(distinct auction) filter (where price >= 1000000) AS rank3_auctions
 FROM bid
 GROUP BY channel, DATE_FORMAT(dateTime, 'yyyy-MM-dd');

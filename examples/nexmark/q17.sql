@@ -1,6 +1,5 @@
 -- Query 17: Auction Statistics Report (not in the original suite)
 -- How many bids on an auction are made a day, and at what price?
--- Aggregate FILTER clauses are written as CASE arguments.
 CREATE TABLE nexmark_q17 (
   auction BIGINT,
   `day` STRING,
@@ -21,9 +20,9 @@ SELECT
      auction,
      DATE_FORMAT(dateTime, 'yyyy-MM-dd') as `day`,
      count(*) AS total_bids,
-     count(CASE WHEN price < 10000 THEN 1 END) AS rank1_bids,
-     count(CASE WHEN price >= 10000 and price < 1000000 THEN 1 END) AS rank2_bids,
-     count(CASE WHEN price >= 1000000 THEN 1 END) AS rank3_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
      min(price) AS min_price,
      max(price) AS max_price,
      avg(price) AS avg_price,

@@ -22,8 +22,8 @@ FROM (
         SELECT id, seller, price, dateTime FROM (
             SELECT A.id, A.seller, B.price, B.dateTime,
                 ROW_NUMBER() OVER (PARTITION BY A.id, A.seller ORDER BY B.price DESC, B.dateTime ASC) AS rownum
-            FROM auction AS A JOIN bid AS B
-              ON A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
+            FROM auction AS A, bid AS B
+            WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
         ) WHERE rownum <= 1
     ) AS W
 ) AS Q

@@ -27,7 +27,7 @@ SELECT
 FROM (
    SELECT A.*, B.auction, B.bidder, B.price, B.dateTime AS bid_dateTime, B.extra AS bid_extra,
      ROW_NUMBER() OVER (PARTITION BY A.id ORDER BY B.price DESC, B.dateTime ASC) AS rownum
-   FROM auction A JOIN bid B
-     ON A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
+   FROM auction A, bid B
+   WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
 )
 WHERE rownum <= 1;
