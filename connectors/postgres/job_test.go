@@ -108,13 +108,13 @@ func TestExactlyOnceJob(t *testing.T) {
 
 // The worst moment of two-phase commit: a checkpoint has completed, its
 // transactions are prepared, and the process dies before committing them
-// (the framework's STREAMSQL_TEST_CRASH_BEFORE_COMMIT hook exits right
-// there). The restarted job commits what the checkpoint holds, rolls
+// (the session option test.crash.before-commit makes the framework exit
+// right there). The restarted job commits what the checkpoint holds, rolls
 // back what was prepared after it, and ends with the reference table and
 // nothing prepared.
 func TestCrashBetweenPrepareAndCommit(t *testing.T) {
 	if os.Getenv("STREAMSQL_PG_CRASH_CHILD") == "1" {
-		j := run(t, engine.NewSession(&bytes.Buffer{}), fmt.Sprintf(aggJob, os.Getenv("CRASH_JOB"), os.Getenv("CRASH_DIR"), 10000, crashRows,
+		j := run(t, engine.NewSession(&bytes.Buffer{}), "SET 'test.crash.before-commit' = '4';\n"+fmt.Sprintf(aggJob, os.Getenv("CRASH_JOB"), os.Getenv("CRASH_DIR"), 10000, crashRows,
 			os.Getenv("CRASH_URL"), os.Getenv("CRASH_TABLE"), 2))
 		_ = j.Wait()
 		t.Fatal("the crash hook did not fire")
@@ -125,7 +125,7 @@ func TestCrashBetweenPrepareAndCommit(t *testing.T) {
 	rollbackPrepared(t, s, job)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashBetweenPrepareAndCommit$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "STREAMSQL_PG_CRASH_CHILD=1", "STREAMSQL_TEST_CRASH_BEFORE_COMMIT=4",
+	cmd.Env = append(os.Environ(), "STREAMSQL_PG_CRASH_CHILD=1",
 		"CRASH_JOB="+job, "CRASH_DIR="+dir, "CRASH_URL="+s.JDBC(), "CRASH_TABLE="+table)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
