@@ -1145,30 +1145,8 @@ func buildRound(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 				return types.NullValue, fmt.Errorf("%s overflow (ROUND(%d, %d))", t.ID, v.Int(), r)
 			}
 			return types.NewInt(i), nil
-		case types.KindFloat:
-			f := v.Float()
-			if math.IsNaN(f) || math.IsInf(f, 0) || r > 300 || r < -300 {
-				return v, nil
-			}
-			d := new(apd.Decimal)
-			if _, err := d.SetFloat64(f); err != nil {
-				return v, nil
-			}
-			rd, err := roundDecimal(d, r)
-			if err != nil {
-				return v, nil
-			}
-			return types.NewFloat(types.ToFloat(types.NewDecimal(rd))), nil
 		}
-		rd, err := roundDecimal(v.Decimal(), r)
-		if err != nil {
-			return types.NullValue, err
-		}
-		out, ok := fitDecimal(rd, rt.Precision, rt.Scale)
-		if !ok {
-			return types.NullValue, fmt.Errorf("%s overflow", typeName(rt))
-		}
-		return types.NewDecimal(out), nil
+		return placesOf(v, r, rt, roundDecimal) // funcs_math.go
 	}
 	if len(args) == 2 {
 		c.f2 = func(v, _ types.Value) (types.Value, error) { return f(v) }

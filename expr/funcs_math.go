@@ -271,30 +271,8 @@ func buildTruncate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			}
 			p := civil.Pow10[-r]
 			return types.NewInt(v.Int() / p * p), nil
-		case types.KindFloat:
-			f := v.Float()
-			if math.IsNaN(f) || math.IsInf(f, 0) || r > 300 || r < -300 {
-				return v, nil
-			}
-			d := new(apd.Decimal)
-			if _, err := d.SetFloat64(f); err != nil {
-				return v, nil
-			}
-			td, err := truncDecimal(d, r)
-			if err != nil {
-				return v, nil
-			}
-			return types.NewFloat(types.ToFloat(types.NewDecimal(td))), nil
 		}
-		td, err := truncDecimal(v.Decimal(), r)
-		if err != nil {
-			return types.NullValue, err
-		}
-		out, ok := fitDecimal(td, rt.Precision, rt.Scale)
-		if !ok {
-			return types.NullValue, fmt.Errorf("%s overflow", typeName(rt))
-		}
-		return types.NewDecimal(out), nil
+		return placesOf(v, r, rt, truncDecimal)
 	}
 	c := &call{name: name, args: args, typ: rt, strict: true}
 	if len(args) == 2 {
@@ -326,6 +304,37 @@ func roundType(t types.Type, r int64) types.Type {
 
 // truncDecimal cuts d toward zero to r decimal places (r may be negative)
 // and returns it with scale max(r, 0).
+// placesOf applies op, ROUND's or TRUNCATE's step to r decimal places,
+// to a DOUBLE or DECIMAL value v of result type rt. A DOUBLE goes through
+// an exact decimal and back (NaN, infinities and values op cannot take
+// stay as they are); a DECIMAL that no longer fits rt is an overflow.
+func placesOf(v types.Value, r int64, rt types.Type, op func(*apd.Decimal, int64) (*apd.Decimal, error)) (types.Value, error) {
+	if v.Kind() == types.KindFloat {
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) || r > 300 || r < -300 {
+			return v, nil
+		}
+		d := new(apd.Decimal)
+		if _, err := d.SetFloat64(f); err != nil {
+			return v, nil
+		}
+		out, err := op(d, r)
+		if err != nil {
+			return v, nil
+		}
+		return types.NewFloat(types.ToFloat(types.NewDecimal(out))), nil
+	}
+	d, err := op(v.Decimal(), r)
+	if err != nil {
+		return types.NullValue, err
+	}
+	out, ok := fitDecimal(d, rt.Precision, rt.Scale)
+	if !ok {
+		return types.NullValue, fmt.Errorf("%s overflow", typeName(rt))
+	}
+	return types.NewDecimal(out), nil
+}
+
 func truncDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	c := decCtx
 	c.Rounding = apd.RoundDown
