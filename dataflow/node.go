@@ -291,6 +291,15 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
+	if f, ok := nr.op.(PreBarrierFlusher); ok {
+		err := f.FlushBeforeBarrier(b, &nr.collector)
+		if err != nil {
+			err = fmt.Errorf("flush before barrier %d: %w", b.CheckpointID, err)
+		}
+		if err := nr.check(err); err != nil {
+			return err
+		}
+	}
 	if err := nr.snapshot(b); err != nil {
 		return err
 	}

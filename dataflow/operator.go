@@ -69,6 +69,18 @@ type Operator interface {
 	Close() error
 }
 
+// PreBarrierFlusher is implemented by an operator that holds rows back
+// outside its store between calls, such as a mini-batch aggregation's
+// buffer (Flink's prepareSnapshotPreBarrier). FlushBeforeBarrier is
+// called once barrier b has been aligned over every input, before
+// SnapshotState: what the operator emits then precedes the barrier
+// downstream and is part of the checkpoint, so that nothing buffered is
+// lost on restore. Unlike SnapshotState, an error fails the job, since
+// the operator may have emitted part of its buffer.
+type PreBarrierFlusher interface {
+	FlushBeforeBarrier(b Barrier, out Collector) error
+}
+
 // BaseOperator gives an embedding operator the default of every call but
 // ProcessChunk: nothing to open, watermarks only forwarded, nothing kept
 // outside the store, no processing-time calls, nothing to finish or close.
