@@ -291,14 +291,12 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
-	if f, ok := nr.op.(PreBarrierFlusher); ok {
-		err := f.FlushBeforeBarrier(b, &nr.collector)
-		if err != nil {
-			err = fmt.Errorf("flush before barrier %d: %w", b.CheckpointID, err)
-		}
-		if err := nr.check(err); err != nil {
-			return err
-		}
+	err := nr.op.PrepareSnapshotPreBarrier(b, &nr.collector)
+	if err != nil {
+		err = fmt.Errorf("before barrier %d: %w", b.CheckpointID, err)
+	}
+	if err := nr.check(err); err != nil {
+		return err
 	}
 	if err := nr.snapshot(b); err != nil {
 		return err

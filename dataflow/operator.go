@@ -43,6 +43,12 @@ type Collector interface {
 // but not c itself. ProcessWatermark is called when the minimum watermark
 // over all inputs advances; the runtime forwards the watermark downstream
 // after it returns, so results it emits precede the watermark.
+// PrepareSnapshotPreBarrier is called once barrier b has been aligned
+// over every input, before SnapshotState: an operator that holds rows
+// back outside its store (a mini-batch's buffer) emits them here, so
+// that they precede the barrier downstream and the checkpoint holds
+// their effect (Flink's prepareSnapshotPreBarrier); an error from it
+// fails the job, since part of the buffer may be out.
 // SnapshotState is called once barrier b has been aligned over every
 // input, before the runtime snapshots the subtask's store and forwards
 // the barrier: the operator puts into its store whatever it keeps outside
@@ -61,6 +67,7 @@ type Operator interface {
 	Open(ctx *OpContext) error
 	ProcessChunk(input int, c *dyntable.Chunk, out Collector) error
 	ProcessWatermark(wm int64, out Collector) error
+	PrepareSnapshotPreBarrier(b Barrier, out Collector) error
 	SnapshotState(b Barrier) error
 	NotifyCheckpointComplete(checkpointID int64) error
 	ProcessingTimeInterval() time.Duration
@@ -69,31 +76,20 @@ type Operator interface {
 	Close() error
 }
 
-// PreBarrierFlusher is implemented by an operator that holds rows back
-// outside its store between calls, such as a mini-batch aggregation's
-// buffer (Flink's prepareSnapshotPreBarrier). FlushBeforeBarrier is
-// called once barrier b has been aligned over every input, before
-// SnapshotState: what the operator emits then precedes the barrier
-// downstream and is part of the checkpoint, so that nothing buffered is
-// lost on restore. Unlike SnapshotState, an error fails the job, since
-// the operator may have emitted part of its buffer.
-type PreBarrierFlusher interface {
-	FlushBeforeBarrier(b Barrier, out Collector) error
-}
-
 // BaseOperator gives an embedding operator the default of every call but
-// ProcessChunk: nothing to open, watermarks only forwarded, nothing kept
-// outside the store, no processing-time calls, nothing to finish or close.
+// ProcessChunk: nothing to open, watermarks only forwarded, nothing
+// held back before a barrier, nothing kept outside the store, no processing-time calls, nothing to finish or close.
 type BaseOperator struct{}
 
-func (BaseOperator) Open(*OpContext) error                       { return nil }
-func (BaseOperator) ProcessWatermark(int64, Collector) error     { return nil }
-func (BaseOperator) SnapshotState(Barrier) error                 { return nil }
-func (BaseOperator) NotifyCheckpointComplete(int64) error        { return nil }
-func (BaseOperator) ProcessingTimeInterval() time.Duration       { return 0 }
-func (BaseOperator) OnProcessingTime(time.Time, Collector) error { return nil }
-func (BaseOperator) Finish(Collector) error                      { return nil }
-func (BaseOperator) Close() error                                { return nil }
+func (BaseOperator) Open(*OpContext) error                              { return nil }
+func (BaseOperator) ProcessWatermark(int64, Collector) error            { return nil }
+func (BaseOperator) PrepareSnapshotPreBarrier(Barrier, Collector) error { return nil }
+func (BaseOperator) SnapshotState(Barrier) error                        { return nil }
+func (BaseOperator) NotifyCheckpointComplete(int64) error               { return nil }
+func (BaseOperator) ProcessingTimeInterval() time.Duration              { return 0 }
+func (BaseOperator) OnProcessingTime(time.Time, Collector) error        { return nil }
+func (BaseOperator) Finish(Collector) error                             { return nil }
+func (BaseOperator) Close() error                                       { return nil }
 
 // SourceOutput receives what a source produces, in order, and hands the
 // source the control elements the runtime has for it.

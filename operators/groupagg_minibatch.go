@@ -62,10 +62,7 @@ type bufGroup struct {
 	head, tail       int32
 }
 
-var (
-	_ dataflow.Operator          = (*MiniBatchGroupAgg)(nil)
-	_ dataflow.PreBarrierFlusher = (*MiniBatchGroupAgg)(nil)
-)
+var _ dataflow.Operator = (*MiniBatchGroupAgg)(nil)
 
 // NewMiniBatchGroupAgg returns the mini-batch group aggregation; mb must
 // be on.
@@ -222,9 +219,9 @@ func (m *MiniBatchGroupAgg) OnProcessingTime(_ time.Time, out dataflow.Collector
 	return m.flush(out)
 }
 
-// FlushBeforeBarrier implements dataflow.PreBarrierFlusher: the batch
+// PrepareSnapshotPreBarrier implements dataflow.Operator: the batch
 // ends before the checkpoint, which then holds its effect.
-func (m *MiniBatchGroupAgg) FlushBeforeBarrier(_ dataflow.Barrier, out dataflow.Collector) error {
+func (m *MiniBatchGroupAgg) PrepareSnapshotPreBarrier(_ dataflow.Barrier, out dataflow.Collector) error {
 	return m.flush(out)
 }
 

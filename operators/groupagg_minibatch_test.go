@@ -153,7 +153,7 @@ func TestMiniBatchGroupAggRandomized(t *testing.T) {
 					case 0:
 						what, err = "tick", g.OnProcessingTime(time.Now(), col)
 					case 1:
-						what, err = "barrier", g.FlushBeforeBarrier(dataflow.Barrier{CheckpointID: int64(step)}, col)
+						what, err = "barrier", g.PrepareSnapshotPreBarrier(dataflow.Barrier{CheckpointID: int64(step)}, col)
 					case 2:
 						wm += int64(2 * time.Second)
 						sawWm = true
@@ -225,7 +225,7 @@ func TestMiniBatchGroupAggCoarser(t *testing.T) {
 	if err := g.ProcessChunk(0, &dyntable.Chunk{Changes: []dyntable.Change{ins(1, 1), ins(1, 2)}}, col); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.FlushBeforeBarrier(dataflow.Barrier{CheckpointID: 1}, col); err != nil {
+	if err := g.PrepareSnapshotPreBarrier(dataflow.Barrier{CheckpointID: 1}, col); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := gaFormat(col.changes), "-U[1, 3, 60] +U[1, 5, 63]"; got != want {
