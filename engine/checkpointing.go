@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,24 +20,25 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	return s.checkpointOptionsIn(name, "", planText, g)
+	return s.checkpointOptionsIn(name, "", planText, g, s.log)
 }
 
 // TaskOptions returns the dataflow options and the checkpoint
 // coordinator of one task of a cluster job (package cluster): as for a
 // job of this session, but with the checkpoints in dir, the task's own
 // folder of state.checkpoints.dir.
-func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+// The task's runtime and coordinator log to log.
+func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
 	if dir == "" {
 		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
 	}
-	return s.checkpointOptionsIn(name, dir, planText, g)
+	return s.checkpointOptionsIn(name, dir, planText, g, log)
 }
 
 // checkpointOptionsIn is checkpointOptions with the checkpoints in dir,
 // or in the job's folder of state.checkpoints.dir when dir is "".
-func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	opts := dataflow.Options{JobName: name, Log: s.log,
+func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+	opts := dataflow.Options{JobName: name, Log: log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
@@ -98,7 +100,7 @@ func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Gr
 			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
-		Log:               s.log,
+		Log:               log,
 		Scratch:           scratch,
 		CrashInCheckpoint: s.Conf.Int("test.crash.in-checkpoint"),
 	}, g)
