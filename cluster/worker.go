@@ -147,18 +147,24 @@ func (w *worker) run(ctx context.Context) error {
 		return fmt.Errorf("cluster: cannot reach the Kafka brokers %s within %s: %w", brokers, w.cfg.ConnectTimeout, err)
 	}
 
+	// Requests to the group coordinator time out after a third of the
+	// session: a worker cut off from Kafka notices it, and stops its
+	// tasks, before the session expires and the group hands them to
+	// others (Kafka fences a stale owner's transactions; a database
+	// sink's would not be).
+	reqTimeout := w.cfg.SessionTimeout / 3
 	bal := &balancer{fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                GroupID(w.cfg.Job),
 		Brokers:           w.cfg.Brokers,
-		Dialer:            &kafka.Dialer{ClientID: w.cfg.Name, Timeout: 10 * time.Second, DualStack: true},
+		Dialer:            &kafka.Dialer{ClientID: w.cfg.Name, Timeout: reqTimeout, DualStack: true},
 		Topics:            []string{topic},
 		GroupBalancers:    []kafka.GroupBalancer{bal},
 		HeartbeatInterval: w.cfg.HeartbeatInterval,
 		SessionTimeout:    w.cfg.SessionTimeout,
 		RebalanceTimeout:  w.cfg.RebalanceTimeout,
 		JoinGroupBackoff:  time.Second,
-		Timeout:           10 * time.Second,
+		Timeout:           reqTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
