@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -110,7 +111,7 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	wf := &workerFlags{bootstrap: b.Addr(), file: *file, init: *init, sets: append(setFlags{"state.checkpoints.dir=" + dir}, sets...), vars: vars}
 	// Compiled here too: a job file error shows once, before any worker
 	// starts, and the task list names the group's partitions below.
-	job, err := loadClusterJob(context.Background(), wf, stderr)
+	job, err := loadClusterJob(context.Background(), wf, stderr, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		fmt.Fprintf(stderr, "streamsql cluster: %v\n", err)
 		return 1

@@ -93,7 +93,7 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	job, err := loadClusterJob(ctx, f, stderr)
+	job, err := loadClusterJob(ctx, f, stderr, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamsql worker: %v\n", err)
 		return 1
@@ -123,13 +123,6 @@ func runWorker(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("worker stopped")
 	return 0
-}
-
-// clusterJob is what a worker runs: a compiled cluster job.
-type clusterJob interface {
-	cluster.TaskRunner
-	Name() string
-	Fingerprint() string
 }
 
 // readJobScript reads the init script (if any) and the job file, with

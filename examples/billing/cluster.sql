@@ -18,7 +18,7 @@ CREATE TABLE user_totals (
   'sink.semantic' = 'exactly-once'
 );
 
-SET 'pipeline.name' = 'billing';
+SET 'pipeline.name' = 'billing-cluster';
 EXECUTE STATEMENT SET BEGIN
   INSERT INTO user_totals SELECT * FROM totals;
   INSERT INTO user_totals_topic SELECT * FROM totals;
