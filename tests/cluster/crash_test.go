@@ -60,54 +60,71 @@ const (
 // proc is one worker process; a restarted worker is a new proc of the
 // same name, appending to the same log.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan error
+	name   string
+	cmd    *exec.Cmd
+	done   chan error
+	hooked bool // started with the commit hook: it exits 137 by itself
 }
 
 type harness struct {
-	t       *testing.T
-	bin     string
-	args    []string
-	dir     string
-	live    map[string]*proc
-	next    int // for new worker names
-	stopped bool
+	t         *testing.T
+	bin       string
+	args      []string
+	dir       string
+	live      map[string]*proc
+	next      int // for new worker names
+	hookKills int
 }
 
 func (h *harness) logPath(name string) string { return filepath.Join(h.dir, name+".log") }
 
-func (h *harness) start(name string) {
+// start starts worker name; hookAt > 0 makes it exit between a
+// checkpoint's pre-commit and commit at its hookAt-th commit round.
+func (h *harness) start(name string, hookAt int) {
 	f, err := os.OpenFile(h.logPath(name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cmd := exec.Command(h.bin, append(slices.Clip(h.args), "--name", name)...)
+	args := append(slices.Clip(h.args), "--name", name)
+	if hookAt > 0 {
+		args = append(args, "--set", fmt.Sprintf("test.crash.before-commit=%d", hookAt))
+	}
+	cmd := exec.Command(h.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
 	f.Close()
-	p := &proc{name: name, cmd: cmd, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), hooked: hookAt > 0}
 	go func() { p.done <- cmd.Wait() }()
 	h.live[name] = p
 }
 
 func (h *harness) newWorker() {
 	h.next++
-	h.start(fmt.Sprintf("w%d", h.next))
+	h.start(fmt.Sprintf("w%d", h.next), 0)
 }
 
-// check fails the test if a live worker ended by itself.
-func (h *harness) check() {
+// check fails the test if a live worker ended by itself, except a
+// worker started with the commit hook that exited through it: that one
+// counts as a kill and is restarted. It returns the kills it counted.
+func (h *harness) check() int {
+	n := 0
 	for name, p := range h.live {
 		select {
 		case err := <-p.done:
+			if p.hooked && p.cmd.ProcessState.ExitCode() == 137 {
+				h.hookKills++
+				n++
+				h.start(name, 0)
+				continue
+			}
 			msg, _ := os.ReadFile(h.logPath(name))
 			h.t.Fatalf("worker %s ended by itself: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
 		default:
 		}
 	}
+	return n
 }
 
 func (h *harness) kill(name string) {
@@ -244,9 +261,9 @@ func TestClusterCrashLoop(t *testing.T) {
 
 	r := rand.New(rand.NewPCG(*seed, 14))
 	killed, rescaled := 0, false
-	for killed < *kills {
+	for restarts := 0; killed < *kills; {
 		time.Sleep(time.Duration(1500+r.IntN(2500)) * time.Millisecond)
-		h.check()
+		killed += h.check()
 		if !rescaled && killed >= *kills/2 {
 			// 3 → 2: one worker leaves for good; 2 → 4: two new ones.
 			h.stop(h.names()[r.IntN(len(h.live))])
@@ -260,9 +277,25 @@ func TestClusterCrashLoop(t *testing.T) {
 		victim := h.names()[r.IntN(len(h.live))]
 		h.kill(victim)
 		killed++
-		// Restarted after a moment, sometimes before the group noticed.
+		// Restarted after a moment, sometimes before the group noticed;
+		// every third restart with the hook that exits between a
+		// checkpoint's pre-commit and its commit.
 		time.Sleep(time.Duration(r.IntN(1500)) * time.Millisecond)
-		h.start(victim)
+		restarts++
+		hookAt := 0
+		if restarts%3 == 0 {
+			hookAt = 1 + r.IntN(8)
+		}
+		h.start(victim, hookAt)
+	}
+
+	// A worker still waiting for its hook runs on without it.
+	for _, name := range h.names() {
+		if h.live[name].hooked {
+			h.kill(name)
+			killed++
+			h.start(name, 0)
+		}
 	}
 
 	// Let the job catch up: the input fully produced and the table equal
@@ -294,8 +327,8 @@ func TestClusterCrashLoop(t *testing.T) {
 	topicLost, topicDup, topicBad := billstest.CheckTopic(t, b.Addr(), "user_totals", ref)
 	prepared := billstest.PreparedXids(t, db, job)
 	rebalances := h.generations()
-	t.Logf("mysql: lost=%d duplicated=%d mismatched=%d; topic: users short=%d repeated or decreasing counts=%d wrong finals=%d; prepared xids left=%d",
-		lost, duplicated, mismatched, topicLost, topicDup, topicBad, len(prepared))
+	t.Logf("mysql: lost=%d duplicated=%d mismatched=%d; topic: users short=%d repeated or decreasing counts=%d wrong finals=%d; prepared xids left=%d; hook kills=%d",
+		lost, duplicated, mismatched, topicLost, topicDup, topicBad, len(prepared), h.hookKills)
 	fmt.Printf("workers=3 kills=%d rebalances=%d lost=%d duplicated=%d mismatched=%d\n",
 		killed, rebalances, lost+topicLost, duplicated+topicDup, mismatched+topicBad)
 	if lost+duplicated+mismatched+topicLost+topicDup+topicBad != 0 {
@@ -312,5 +345,8 @@ func TestClusterCrashLoop(t *testing.T) {
 	}
 	if !rescaled || rebalances < killed {
 		t.Fatalf("rescaled=%v, %d rebalances for %d kills", rescaled, rebalances, killed)
+	}
+	if *kills >= 6 && h.hookKills == 0 {
+		t.Fatal("no worker died between a checkpoint's pre-commit and its commit")
 	}
 }
