@@ -19,6 +19,12 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), name, planText, g)
+}
+
+// checkpointOptionsIn is checkpointOptions with the checkpoint store's
+// root given: state.checkpoints.dir, a path or a URL.
+func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
 	opts := dataflow.Options{JobName: name, Log: s.log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
@@ -47,7 +53,6 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 		}
 		return opts, nil, nil
 	}
-	root := s.Conf.Get("state.checkpoints.dir")
 	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
 	}
@@ -63,7 +68,7 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 	sum := sha256.Sum256([]byte(planText))
 	coord, err := checkpoint.New(checkpoint.Config{
 		JobName:     name,
-		Dir:         filepath.Join(root, safeName(name)),
+		Dir:         checkpoint.Join(root, safeName(name)),
 		Interval:    interval,
 		Timeout:     s.Conf.Duration("execution.checkpointing.timeout"),
 		MinPause:    s.Conf.Duration("execution.checkpointing.min-pause"),
@@ -121,6 +126,10 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 	// query never restores from another's checkpoints, not even those a
 	// killed process with the same pid left behind.
 	root := s.Conf.Get("state.checkpoints.dir")
+	if checkpoint.IsURL(root) {
+		// Nothing to keep: the query checkpoints on the local disk.
+		root = os.TempDir()
+	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return dataflow.Options{}, nil, noop, fmt.Errorf("state.checkpoints.dir: %w", err)
 	}
@@ -134,7 +143,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptions(unique, plan.Explain(), g)
+	opts, coord, err := s.checkpointOptionsIn(root, unique, plan.Explain(), g)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err
