@@ -141,7 +141,7 @@ func (c *Coordinator) crashHook(p *pending) {
 
 type pending struct {
 	id        int64
-	completed bool // metadata written; only the notices are outstanding
+	completed bool   // metadata written; only the notices are outstanding
 	store     Store  // the job's store, or a savepoint's
 	rel       string // the checkpoint in store: chk-<n>, or "" for a savepoint
 	dir       string // the local directory the snapshots are written to
