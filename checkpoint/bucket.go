@@ -78,7 +78,7 @@ func openBucketStore(ctx context.Context, loc string) (*bucketStore, error) {
 		return nil, fmt.Errorf("checkpoint: the checkpoint store %s has an unsupported scheme %q: use a path, file:///dir or s3://bucket/prefix", name, u.Scheme)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: opening the checkpoint store %s: %s", name, Redact(err.Error()))
+		return nil, fmt.Errorf("checkpoint: opening the checkpoint store %s: %s", name, redactText(err.Error()))
 	}
 	local, err := os.MkdirTemp("", "streamsql-checkpoints-")
 	if err != nil {
@@ -110,16 +110,16 @@ func fileKey(sub string, f File) string {
 }
 
 func (s *bucketStore) wrap(what string, err error) error {
-	return fmt.Errorf("checkpoint: the checkpoint store %s: %s: %s", s.name, what, Redact(err.Error()))
+	return fmt.Errorf("checkpoint: the checkpoint store %s: %s: %s", s.name, what, redactText(err.Error()))
 }
 
 func (s *bucketStore) Probe(ctx context.Context) error {
 	k := fmt.Sprintf("_probe-%d-%d", os.Getpid(), time.Now().UnixNano())
 	if err := s.b.WriteAll(ctx, k, []byte("streamsql"), nil); err != nil {
-		return fmt.Errorf("writing a probe object: %s", Redact(err.Error()))
+		return fmt.Errorf("writing a probe object: %s", redactText(err.Error()))
 	}
 	if err := s.b.Delete(ctx, k); err != nil {
-		return fmt.Errorf("deleting a probe object: %s", Redact(err.Error()))
+		return fmt.Errorf("deleting a probe object: %s", redactText(err.Error()))
 	}
 	return nil
 }
@@ -227,7 +227,7 @@ func (s *bucketStore) Fetch(ctx context.Context, rel string, m *Metadata) (strin
 func (s *bucketStore) download(ctx context.Context, obj, dst string, size int64) error {
 	r, err := s.b.NewReader(ctx, obj, nil)
 	if err != nil {
-		return fmt.Errorf("object %s: %s", obj, Redact(err.Error()))
+		return fmt.Errorf("object %s: %s", obj, redactText(err.Error()))
 	}
 	defer r.Close()
 	f, err := os.Create(dst)
@@ -239,7 +239,7 @@ func (s *bucketStore) download(ctx context.Context, obj, dst string, size int64)
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("object %s: %s", obj, Redact(err.Error()))
+		return fmt.Errorf("object %s: %s", obj, redactText(err.Error()))
 	}
 	if n != size {
 		return fmt.Errorf("object %s has %d bytes, the metadata says %d (truncated?)", obj, n, size)

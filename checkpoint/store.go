@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/streamsql/streamsql/internal/fsutil"
@@ -144,6 +145,13 @@ func Redact(loc string) string {
 	u.RawQuery = strings.Join(parts, "&")
 	return u.String()
 }
+
+// urlInText finds the URLs in a text, such as an error of a driver
+// that quotes the URL it was given.
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']+`)
+
+// redactText applies Redact to every URL in s.
+func redactText(s string) string { return urlInText.ReplaceAllStringFunc(s, Redact) }
 
 // secretParam reports whether a URL query parameter may carry a
 // credential: what secrets.IsSecretKey says, and any key, secret, token
