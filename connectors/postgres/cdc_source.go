@@ -47,7 +47,7 @@ type cdcSource struct {
 	pos      uint64                    // LSN after the last transaction emitted
 	streamed bool
 	restored bool
-	done     bool // 'snapshot' mode: the snapshot is emitted; the source has ended
+	done     bool             // 'snapshot' mode: the snapshot is emitted; the source has ended
 	ckpts    map[int64]uint64 // checkpoint id -> its position, until complete
 	// confirmed is what the slot may be confirmed up to: the position of
 	// the latest completed checkpoint.
