@@ -19,6 +19,23 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+	return s.checkpointOptionsIn(name, "", planText, g)
+}
+
+// TaskOptions returns the dataflow options and the checkpoint
+// coordinator of one task of a cluster job (package cluster): as for a
+// job of this session, but with the checkpoints in dir, the task's own
+// folder of state.checkpoints.dir.
+func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+	if dir == "" {
+		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
+	}
+	return s.checkpointOptionsIn(name, dir, planText, g)
+}
+
+// checkpointOptionsIn is checkpointOptions with the checkpoints in dir,
+// or in the job's folder of state.checkpoints.dir when dir is "".
+func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
 	opts := dataflow.Options{JobName: name, Log: s.log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
@@ -48,6 +65,9 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 		return opts, nil, nil
 	}
 	root := s.Conf.Get("state.checkpoints.dir")
+	if dir != "" {
+		root = dir
+	}
 	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
 	}
@@ -63,7 +83,7 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 	sum := sha256.Sum256([]byte(planText))
 	coord, err := checkpoint.New(checkpoint.Config{
 		JobName:     name,
-		Dir:         filepath.Join(root, safeName(name)),
+		Dir:         jobDir(root, dir, name),
 		Interval:    interval,
 		Timeout:     s.Conf.Duration("execution.checkpointing.timeout"),
 		MinPause:    s.Conf.Duration("execution.checkpointing.min-pause"),
@@ -96,6 +116,15 @@ func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (d
 	// tail on it, and other sources keep checkpointing meanwhile.
 	opts.FinalCheckpoint = interval > 0
 	return opts, coord, nil
+}
+
+// jobDir is the job's checkpoint folder: dir when given, else its
+// folder of root.
+func jobDir(root, dir, name string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(root, safeName(name))
 }
 
 // safeName turns a job name into a directory name.
