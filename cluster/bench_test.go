@@ -54,11 +54,11 @@ func BenchmarkClusterTumble(b *testing.B) {
 	for _, interval := range []string{"100 ms", "500 ms", "2 s"} {
 		b.Run("cluster/interval="+interval, func(b *testing.B) { benchCluster(b, query, interval, benchEvents) })
 	}
-	// Below capacity (20,000 events/s), the exchange's latency is the
+	// Below capacity (5,000 events/s), the exchange's latency is the
 	// wait for the writer's checkpoint rather than a backlog.
-	paced := nexmarkDDL(b, 60000, 20000) + tumbleQuery
+	paced := nexmarkDDL(b, 20000, 5000) + tumbleQuery
 	for _, interval := range []string{"100 ms", "500 ms", "2 s"} {
-		b.Run("paced/interval="+interval, func(b *testing.B) { benchCluster(b, paced, interval, 60000) })
+		b.Run("paced/interval="+interval, func(b *testing.B) { benchCluster(b, paced, interval, 20000) })
 	}
 }
 
