@@ -193,3 +193,44 @@ INSERT INTO totals SELECT 'all', COUNT(*), SUM(price) FROM bid;
 		t.Fatalf("cluster result %s, single-process %s", got, want)
 	}
 }
+
+// TestStatementSet runs two INSERTs as one job reading the bids once:
+// the source stage writes two exchanges (two topics, two transactional
+// writers per task), each read by a stage of its own.
+func TestStatementSet(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	sink := func(name, cols, topic string) string {
+		return fmt.Sprintf("CREATE TABLE %s (%s) WITH ('connector' = 'kafka', 'topic' = '%s', 'properties.bootstrap.servers' = '%s', "+
+			"'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = '%s');\n", name, cols, topic, addr, topic)
+	}
+	script := func(suffix string) string {
+		return nexmarkDDL(t, testEvents, 0) +
+			sink("by_auction", "auction BIGINT, wstart TIMESTAMP(3), num BIGINT", "auction-"+suffix) +
+			sink("by_bidder", "bidder BIGINT, wstart TIMESTAMP(3), top BIGINT", "bidder-"+suffix) + `
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO by_auction SELECT auction, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+  GROUP BY auction, window_start, window_end;
+INSERT INTO by_bidder SELECT bidder, window_start, MAX(price) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+  GROUP BY bidder, window_start, window_end;
+END;
+`
+	}
+	runSingle(t, addr, script("single"), "auction-single")
+	j, err := Compile(t.Context(), Config{Script: clusterSettings(t, 4, "100 ms") + script("cluster"), File: "set.sql", BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", j.Describe())
+	if n := len(j.Stages()[0].Outputs); n != 2 {
+		t.Fatalf("the source stage writes %d exchanges, want 2:\n%s", n, j.Describe())
+	}
+	runAll(t, j, 3*time.Minute, nil)
+	for _, topic := range []string{"auction", "bidder"} {
+		want := readTopic(t, addr, topic+"-single")
+		if len(want) < 100 {
+			t.Fatalf("%s: the single-process run wrote %d rows", topic, len(want))
+		}
+		sameMultiset(t, readTopic(t, addr, topic+"-cluster"), want)
+	}
+}
