@@ -59,6 +59,7 @@ func nexmarkDDL(t testing.TB, n, tps int) string {
 		opts += fmt.Sprintf(", 'tps' = '%d'", tps)
 	}
 	ddl = mustReplace(t, ddl, "'events.num' = '10000000'", opts)
+	ddl = mustReplace(t, ddl, "'next-event.rate' = '1000000'", fmt.Sprintf("'next-event.rate' = '%d'", testRate))
 	return mustReplace(t, ddl, "'first-event.rate' = '1000000'",
 		fmt.Sprintf("'first-event.rate' = '%d', 'first-event.time' = '%s', 'seed' = '1'", testRate, firstEvent))
 }
