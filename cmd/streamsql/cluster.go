@@ -179,11 +179,12 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		out.Unlock()
 	})
 
-	code := 0
+	code, running := 0, len(procs)
 	select {
 	case <-stop:
 		fmt.Fprintln(stdout, "cluster: stopping the workers")
 	case p := <-exited:
+		running--
 		err := <-p.done
 		fmt.Fprintf(stderr, "streamsql cluster: %s exited (%v); stopping the others\n", p.name, err)
 		code = 1
@@ -193,7 +194,7 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	deadline := time.After(time.Minute)
-	for range procs {
+	for range running {
 		select {
 		case <-exited:
 		case <-deadline:

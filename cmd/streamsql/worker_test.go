@@ -20,7 +20,7 @@ SET 'state.checkpoints.dir' = '` + dir + `';
 SET 'cluster.partitions' = '2';
 SET 'pipeline.name' = 'wtest';
 CREATE TABLE src (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '50',
-  'fields.k.min' = '1', 'fields.k.max' = '5');
+  'fields.k.min' = '1', 'fields.k.max' = '5', 'fields.v.min' = '1', 'fields.v.max' = '100');
 CREATE TABLE sink (k INT, s INT) WITH ('connector' = 'blackhole');
 INSERT INTO sink SELECT k, ` + agg + `(v) FROM src GROUP BY k;
 `
