@@ -153,7 +153,7 @@ func (w *worker) run(ctx context.Context) error {
 	// others (Kafka fences a stale owner's transactions; a database
 	// sink's would not be).
 	reqTimeout := w.cfg.SessionTimeout / 3
-	bal := &balancer{fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
+	bal := &balancer{topic: topic, fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                GroupID(w.cfg.Job),
 		Brokers:           w.cfg.Brokers,
