@@ -147,12 +147,12 @@ func (w *worker) run(ctx context.Context) error {
 		return fmt.Errorf("cluster: cannot reach the Kafka brokers %s within %s: %w", brokers, w.cfg.ConnectTimeout, err)
 	}
 
-	// Requests to the group coordinator time out after a third of the
-	// session: a worker cut off from Kafka notices it, and stops its
-	// tasks, before the session expires and the group hands them to
-	// others (Kafka fences a stale owner's transactions; a database
-	// sink's would not be).
-	reqTimeout := w.cfg.SessionTimeout / 3
+	// Requests to the group coordinator time out after 10 s: a JoinGroup
+	// waits up to the rebalance timeout plus this, and must outlast the
+	// broker's wait for the other members on a loaded machine, or the
+	// member rejoins under a new id and leaves a ghost member behind
+	// that every rebalance then waits for.
+	const reqTimeout = 10 * time.Second
 	bal := &balancer{topic: topic, fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                GroupID(w.cfg.Job),

@@ -246,7 +246,7 @@ func TestClusterCrashLoop(t *testing.T) {
 
 	examples, _ := filepath.Abs("../../examples/billing")
 	h := &harness{t: t, bin: bin, dir: dir, live: map[string]*proc{}, args: []string{"worker",
-		"--bootstrap-servers", b.Addr(), "--session-timeout", "6s",
+		"--bootstrap-servers", b.Addr(), "--session-timeout", "6s", "--connect-timeout", "2m",
 		"-i", filepath.Join(examples, "tables.sql"), "-f", filepath.Join(examples, "cluster.sql"),
 		"--var", "bootstrap=" + b.Addr(), "--var", "checkpoints=" + filepath.Join(dir, "ckpt"), "--var", "mysql_url=" + dsn}}
 	defer func() {
