@@ -307,8 +307,10 @@ func (w *worker) start(ctx context.Context, i int, fail context.CancelCauseFunc)
 		case err == nil:
 			// It stays owned here, so that it is not run again.
 			w.log.Info("task finished: its input ended", "task", id.String())
+		case strings.HasPrefix(err.Error(), "cluster: task "+id.String()+":"):
+			fail(fmt.Errorf("cluster: job %s: %w", w.cfg.Job, err)) // RunTask named the task
 		default:
-			fail(fmt.Errorf("cluster: task %s of job %s: %w", id, w.cfg.Job, err))
+			fail(fmt.Errorf("cluster: job %s: task %s: %w", w.cfg.Job, id, err))
 		}
 	}()
 }

@@ -315,7 +315,7 @@ func TestWorkerTaskFailureStopsWorker(t *testing.T) {
 	w := c.start("a", "fp1")
 	select {
 	case err := <-w.done:
-		if err == nil || !strings.Contains(err.Error(), "task s0-p1 of job j: checkpoint store 'file:///ro' is not writable") {
+		if err == nil || !strings.Contains(err.Error(), "cluster: job j: task s0-p1: checkpoint store 'file:///ro' is not writable") {
 			t.Fatalf("got %v", err)
 		}
 		w.done <- nil

@@ -104,3 +104,22 @@ func TestWorkerJobFileMismatch(t *testing.T) {
 		t.Fatalf("the first worker: %v", err)
 	}
 }
+
+// A checkpoint store the worker cannot write to stops it with an error
+// that names the store. (Tests run as root here, so the store is made
+// unwritable by putting it under a regular file, not by permissions.)
+func TestWorkerCheckpointStoreNotWritable(t *testing.T) {
+	b, err := broker.Start(broker.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	blocker := writeFile(t, "not-a-dir", "x")
+	job := writeFile(t, "job.sql", clusterScript(blocker+"/ckpt", "SUM"))
+	code, _, errOut := runCLI(t, "", "worker", "--bootstrap-servers", b.Addr(), "-f", job)
+	if code != 1 || !strings.Contains(errOut, "streamsql worker: cluster: job wtest: cluster: task s") ||
+		!strings.Contains(errOut, "checkpoint") || !strings.Contains(errOut, blocker) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Log(errOut[strings.LastIndex(errOut, "streamsql worker:"):])
+}
