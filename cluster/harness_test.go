@@ -255,7 +255,7 @@ func sameMultiset(t testing.TB, got, want []string) {
 	slices.Sort(missing)
 	slices.Sort(extra)
 	if len(missing)+len(extra) > 0 {
-		t.Fatalf("cluster result differs from the single-process one (%d rows against %d): %d missing, e.g. %v; %d extra, e.g. %v",
+		t.Fatalf("the result differs from the expected one (%d rows against %d): %d missing, e.g. %v; %d extra, e.g. %v",
 			len(got), len(want), len(missing), missing[:min(3, len(missing))], len(extra), extra[:min(3, len(extra))])
 	}
 }

@@ -56,6 +56,7 @@ var Defs = []Def{
 		Note: "jobs always run inside this process, attached; the option changes nothing here"},
 	{Key: "table.dml-sync", Kind: Bool, Default: "false", Description: "When true, an INSERT (or statement set) returns only once its job has finished, as in Flink; a script then runs the next statement after it even for an unbounded job."},
 	{Key: "table.local-time-zone", Kind: String, Default: "default", Description: "Flink's session time zone for TIMESTAMP_LTZ; accepted for Flink scripts.", Pending: true},
+	{Key: "table.dynamic-table-options.enabled", Kind: Bool, Default: "true", Description: "Enables the OPTIONS hint, t /*+ OPTIONS('k' = 'v') */, which overrides table options for one use of the table, as in Flink; when false a hint is an error."},
 	{Key: "table.sql-dialect", Kind: Enum, Default: "default", Enum: []string{"default"}, Description: "Only Flink's default SQL dialect is supported (not 'hive')."},
 	{Key: "sql-client.verbose", Kind: Bool, Default: "false", Description: "Accepted for Flink scripts; errors are always printed in full, without Java stack traces.", Pending: true,
 		Note: "errors are always printed in full; the option changes nothing here"},
