@@ -92,6 +92,9 @@ func (h *harness) start(name string, hookAt int) {
 	}
 	cmd := exec.Command(h.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
+	// The workers' local directories (a file:// store's working state)
+	// in the test's own temporary directory, out of other processes' way.
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(h.dir, "tmp"))
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
@@ -120,6 +123,7 @@ func (h *harness) check() int {
 				h.start(name, 0)
 				continue
 			}
+			delete(h.live, name)
 			msg, _ := os.ReadFile(h.logPath(name))
 			h.t.Fatalf("worker %s ended by itself: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
 		default:
@@ -141,15 +145,17 @@ func (h *harness) stop(name string) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-p.done:
+		delete(h.live, name)
 		if err != nil {
 			msg, _ := os.ReadFile(h.logPath(name))
 			h.t.Fatalf("worker %s did not stop cleanly on SIGTERM: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
 		}
 	case <-time.After(time.Minute):
 		_ = p.cmd.Process.Kill()
+		<-p.done
+		delete(h.live, name)
 		h.t.Fatalf("worker %s did not stop within a minute of SIGTERM", name)
 	}
-	delete(h.live, name)
 }
 
 func (h *harness) stopAll() {
@@ -236,6 +242,23 @@ func TestClusterCrashLoop(t *testing.T) {
 	}
 
 	dir := t.TempDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// Keep the workers' logs of a failed run.
+		keep, err := os.MkdirTemp("", "streamsql-cluster-crash-logs-")
+		if err != nil {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "w*.log"))
+		for _, l := range logs {
+			if data, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(keep, filepath.Base(l)), data, 0o644)
+			}
+		}
+		t.Logf("the workers' logs are in %s", keep)
+	})
 	bin := filepath.Join(dir, "streamsql")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/streamsql").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -259,6 +282,9 @@ func TestClusterCrashLoop(t *testing.T) {
 	perSec := max(100, len(recs)/(*kills*8+30))
 	go func() { prodDone <- bills.Produce(ctx, b.Addr(), "bills", recs, perSec, nil) }()
 
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	examples, _ := filepath.Abs("../../examples/billing")
 	h := &harness{t: t, bin: bin, dir: dir, live: map[string]*proc{}, args: []string{"worker",
 		"--bootstrap-servers", b.Addr(), "--session-timeout", "6s", "--connect-timeout", "2m",
