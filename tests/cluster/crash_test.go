@@ -277,9 +277,9 @@ func TestClusterCrashLoop(t *testing.T) {
 	defer cancel()
 	prodDone := make(chan error, 1)
 	// Keep bills flowing through most of the kill phase (a kill, the
-	// restart and the group settling take about 8 s, plus the rescale),
+	// restart and the group settling take about 15 s, plus the rescale),
 	// so that every run has transactions in flight.
-	perSec := max(100, len(recs)/(*kills*8+30))
+	perSec := max(100, len(recs)/(*kills*15+30))
 	go func() { prodDone <- bills.Produce(ctx, b.Addr(), "bills", recs, perSec, nil) }()
 
 	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
@@ -287,7 +287,7 @@ func TestClusterCrashLoop(t *testing.T) {
 	}
 	examples, _ := filepath.Abs("../../examples/billing")
 	h := &harness{t: t, bin: bin, dir: dir, live: map[string]*proc{}, args: []string{"worker",
-		"--bootstrap-servers", b.Addr(), "--session-timeout", "6s", "--connect-timeout", "2m",
+		"--bootstrap-servers", b.Addr(), "--session-timeout", "15s", "--connect-timeout", "2m",
 		"-i", filepath.Join(examples, "tables.sql"), "-f", filepath.Join(examples, "cluster.sql"),
 		"--var", "bootstrap=" + b.Addr(), "--var", "checkpoints=file://" + filepath.Join(dir, "ckpt"), "--var", "mysql_url=" + dsn}}
 	defer func() {
