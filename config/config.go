@@ -43,6 +43,7 @@ type Def struct {
 // Defs is every session option.
 var Defs = []Def{
 	{Key: "parallelism.default", Kind: Int, Default: "1", Description: "Number of parallel subtasks of each operator that is not fixed by its connector."},
+	{Key: "cluster.partitions", Kind: Int, Default: "4", Description: "Cluster mode (streamsql worker): partitions of every internal topic between stages, which is the number of tasks of each stage and so the most workers that can share a stage's work; fixed when the job first starts. Between 1 and 128 (the key groups)."},
 	{Key: "pipeline.name", Kind: String, Default: "", Description: "Name of the jobs the session submits; defaults to a name derived from the statement."},
 	{Key: "pipeline.max-parallelism", Kind: Int, Default: "128", Description: "Number of key groups keyed state is split into; the upper bound of parallelism.", Pending: true},
 	{Key: "table.exec.state.ttl", Kind: Duration, Default: "0 ms", Description: "Keyed state of regular aggregations, joins, ranks, deduplication and ChangelogNormalize not written for this long may be dropped (windows and joins over time clean by the watermark instead); 0 keeps state forever."},
@@ -225,6 +226,9 @@ func (d Def) check(v string) error {
 		}
 		if d.Key == "parallelism.default" && (n < 1 || n > 128) {
 			return fmt.Errorf("parallelism must be between 1 and 128, got %d", n)
+		}
+		if d.Key == "cluster.partitions" && (n < 1 || n > 128) {
+			return fmt.Errorf("cluster.partitions must be between 1 and 128 (the key groups), got %d", n)
 		}
 	case Bool:
 		if _, err := ParseBool(v); err != nil {

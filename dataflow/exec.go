@@ -42,6 +42,25 @@ type Options struct {
 	// Hooks are the kill -9 tests' crash points, handed to every operator
 	// in its OpContext; zero in production.
 	Hooks TestHooks
+	// Shard makes the job one task of a job that runs scaled out (package
+	// cluster): every node of the graph has parallelism 1, and its
+	// operators and sources see themselves, in their OpContext, as subtask
+	// Shard.Index of Shard.Count, so that what they derive from their
+	// subtask (key-group ranges, transaction names, checkpoint records)
+	// is the same as in the whole job. Zero: the subtask is the node's.
+	Shard Shard
+}
+
+// Shard is the subtask a single-task job stands for: Index of Count.
+type Shard struct{ Index, Count int }
+
+// subtaskOf returns the subtask and parallelism an operator or source
+// of node n's subtask s sees.
+func (o *Options) subtaskOf(n *Node, s int) (int, int) {
+	if o.Shard.Count > 0 {
+		return o.Shard.Index, o.Shard.Count
+	}
+	return s, n.Parallelism
 }
 
 // TestHooks are crash points that the kill -9 tests inject through
@@ -119,6 +138,16 @@ type task struct {
 func Start(ctx context.Context, g *Graph, opts Options) (*Job, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.Shard.Count > 0 {
+		for _, n := range g.Nodes {
+			if n.Parallelism != 1 {
+				return nil, fmt.Errorf("dataflow: node %q of a shard job has parallelism %d, not 1", n.Name, n.Parallelism)
+			}
+		}
+		if opts.Shard.Index < 0 || opts.Shard.Index >= opts.Shard.Count {
+			return nil, fmt.Errorf("dataflow: shard %d of %d", opts.Shard.Index, opts.Shard.Count)
+		}
 	}
 	if opts.ChannelSize <= 0 {
 		opts.ChannelSize = 64
@@ -284,8 +313,9 @@ func (j *Job) build() error {
 				nr.inputs[i] = newInputState(senders)
 				nr.totalSenders += senders
 			}
-			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
-				Parallelism: n.Parallelism, State: store, Shared: shared, Hooks: j.opts.Hooks,
+			sub, par := j.opts.subtaskOf(n, s)
+			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
+				Parallelism: par, State: store, Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
@@ -349,8 +379,9 @@ func (j *Job) build() error {
 				closeAll()
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}
-			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: s,
-				Parallelism: n.Parallelism, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
+			sub, par := j.opts.subtaskOf(n, s)
+			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
+				Parallelism: par, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := src.Open(ctx); err != nil {
 				_ = src.Close()

@@ -183,6 +183,9 @@ func (nr *nodeRuntime) active(in *inputState, sender int) error {
 		return nil
 	}
 	nr.outIdle = false
+	if err := nr.check(nr.op.ProcessIdle(false, &nr.collector)); err != nil {
+		return err
+	}
 	return nr.send(WatermarkElement(nr.outWm))
 }
 
@@ -200,6 +203,9 @@ func (nr *nodeRuntime) maybeIdle() error {
 		}
 	}
 	nr.outIdle = true
+	if err := nr.check(nr.op.ProcessIdle(true, &nr.collector)); err != nil {
+		return err
+	}
 	return nr.send(Element{Kind: KindIdle})
 }
 

@@ -34,8 +34,8 @@ type Collector interface {
 // the one every operator writes.
 //
 // Call order: Open once; then, from one goroutine, any interleaving of
-// ProcessChunk, ProcessWatermark, SnapshotState, NotifyCheckpointComplete
-// and OnProcessingTime; then Finish once if and only if every input
+// ProcessChunk, ProcessWatermark, ProcessIdle, SnapshotState,
+// NotifyCheckpointComplete and OnProcessingTime; then Finish once if and only if every input
 // reached end-of-input; then Close once, always, even after an error. No
 // two calls run concurrently.
 //
@@ -43,6 +43,11 @@ type Collector interface {
 // but not c itself. ProcessWatermark is called when the minimum watermark
 // over all inputs advances; the runtime forwards the watermark downstream
 // after it returns, so results it emits precede the watermark.
+// ProcessIdle is called with true when the node becomes idle (every
+// sender that has not ended said it is idle, KindIdle), and with false
+// when it becomes active again; the runtime tells downstream after it
+// returns (an operator that ends the dataflow, such as a cluster stage's
+// sink, passes it on itself).
 // SnapshotState is called once barrier b has been aligned over every
 // input, before the runtime snapshots the subtask's store and forwards
 // the barrier: the operator puts into its store whatever it keeps outside
@@ -61,6 +66,7 @@ type Operator interface {
 	Open(ctx *OpContext) error
 	ProcessChunk(input int, c *dyntable.Chunk, out Collector) error
 	ProcessWatermark(wm int64, out Collector) error
+	ProcessIdle(idle bool, out Collector) error
 	SnapshotState(b Barrier) error
 	NotifyCheckpointComplete(checkpointID int64) error
 	ProcessingTimeInterval() time.Duration
@@ -76,6 +82,7 @@ type BaseOperator struct{}
 
 func (BaseOperator) Open(*OpContext) error                       { return nil }
 func (BaseOperator) ProcessWatermark(int64, Collector) error     { return nil }
+func (BaseOperator) ProcessIdle(bool, Collector) error           { return nil }
 func (BaseOperator) SnapshotState(Barrier) error                 { return nil }
 func (BaseOperator) NotifyCheckpointComplete(int64) error        { return nil }
 func (BaseOperator) ProcessingTimeInterval() time.Duration       { return 0 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,13 +20,26 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), name, planText, g)
+	return s.checkpointOptionsIn(name, "", "", planText, g, s.log)
 }
 
-// checkpointOptionsIn is checkpointOptions with the checkpoint store's
-// root given: state.checkpoints.dir, a path or a URL.
-func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	opts := dataflow.Options{JobName: name, Log: s.log,
+// TaskOptions returns the dataflow options and the checkpoint
+// coordinator of one task of a cluster job (package cluster): as for a
+// job of this session, but with the checkpoints in dir, the task's own
+// folder of state.checkpoints.dir (a path or a URL).
+// The task's runtime and coordinator log to log.
+func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+	if dir == "" {
+		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
+	}
+	return s.checkpointOptionsIn(name, "", dir, planText, g, log)
+}
+
+// checkpointOptionsIn is checkpointOptions with the checkpoints in dir,
+// or in the job's folder of root when dir is "", where root is
+// state.checkpoints.dir (a path or a URL) unless given.
+func (s *Session) checkpointOptionsIn(name, root, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+	opts := dataflow.Options{JobName: name, Log: log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
@@ -53,6 +67,12 @@ func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.G
 		}
 		return opts, nil, nil
 	}
+	if root == "" {
+		root = s.Conf.Get("state.checkpoints.dir")
+	}
+	if dir != "" {
+		root = dir
+	}
 	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
 	}
@@ -68,7 +88,7 @@ func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.G
 	sum := sha256.Sum256([]byte(planText))
 	coord, err := checkpoint.New(checkpoint.Config{
 		JobName:     name,
-		Dir:         checkpoint.Join(root, safeName(name)),
+		Dir:         jobDir(root, dir, name),
 		Interval:    interval,
 		Timeout:     s.Conf.Duration("execution.checkpointing.timeout"),
 		MinPause:    s.Conf.Duration("execution.checkpointing.min-pause"),
@@ -83,7 +103,7 @@ func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.G
 			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
-		Log:               s.log,
+		Log:               log,
 		Scratch:           scratch,
 		CrashInCheckpoint: s.Conf.Int("test.crash.in-checkpoint"),
 	}, g)
@@ -101,6 +121,15 @@ func (s *Session) checkpointOptionsIn(root, name, planText string, g *dataflow.G
 	// tail on it, and other sources keep checkpointing meanwhile.
 	opts.FinalCheckpoint = interval > 0
 	return opts, coord, nil
+}
+
+// jobDir is the job's checkpoint folder: dir when given, else its
+// folder of root.
+func jobDir(root, dir, name string) string {
+	if dir != "" {
+		return dir
+	}
+	return checkpoint.Join(root, safeName(name))
 }
 
 // safeName turns a job name into a directory name.
@@ -143,7 +172,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptionsIn(root, unique, plan.Explain(), g)
+	opts, coord, err := s.checkpointOptionsIn(unique, root, "", plan.Explain(), g, s.log)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err

@@ -41,6 +41,7 @@ type Session struct {
 	jobs   []*Job
 	nextID int
 	set    *openSet // an open BEGIN STATEMENT SET (statementset.go)
+	planOnlyState
 }
 
 // NewSession returns a session whose print sinks write to stdout.
@@ -362,6 +363,9 @@ func (s *Session) insert(ctx context.Context, st *parser.Statement, n *ast.Inser
 		return nil, err
 	}
 	name := s.jobName("insert-into-" + plan.Root.Table.Name)
+	if s.planOnly {
+		return s.planJob(name, []*planner.Plan{plan}, func() (*dataflow.Graph, error) { return s.planner.BuildGraph(name, plan, nil) })
+	}
 	g, err := s.planner.BuildGraph(name, plan, nil)
 	if err != nil {
 		return nil, err
@@ -529,6 +533,9 @@ type Job struct {
 }
 
 func (s *Session) startJob(name string, st *parser.Statement, plans []*planner.Plan, g *dataflow.Graph) (*Job, error) {
+	if s.planOnly {
+		return nil, st.ErrorAt(st.Line, st.Col, "a cluster job is one INSERT INTO ... SELECT or one statement set; this statement would start a job of its own")
+	}
 	bounded := true
 	var sinks, explains []string
 	for _, plan := range plans {

@@ -100,6 +100,9 @@ func (s *Session) runSet(st *parser.Statement, inserts []*parser.Statement, expl
 	if explain {
 		return explainResult(sp.Explain(), details, func() (*dataflow.Graph, error) { return s.planner.BuildSetGraph(name, sp) })
 	}
+	if s.planOnly {
+		return s.planJob(name, sp.Plans, func() (*dataflow.Graph, error) { return s.planner.BuildSetGraph(name, sp) })
+	}
 	g, err := s.planner.BuildSetGraph(name, sp)
 	if err != nil {
 		return nil, err

@@ -225,17 +225,7 @@ func (s *HashMapStore) Backend() string { return "hashmap" }
 func (s *HashMapStore) KeyGroups() KeyGroupRange { return s.kgs }
 
 func (s *HashMapStore) register(name string) error {
-	if s.closed {
-		return fmt.Errorf("state: operator %s: store is closed", s.id)
-	}
-	if name == "" || len(name) > 255 {
-		return fmt.Errorf("state: operator %s: state name %q must have 1 to 255 bytes", s.id, name)
-	}
-	if s.names[name] {
-		return fmt.Errorf("state: operator %s registers state %q twice", s.id, name)
-	}
-	s.names[name] = true
-	return nil
+	return registerName(s.id, s.names, s.closed, name)
 }
 
 // addState adds a new state and hands it its restored entries.

@@ -309,17 +309,7 @@ func (s *PebbleStore) KeyGroups() KeyGroupRange { return s.kgs }
 func (s *PebbleStore) Dir() string { return s.dir }
 
 func (s *PebbleStore) register(name string) error {
-	if s.closed {
-		return fmt.Errorf("state: operator %s: store is closed", s.id)
-	}
-	if name == "" || len(name) > 255 {
-		return fmt.Errorf("state: operator %s: state name %q must have 1 to 255 bytes", s.id, name)
-	}
-	if s.names[name] {
-		return fmt.Errorf("state: operator %s registers state %q twice", s.id, name)
-	}
-	s.names[name] = true
-	return nil
+	return registerName(s.id, s.names, s.closed, name)
 }
 
 // statePrefix is the key prefix of state name.

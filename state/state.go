@@ -139,3 +139,21 @@ func newBaseMapState[V any](s Store, name string, c Codec[V]) (MapState[V], erro
 	}
 	return nil, fmt.Errorf("state: unsupported store %T", s)
 }
+
+// registerName records that a store's operator registers the state name,
+// which must be new to that store and 1 to 255 bytes long (the name is a
+// key prefix with a length byte). Both backends call it, so they accept
+// and refuse the same names.
+func registerName(operator string, names map[string]bool, closed bool, name string) error {
+	if closed {
+		return fmt.Errorf("state: operator %s: store is closed", operator)
+	}
+	if name == "" || len(name) > 255 {
+		return fmt.Errorf("state: operator %s: state name %q must have 1 to 255 bytes", operator, name)
+	}
+	if names[name] {
+		return fmt.Errorf("state: operator %s registers state %q twice", operator, name)
+	}
+	names[name] = true
+	return nil
+}

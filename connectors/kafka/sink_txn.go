@@ -87,6 +87,10 @@ type txnHandler struct {
 	// begun is set by the first BeginTransaction, which first takes the
 	// ids other subtasks committed in recovery out of use.
 	begun bool
+	// records, when set, turns a chunk into records in place of the
+	// table's formats and partitioner (a cluster stage's exchange writer,
+	// exchange.go).
+	records RecordsFunc
 }
 
 var (
@@ -124,8 +128,10 @@ func (h *txnHandler) Open(ctx context.Context, info twophase.SubtaskInfo) error 
 		return err
 	}
 	h.nparts = n
-	h.part = newPartitioner(h.cfg.partitioner, info.Subtask)
-	h.enc = newRecordEncoder(h.cfg)
+	if h.records == nil {
+		h.part = newPartitioner(h.cfg.partitioner, info.Subtask)
+		h.enc = newRecordEncoder(h.cfg)
+	}
 	return nil
 }
 
@@ -172,6 +178,11 @@ func (h *txnHandler) BeginTransaction(ctx context.Context, _ int64) (twophase.Tr
 // full batches are sent at once.
 func (h *txnHandler) Write(ctx context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
 	t := txn.(*kafkaTxn)
+	if h.records != nil {
+		return h.records(c, h.nparts, func(partition int, key, value []byte) error {
+			return t.p.add(ctx, partition, key, value, time.Time{})
+		})
+	}
 	for _, ch := range h.enc.prepare(c).Changes {
 		key, value, err := h.enc.encode(ch)
 		if err != nil {

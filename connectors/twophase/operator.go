@@ -201,18 +201,34 @@ func (o *Operator) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 	if c.Len() == 0 {
 		return nil
 	}
+	txn, err := o.Transaction()
+	if err != nil {
+		return err
+	}
+	if err := o.h.Write(o.ctx, txn, c); err != nil {
+		return fmt.Errorf("sink %s: writing to transaction %d: %w", o.name, o.txnSeq, err)
+	}
+	return nil
+}
+
+// Transaction returns the open transaction, beginning one if none is
+// open. ProcessChunk writes into it; an operator that wraps this one
+// calls it to write, through its Handler, what is not a change into
+// the same transaction (a cluster stage's watermark markers), between
+// two of the Operator's calls on the same goroutine.
+func (o *Operator) Transaction() (Transaction, error) {
+	if o.failed != nil {
+		return nil, o.failed
+	}
 	if o.txn == nil {
 		txn, err := o.h.BeginTransaction(o.ctx, o.nextSeq)
 		if err != nil {
-			return fmt.Errorf("sink %s: beginning transaction %d: %w", o.name, o.nextSeq, err)
+			return nil, fmt.Errorf("sink %s: beginning transaction %d: %w", o.name, o.nextSeq, err)
 		}
 		o.txn, o.txnSeq = txn, o.nextSeq
 		o.nextSeq++
 	}
-	if err := o.h.Write(o.ctx, o.txn, c); err != nil {
-		return fmt.Errorf("sink %s: writing to transaction %d: %w", o.name, o.txnSeq, err)
-	}
-	return nil
+	return o.txn, nil
 }
 
 // ProcessWatermark does nothing: sinks end the dataflow.
