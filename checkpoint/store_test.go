@@ -167,3 +167,32 @@ func writeTestSnapshot(t *testing.T, dir string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLocalDirsOfDeadProcessesAreRemoved: a bucket store's local
+// directory whose lock nobody holds (its process died) goes when the
+// next store opens; one still held stays.
+func TestLocalDirsOfDeadProcessesAreRemoved(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dead := filepath.Join(os.TempDir(), localDirPrefix+"dead")
+	if err := os.MkdirAll(filepath.Join(dead, "chk-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	live, lock, err := newLocalDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	other, lock2, err := newLocalDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock2.Close()
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the dead process's directory is still there (%v)", err)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("a live store's directory went: %v", err)
+		}
+	}
+}

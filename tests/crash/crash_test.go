@@ -157,7 +157,7 @@ func TestCrashLoopS3(t *testing.T) {
 		t.Skip("the crash loop takes a minute; it runs in CI without -short")
 	}
 	s := s3test.Start(t, "crash")
-	crashLoop(t, "pebble", backendKills(*kills, 3), s.Location("jobs"))
+	crashLoop(t, "pebble", backendKills(*kills, 5), s.Location("jobs"))
 }
 
 // crashLoop runs the loop with the checkpoints in ckpt, or in a local
