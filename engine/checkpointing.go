@@ -20,25 +20,25 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	return s.checkpointOptionsIn(name, "", "", planText, g, s.log)
+	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), "", name, planText, g, s.log)
 }
 
 // TaskOptions returns the dataflow options and the checkpoint
 // coordinator of one task of a cluster job (package cluster): as for a
 // job of this session, but with the checkpoints in dir, the task's own
-// folder of state.checkpoints.dir (a path or a URL).
+// folder of state.checkpoints.dir.
 // The task's runtime and coordinator log to log.
 func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
 	if dir == "" {
 		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
 	}
-	return s.checkpointOptionsIn(name, "", dir, planText, g, log)
+	return s.checkpointOptionsIn(dir, dir, name, planText, g, log)
 }
 
-// checkpointOptionsIn is checkpointOptions with the checkpoints in dir,
-// or in the job's folder of root when dir is "", where root is
-// state.checkpoints.dir (a path or a URL) unless given.
-func (s *Session) checkpointOptionsIn(name, root, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+// checkpointOptionsIn is checkpointOptions with the checkpoint store's
+// root given (state.checkpoints.dir, a path or a URL) and the checkpoints
+// in dir, or in the job's folder of root when dir is "".
+func (s *Session) checkpointOptionsIn(root, dir, name, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
 	opts := dataflow.Options{JobName: name, Log: log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
@@ -66,12 +66,6 @@ func (s *Session) checkpointOptionsIn(name, root, dir, planText string, g *dataf
 			}
 		}
 		return opts, nil, nil
-	}
-	if root == "" {
-		root = s.Conf.Get("state.checkpoints.dir")
-	}
-	if dir != "" {
-		root = dir
 	}
 	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
@@ -172,7 +166,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptionsIn(unique, root, "", plan.Explain(), g, s.log)
+	opts, coord, err := s.checkpointOptionsIn(root, "", unique, plan.Explain(), g, s.log)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err

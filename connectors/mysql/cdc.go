@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	gomysql "github.com/go-sql-driver/mysql"
 
 	sessconfig "github.com/streamsql/streamsql/config"
@@ -36,6 +37,10 @@ import (
 // duration), and a checkpoint cannot be taken until the snapshot has
 // been emitted (they are declined meanwhile, as Flink CDC 1.x did), so a
 // failure during the snapshot starts it over.
+//
+// Positions are the binlog file and offset, plus the GTID set up to them
+// on a server with GTIDs (MariaDB, or MySQL with gtid_mode = ON), from
+// which a restore resumes (cdc_source.go, binlogPos).
 func init() { connectors.Register(cdcConnector{}) }
 
 type cdcConnector struct{}
@@ -51,9 +56,10 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "database-name", Required: true, Description: "a regular expression matched against whole database names"},
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table of a matching database is read into this one table (sharded tables)"},
 	{Key: "server-id", Description: "the replica id the binlog reader uses, unique among the server's replicas ('5400' or a range '5400-5404', whose first id is used). Default: a random id in 5400-6400"},
-	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "specific-offset", "timestamp"}, Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.file/.pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
+	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "specific-offset", "timestamp"}, Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.gtid-set, or .file and .pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
 	{Key: "scan.startup.specific-offset.file", Description: "the binlog file to start from, for scan.startup.mode = specific-offset"},
 	{Key: "scan.startup.specific-offset.pos", Kind: sessconfig.Int, Description: "the position in that file, for scan.startup.mode = specific-offset"},
+	{Key: "scan.startup.specific-offset.gtid-set", Description: "the GTID set to start after, for scan.startup.mode = specific-offset: MySQL's executed set ('uuid:1-19') or MariaDB's position ('0-1-42'); it takes precedence over .file and .pos"},
 	{Key: "scan.startup.timestamp-millis", Kind: sessconfig.Int, Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
 	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},
@@ -83,6 +89,7 @@ type cdcConfig struct {
 	mode      startupMode
 	startFile string
 	startPos  uint32
+	startGTID string
 	startTS   int64 // milliseconds
 	heartbeat time.Duration
 }
@@ -123,9 +130,17 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	case startInitial, startLatest:
 	case startSpecific:
 		c.startFile = o["scan.startup.specific-offset.file"]
+		c.startGTID = strings.TrimSpace(o["scan.startup.specific-offset.gtid-set"])
 		p, err := strconv.ParseUint(o["scan.startup.specific-offset.pos"], 10, 32)
-		if c.startFile == "" || err != nil {
-			return nil, errors.New("scan.startup.mode = 'specific-offset' needs 'scan.startup.specific-offset.file' and a numeric 'scan.startup.specific-offset.pos'")
+		if c.startGTID == "" && (c.startFile == "" || err != nil) {
+			return nil, errors.New("scan.startup.mode = 'specific-offset' needs 'scan.startup.specific-offset.gtid-set', or 'scan.startup.specific-offset.file' and a numeric 'scan.startup.specific-offset.pos'")
+		}
+		if c.startGTID != "" {
+			_, merr := gmysql.ParseMysqlGTIDSet(c.startGTID)
+			_, perr := gmysql.ParseMariadbGTIDSet(c.startGTID)
+			if merr != nil && perr != nil {
+				return nil, fmt.Errorf("option 'scan.startup.specific-offset.gtid-set': '%s' is neither a MySQL GTID set ('uuid:1-19') nor a MariaDB GTID position ('0-1-42')", c.startGTID)
+			}
 		}
 		c.startPos = uint32(p)
 	case startTimestamp:

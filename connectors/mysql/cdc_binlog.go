@@ -55,7 +55,26 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 // streamOnce runs one binlog connection until it fails. failures is
 // reset once the connection delivers a transaction.
 func (s *cdcSource) streamOnce(ctx context.Context, out dataflow.SourceOutput, failures *int) error {
-	if err := s.checkPosition(ctx); err != nil {
+	// The GTID set is followed only from a known one: MariaDB's position
+	// keeps one GTID per domain, and a domain missing from it would be
+	// read again from the binlog's start. MariaDB says what the set is at
+	// a file and offset (possibly empty: no GTID yet).
+	known := s.gtids && s.pos.GTID != ""
+	if s.gtids && !known && s.pos.File != "" {
+		g, ok, err := s.gtidAt(ctx, s.db, s.pos)
+		if err != nil {
+			return err
+		}
+		s.pos.GTID, known = g, ok
+	}
+	byGTID := known && s.pos.GTID != ""
+	var gset gmysql.GTIDSet
+	if byGTID {
+		var err error
+		if gset, err = gmysql.ParseGTIDSet(s.flavor, s.pos.GTID); err != nil {
+			return s.errorf("the GTID set %q to resume from: %v", s.pos.GTID, err)
+		}
+	} else if err := s.checkPosition(ctx); err != nil {
 		return err
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -72,12 +91,23 @@ func (s *cdcSource) streamOnce(ctx context.Context, out dataflow.SourceOutput, f
 		Logger:                  slog.New(slog.DiscardHandler),
 	})
 	defer syncer.Close()
-	streamer, err := syncer.StartSync(gmysql.Position{Name: s.pos.File, Pos: s.pos.Pos})
+	var streamer *replication.BinlogStreamer
+	var err error
+	if byGTID {
+		// The server finds the first transaction after the set in
+		// whichever file holds it; its first event is a rotate to that file.
+		streamer, err = syncer.StartSyncGTID(gset.Clone())
+	} else {
+		streamer, err = syncer.StartSync(gmysql.Position{Name: s.pos.File, Pos: s.pos.Pos})
+	}
 	if err != nil {
 		return fmt.Errorf("starting the binlog at %s: %w", s.pos, err)
 	}
+	if known && gset == nil {
+		gset, _ = gmysql.ParseGTIDSet(s.flavor, "")
+	}
 	err = cdcpump.Pump(ctx, out, func(rctx context.Context, txns chan<- cdcpump.Txn[binlogPos]) error {
-		return s.read(rctx, streamer, txns)
+		return s.read(rctx, streamer, gset, txns)
 	}, func(end binlogPos) {
 		*failures = 0
 		s.pos = end
@@ -122,12 +152,26 @@ func (s *cdcSource) checkPosition(ctx context.Context) error {
 // read decodes binlog events into transactions until ctx ends or the
 // connection fails. It runs on its own goroutine and touches only the
 // table map (s.tables), which Run's goroutine does not use meanwhile.
-func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, txns chan<- cdcpump.Txn[binlogPos]) error {
+//
+// gset, when not nil, is the GTID set at the start position (a copy the
+// reader owns); each transaction's GTID is added to it, and the set
+// after a transaction is part of its end position.
+func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gset gmysql.GTIDSet, txns chan<- cdcpump.Txn[binlogPos]) error {
 	file := s.pos.File
 	cur := &dyntable.Chunk{}
 	since := uint32(s.cfg.startTS / 1000)
+	next := "" // the GTID of the transaction being read
 	commit := func(h *replication.EventHeader) error {
 		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}}
+		if gset != nil {
+			if next != "" {
+				if err := gset.Update(next); err != nil {
+					return s.errorf("the binlog's GTID %s: %v", next, err)
+				}
+			}
+			t.End.GTID = gset.String()
+		}
+		next = ""
 		if s.cfg.mode == startTimestamp && h.Timestamp < since {
 			t.Changes = &dyntable.Chunk{} // committed before the start time
 		}
@@ -147,6 +191,12 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, tx
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			file = string(e.NextLogName)
+		case *replication.MariadbGTIDEvent:
+			next = e.GTID.String()
+		case *replication.GTIDEvent:
+			if g, err := e.GTIDNext(); err == nil && s.flavor == "mysql" {
+				next = g.String()
+			}
 		case *replication.XIDEvent:
 			if err := commit(ev.Header); err != nil {
 				return err

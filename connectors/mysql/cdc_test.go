@@ -477,23 +477,12 @@ func TestCDCErrors(t *testing.T) {
 		pos := r.pos[0]
 		r.mu.Unlock()
 		stop() // the server keeps a file a replica still reads
-		// The server keeps a file until its binlog checkpoint (InnoDB's
-		// flush) moves past it: flush and purge until the file is gone.
 		var p binlogPos
 		_ = json.Unmarshal(pos, &p)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mustExec(t, db, "FLUSH BINARY LOGS")
-			files := binlogFiles(t, db)
-			mustExec(t, db, "PURGE BINARY LOGS TO '"+files[len(files)-1]+"'")
-			if files = binlogFiles(t, db); files[0] != p.File {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the server would not purge %s: %v", p.File, files)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		purgeBinlog(t, db, p.File)
+		// By file and offset (no GTID): the file is gone.
+		p.GTID = ""
+		pos, _ = json.Marshal(p)
 		_, errc2, _ := startCDC(t, cdcTable(s.Port, ok, nil), pos)
 		select {
 		case err := <-errc2:
@@ -504,6 +493,26 @@ func TestCDCErrors(t *testing.T) {
 			t.Fatal("the restored source did not fail")
 		}
 	})
+}
+
+// purgeBinlog purges the binlog up to and including file. The server
+// keeps a file until its binlog checkpoint (InnoDB's flush) moves past
+// it: flush and purge until the file is gone.
+func purgeBinlog(t *testing.T, db *sql.DB, file string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mustExec(t, db, "FLUSH BINARY LOGS")
+		files := binlogFiles(t, db)
+		mustExec(t, db, "PURGE BINARY LOGS TO '"+files[len(files)-1]+"'")
+		if files = binlogFiles(t, db); files[0] > file {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server would not purge %s: %v", file, files)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func binlogFiles(t *testing.T, db *sql.DB) []string {
@@ -549,5 +558,64 @@ func TestCDCStartupModes(t *testing.T) {
 		"scan.startup.specific-offset.file": p.File, "scan.startup.specific-offset.pos": fmt.Sprint(p.Pos)}), nil)
 	if got := r2.waitRows(t, 1, errc2); !reflect.DeepEqual(got, []string{"-D[1, before, NULL, NULL]"}) {
 		t.Fatalf("specific-offset mode: %v", got)
+	}
+}
+
+// On MariaDB every transaction has a GTID. Positions carry the GTID
+// position, checked against the server's own @@gtid_binlog_pos, and a
+// restore resumes from it rather than from the file and offset: a
+// position whose file this server never had (as after a failover to a
+// replica, whose files are named and cut differently) resumes exactly
+// after its GTID. specific-offset takes a GTID set the same way. A GTID
+// position whose binlog was purged fails, saying so.
+func TestCDCGTID(t *testing.T) {
+	s, db := binlogDB(t)
+	name := TableForTest(t, db, "gtid", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3)")
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (1, 'a')")
+	tbl := cdcTable(s.Port, name, nil)
+	r, errc, stop := startCDC(t, tbl, nil)
+	r.waitRows(t, 1, errc) // the snapshot
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (2, 'b')")
+	var server string
+	if err := db.QueryRow("SELECT @@GLOBAL.gtid_binlog_pos").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	r.waitRows(t, 2, errc)
+	r.mu.Lock()
+	var p binlogPos
+	if err := json.Unmarshal(r.pos[len(r.pos)-1], &p); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Unlock()
+	stop()
+	if p.GTID == "" || p.GTID != server {
+		t.Fatalf("the position after the insert has GTID set %q; the server's gtid_binlog_pos is %q", p.GTID, server)
+	}
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (3, 'c')", "UPDATE "+name+" SET name = 'a2' WHERE id = 1")
+	want := []string{"+I[3, c, NULL, NULL]", "-U[1, a, NULL, NULL]", "+U[1, a2, NULL, NULL]"}
+
+	elsewhere, _ := json.Marshal(binlogPos{File: "replica-bin.000042", Pos: 4242, GTID: p.GTID})
+	r2, errc2, stop2 := startCDC(t, tbl, elsewhere)
+	if got := r2.waitRows(t, 3, errc2); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored by GTID: got %v, want %v", got, want)
+	}
+	stop2()
+
+	r3, errc3, stop3 := startCDC(t, cdcTable(s.Port, name, map[string]string{"scan.startup.mode": "specific-offset",
+		"scan.startup.specific-offset.gtid-set": p.GTID}), nil)
+	if got := r3.waitRows(t, 3, errc3); !reflect.DeepEqual(got, want) {
+		t.Fatalf("specific-offset by GTID: got %v, want %v", got, want)
+	}
+	stop3()
+
+	purgeBinlog(t, db, p.File)
+	_, errc4, _ := startCDC(t, tbl, elsewhere)
+	select {
+	case err := <-errc4:
+		if err == nil || !strings.Contains(err.Error(), "is no longer on the server (its binlog was purged") || !strings.Contains(err.Error(), p.GTID) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the source restored from a purged GTID position did not fail")
 	}
 }
