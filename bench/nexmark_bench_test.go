@@ -1,8 +1,7 @@
 package bench
 
 import (
-	"fmt"
-
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,8 +24,10 @@ func BenchmarkNexmark(b *testing.B) {
 			}
 			// b.N events over 10 s of event time, as in ddl.sql.
 			n := max(b.N, 50)
-			ddl := strings.ReplaceAll(nexmarkq.DDL(), "'events.num' = '10000000'", fmt.Sprintf("'events.num' = '%d'", n))
-			ddl = strings.ReplaceAll(ddl, "'first-event.rate' = '1000000'", fmt.Sprintf("'first-event.rate' = '%d'", max(n/10, 1)))
+			ddl, err := nexmarkq.Configure(int64(n), strconv.Itoa(max(n/10, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
 			if strings.Contains(text, "'path' = 'nexmark-q10'") {
 				dir := b.TempDir()
 				text = strings.ReplaceAll(text, "'path' = 'nexmark-q10'", "'path' = '"+dir+"'")

@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // tumbleQuery counts bids and their highest price per auction and 10 s
@@ -82,4 +85,60 @@ func TestCompileErrors(t *testing.T) {
 			t.Errorf("%q: got %v, want an error with %q", c.script, err, c.want)
 		}
 	}
+}
+
+// TestIdleUpstreamTasks reads a 4-partition topic whose rows are all in
+// partition 0, without end: the source tasks of partitions 1 to 3 have
+// nothing to read and go idle (table.exec.source.idle-timeout). Their
+// idle markers let the window stage's watermark follow task 0's alone,
+// so the windows fire; without them it would wait for ever.
+func TestIdleUpstreamTasks(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	if err := b.CreateTopic("clicks", 4); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, r := range []string{
+		`{"k":"a","ts":"2024-01-01 00:00:01"}`, `{"k":"a","ts":"2024-01-01 00:00:02"}`, `{"k":"a","ts":"2024-01-01 00:00:03"}`,
+		`{"k":"b","ts":"2024-01-01 00:00:11"}`, `{"k":"c","ts":"2024-01-01 00:00:25"}`,
+	} {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "clicks", Partition: 0, Value: []byte(r)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := clusterSettings(t, 4, "100 ms") + fmt.Sprintf(`
+SET 'table.exec.source.idle-timeout' = '300 ms';
+CREATE TABLE clicks (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+WITH ('connector' = 'kafka', 'topic' = 'clicks', 'properties.bootstrap.servers' = '%[1]s', 'format' = 'json',
+      'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE counts (k STRING, wstart TIMESTAMP(3), num BIGINT)
+WITH ('connector' = 'kafka', 'topic' = 'counts', 'properties.bootstrap.servers' = '%[1]s', 'format' = 'json',
+      'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'counts');
+INSERT INTO counts
+SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY k, window_start, window_end;
+`, addr)
+	j, err := Compile(t.Context(), Config{Script: script, File: "idle.sql", BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"k":"a","wstart":"2024-01-01 00:00:00.000","num":3}`, `{"k":"b","wstart":"2024-01-01 00:00:10.000","num":1}`}
+	runAll(t, j, 2*time.Minute, func(ts *taskSet) {
+		deadline := time.Now().Add(90 * time.Second)
+		var got []string
+		for time.Now().Before(deadline) {
+			if got = readTopic(t, addr, "counts"); len(got) >= len(want) {
+				break
+			}
+		}
+		for _, id := range j.Tasks() {
+			ts.kill(id)
+		}
+		sameMultiset(t, got, want)
+	})
 }

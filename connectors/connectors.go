@@ -53,6 +53,20 @@ type Table struct {
 	// PartitionKeys are the PARTITIONED BY columns (indexes into
 	// Columns); only a PartitionConnector's tables have any.
 	PartitionKeys []int
+	// Base is, for a table read or written under an OPTIONS hint (Flink's
+	// dynamic table options), the catalog's table this one copies with
+	// other Options; nil otherwise. See Identity.
+	Base *Table
+}
+
+// Identity is the table as the catalog holds it: Base for a copy made
+// for an OPTIONS hint, else t. Connectors that keep data per table key
+// it by Identity, so a hinted read sees the table's rows.
+func (t *Table) Identity() *Table {
+	if t.Base != nil {
+		return t.Base
+	}
+	return t
 }
 
 // PartitionConnector is a connector whose sink writes PARTITIONED BY

@@ -227,7 +227,16 @@ func (b *binder) valueLiteral(x *test_driver.ValueExpr, negate bool) (Expr, erro
 	case test_driver.KindMysqlDecimal:
 		return b.decimalLiteral(x, x.GetMysqlDecimal().String(), negate)
 	case test_driver.KindBinaryLiteral:
-		return nil, b.errf(x, "hexadecimal and bit literals are not supported")
+		if x.Type.GetFlag()&mysql.UnsignedFlag == 0 {
+			return nil, b.errf(x, "bit literals are not supported; write bytes as X'0a1b'")
+		}
+		// X'0a1b' is BINARY(2) in Flink: VARBINARY(2) here.
+		bs := x.GetBytes()
+		t := types.TypeBytes
+		if len(bs) > 0 {
+			t = types.VarbinaryType(len(bs))
+		}
+		return NewLiteral(types.NewBytes(bs), t.WithNotNull(true)), nil
 	}
 	return nil, b.errf(x, "unsupported literal %s", nodeText(x))
 }

@@ -131,6 +131,15 @@ func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 		return castComposite(v, from, to) // composite.go
 	}
 	switch to.ID {
+	case types.Bytes:
+		// From STRING: its UTF-8 bytes; from BYTES: the same bytes. Both
+		// are cut to a VARBINARY(n)'s length, as Flink's CAST does.
+		if v.Kind() == types.KindString {
+			if n := to.Precision; n > 0 && n < types.MaxStringLength && len(v.Str()) > n {
+				return types.NewBytes([]byte(v.Str()[:n])), nil
+			}
+			return v, nil
+		}
 	case types.Boolean:
 		switch v.Kind() {
 		case types.KindBool:
@@ -241,6 +250,9 @@ func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 		var s string
 		if v.Kind() == types.KindString {
 			s = v.Str()
+			if from.ID == types.Bytes {
+				s = strings.ToValidUTF8(s, "\uFFFD") // the bytes read as UTF-8, as Flink
+			}
 		} else {
 			s = types.Format(v, from)
 		}

@@ -111,7 +111,7 @@ func comparePrep(sym string, l, r Expr) (Expr, Expr, cmpMode, error) {
 		return l, r, cmDecimal, nil
 	case lt.ID == rt.ID:
 		switch lt.ID {
-		case types.String:
+		case types.String, types.Bytes: // BYTES: unsigned byte order, as Flink
 			return l, r, cmString, nil
 		case types.Boolean, types.Date, types.Timestamp, types.Interval:
 			return l, r, cmInt, nil

@@ -128,7 +128,7 @@ func TestBindErrors(t *testing.T) {
 		{"DATE '2024-02-01 10:00:00'", "invalid DATE literal '2024-02-01 10:00:00'", "DATE '2024-02-01 10:00:00'"},
 		{"TIMESTAMP '3000-01-01 00:00:00'", "TIMESTAMP literal '3000-01-01 00:00:00' is out of range", "TIMESTAMP '3000-01-01 00:00:00'"},
 		{"1.234567890123456789012345678901234567890123", "numeric literal 1.234567890123456789012345678901234567890123 exceeds the maximum DECIMAL precision 38", "1.234567890123456789012345678901234567890123"},
-		{"x'41'", "hexadecimal and bit literals are not supported", "x'41'"},
+		{"b'101'", "bit literals are not supported; write bytes as X'0a1b'", "b'101'"},
 
 		// Things that belong to the planner.
 		{"SUM(a)", "aggregate function SUM is not allowed here", "SUM(a)"},

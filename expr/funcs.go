@@ -202,6 +202,7 @@ func init() {
 	registerTimeFuncs(registry)
 	registerMathFuncs(registry)
 	registerTextFuncs(registry)
+	registerBytesFuncs(registry) // funcs_bytes.go
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
 	registerCompositeFuncs(registry)  // composite.go

@@ -82,7 +82,11 @@ func buildChr(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildBase64(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
+	pred, want := isStringType, wantString
+	if name == "TO_BASE64" { // of a string's UTF-8 bytes, or of BYTES
+		pred, want = func(t types.Type) bool { return isStringType(t) || t.ID == types.Bytes }, "STRING or BYTES"
+	}
+	args, err := b.bindTyped(x, name, pred, want)
 	if err != nil {
 		return nil, err
 	}

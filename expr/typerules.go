@@ -75,6 +75,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 			return mergeDecimal(a, b), true
 		case types.String:
 			return types.VarcharType(max(a.Precision, b.Precision)), true
+		case types.Bytes:
+			return types.VarbinaryType(max(a.Precision, b.Precision)), true
 		case types.Timestamp:
 			return types.TimestampType(max(a.Precision, b.Precision)), true
 		}

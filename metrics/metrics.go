@@ -29,7 +29,22 @@ var KafkaSkippedRecords = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Malformed Kafka records skipped because of '<format>.ignore-parse-errors'.",
 }, []string{"topic"})
 
+// The cluster worker's instruments (streamsql worker).
+var (
+	// ClusterTasksRunning is the number of tasks running on this worker.
+	ClusterTasksRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "streamsql_cluster_tasks_running",
+		Help: "Tasks of the cluster job running on this worker (0 on an idle worker).",
+	})
+	// ClusterGenerations counts the group generations (rebalances) this
+	// worker went through.
+	ClusterGenerations = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "streamsql_cluster_generations_total",
+		Help: "Consumer-group generations of the job's workers this worker joined: one per rebalance.",
+	})
+)
+
 // Collectors lists the instruments above, for registering them.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, KafkaSkippedRecords}
+	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, KafkaSkippedRecords, ClusterTasksRunning, ClusterGenerations}
 }

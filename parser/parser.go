@@ -165,6 +165,12 @@ type Statement struct {
 	// qualified maps the placeholder schemas of three-part names to
 	// their catalog and database (see TablePath).
 	qualified map[string][2]string
+	// hinted maps the placeholder schemas of table names with an OPTIONS
+	// hint to the name's other parts and the options (hints.go).
+	hinted map[string]hintedTable
+	// QueryHints are the accepted hints after SELECT (BROADCAST, LOOKUP,
+	// ...), which change nothing here (hints.go).
+	QueryHints []Hint
 	// ColumnTypes maps a CREATE TABLE column (by name as written) whose
 	// Flink type TiDB cannot parse (ROW, ARRAY, MAP, bare VARCHAR, ...) to
 	// that type's text, for types.ParseType; the AST has TEXT in its place.
@@ -364,16 +370,31 @@ func parseStatement(p **parser.Parser, pos *positioner, src string, lr *lexResul
 	st.Text = src[st.start:st.end]
 	st.Line, st.Col = pos.at(st.start)
 
+	// Comments of this statement: a contiguous run of lr.comments.
+	lo := sort.Search(len(lr.comments), func(i int) bool { return lr.comments[i].start >= st.start })
+	hi := sort.Search(len(lr.comments), func(i int) bool { return lr.comments[i].start >= st.end })
 	c, perr := newStmtCtx(st)
 	if perr == nil {
+		// The statement's hints, and those after its last token (a hint
+		// may end it: SELECT * FROM t /*+ OPTIONS(...) */;).
+		last := st.end
+		for k := lo; k < len(lr.comments); k++ {
+			cm := lr.comments[k]
+			if k >= hi {
+				if strings.TrimSpace(src[last:cm.start]) != "" {
+					break
+				}
+				last = cm.end
+			}
+			if strings.HasPrefix(src[cm.start:cm.end], "/*+") {
+				c.hints = append(c.hints, cm)
+			}
+		}
 		perr = c.rewrite()
 	}
 	if perr != nil {
 		return nil, errorAt(src, perr.off, perr.msg)
 	}
-	// Comments of this statement: a contiguous run of lr.comments.
-	lo := sort.Search(len(lr.comments), func(i int) bool { return lr.comments[i].start >= st.start })
-	hi := sort.Search(len(lr.comments), func(i int) bool { return lr.comments[i].start >= st.end })
 	rw, m, err := build(src, st.start, st.end, c.edits, lr.comments[lo:hi])
 	if err != nil {
 		return nil, st.errorAtOrig(st.start, err.Error())

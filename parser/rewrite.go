@@ -21,6 +21,8 @@ type stmtCtx struct {
 	parent  []int  // index of the innermost '(' enclosing each token; -1 at depth 0
 	covered []bool // tokens already replaced by a rewrite; later passes skip them
 	edits   []edit
+	// hints are the statement's /*+ ... */ comments (hints.go).
+	hints []span
 	// colOrdinal counts the columns of a CREATE TABLE column list met so
 	// far (ComputedColumn.Ordinal).
 	colOrdinal int
@@ -159,6 +161,7 @@ func (c *stmtCtx) rewrite() *posError {
 		return err
 	}
 	for _, pass := range []func() *posError{
+		c.rewriteHints,     // hints.go
 		c.rewriteExplain,   // statements.go
 		c.rewriteAlterView, // statements.go
 		c.rewriteTemporary, // statements.go
@@ -196,7 +199,7 @@ func (c *stmtCtx) checkReservedNames() *posError {
 			continue
 		}
 		n := strings.ToLower(c.nameValue(i))
-		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) || strings.HasPrefix(n, computedPrefix) || n == likePlaceholder ||
+		if strings.HasPrefix(n, placeholderPrefix) || strings.HasPrefix(n, watermarkPrefix) || strings.HasPrefix(n, qualifiedPrefix) || strings.HasPrefix(n, hintPrefix) || strings.HasPrefix(n, computedPrefix) || n == likePlaceholder ||
 			n == CastFunc || n == TryCastFunc || n == IntervalFunc || n == FloorToFunc || n == CeilToFunc ||
 			n == rowFunc || n == unnestFunc || strings.HasPrefix(n, unnestPrefix) || n == arrayFunc || n == mapFunc || n == itemFunc || n == fieldFunc || n == anyFunc ||
 			strings.HasPrefix(n, "__") && c.isPunct(i+1, "(") { // the internal functions of funcsyntax.go

@@ -549,6 +549,9 @@ func (s *Statement) TablePath(tn *ast.TableName) []string {
 	if q, ok := s.qualified[tn.Schema.O]; ok {
 		return []string{q[0], q[1], tn.Name.O}
 	}
+	if h, ok := s.hinted[tn.Schema.O]; ok {
+		return append(append([]string(nil), h.prefix...), tn.Name.O)
+	}
 	return []string{tn.Schema.O, tn.Name.O}
 }
 

@@ -64,7 +64,7 @@ func (b *builder) buildTableName(tn *ast.TableName, alias string) (rel, error) {
 	if tn.AsOf != nil {
 		return rel{}, b.stmt.ErrorAtIdent(name, tn, "temporal joins (FOR SYSTEM_TIME AS OF) are only supported as the right side of a join")
 	}
-	return b.buildPath(b.path(tn), tn.Schema.O != "", tn, alias)
+	return b.buildPath(b.path(tn), len(b.stmt.TablePath(tn)) > 1, tn, alias)
 }
 
 // buildPath reads the CTE (when the name is not qualified), view or
@@ -75,7 +75,11 @@ func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, 
 	if q == "" {
 		q = name
 	}
+	hinted := tn != nil && b.stmt.TableHints(tn) != nil
 	if c, ok := b.ctes[norm(name)]; ok && !qualified {
+		if hinted {
+			return rel{}, b.stmt.ErrorAtIdent(name, tn, "'%s' is a WITH query: the OPTIONS hint applies to tables only", name)
+		}
 		delete(b.ctes, norm(name)) // a CTE cannot refer to itself
 		r, err := b.buildQuery(c.query)
 		b.ctes[norm(name)] = c
@@ -93,6 +97,9 @@ func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, 
 		return rel{node: r.node, scope: requalify(r.scope, q)}, nil
 	}
 	if v, ok := b.p.Cat.View(path); ok {
+		if hinted {
+			return rel{}, b.stmt.ErrorAtIdent(name, tn, "view '%s' cannot take new options: the OPTIONS hint applies to tables only", path)
+		}
 		vb := b.p.newBuilder(v.stmt)
 		vb.home = v.Home
 		r, err := vb.buildQuery(v.Query)
@@ -112,6 +119,12 @@ func (b *builder) buildPath(path ObjectPath, qualified bool, tn *ast.TableName, 
 			return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist: %v", path, err)
 		}
 		return rel{}, b.stmt.ErrorAtIdent(name, tn, "Table '%s' doesn't exist", path)
+	}
+	if tn != nil {
+		var err error
+		if t, err = b.p.withHints(b.stmt, tn, t); err != nil { // hints.go
+			return rel{}, err
+		}
 	}
 	return b.scanTable(t, tn, q)
 }

@@ -28,6 +28,9 @@ type TableEntry struct {
 	// declared is the table's schema when it is not the connector's row
 	// (computed or metadata columns; see computed.go); nil otherwise.
 	declared []declaredColumn
+	// hints are the OPTIONS hint this entry was copied for (hints.go);
+	// nil for the catalog's own entry.
+	hints []parser.Option
 }
 
 // WatermarkDef is WATERMARK FOR column AS expr.

@@ -45,13 +45,19 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 		}
 		return types.DecimalType(p, s), nil
 	case mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeString:
+		if ft.GetCharset() == "binary" { // VARBINARY(n), BINARY(n)
+			if flen <= 0 {
+				return types.TypeBytes, nil
+			}
+			return types.VarbinaryType(flen), nil
+		}
 		if flen <= 0 {
 			return types.TypeString, nil
 		}
 		return types.VarcharType(flen), nil
 	case mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
-		if ft.GetCharset() == "binary" {
-			return types.Type{}, fmt.Errorf("type BYTES (BINARY, VARBINARY) is not supported yet")
+		if ft.GetCharset() == "binary" { // BYTES
+			return types.TypeBytes, nil
 		}
 		return types.TypeString, nil
 	case mysql.TypeDate:

@@ -26,7 +26,7 @@ func (n *SinkNode) Explain() string {
 	if n.Table == nil {
 		return fmt.Sprintf("Collect(fields=[%s])", allNames(n.cols))
 	}
-	return fmt.Sprintf("Sink(table=[%s], fields=[%s], encoding=[%s])", n.Table.Name, allNames(n.cols), n.Encoding)
+	return fmt.Sprintf("Sink(table=[%s%s], fields=[%s], encoding=[%s])", n.Table.Name, n.Table.explainHints(), allNames(n.cols), n.Encoding)
 }
 
 func (n *SinkNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {

@@ -47,7 +47,7 @@ func (n *ScanNode) UpsertKey() []int {
 func (n *ScanNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
 
 func (n *ScanNode) Explain() string {
-	return fmt.Sprintf("TableSourceScan(table=[%s], fields=[%s])", n.Table.Name, allNames(n.cols))
+	return fmt.Sprintf("TableSourceScan(table=[%s%s], fields=[%s])", n.Table.Name, n.Table.explainHints(), allNames(n.cols))
 }
 
 // fieldIndex is the table column of output column i.

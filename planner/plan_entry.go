@@ -87,6 +87,10 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 		}
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "Table '%s' doesn't exist", path)
 	}
+	t, err := p.withHints(stmt, tn, t) // hints.go
+	if err != nil {
+		return nil, err
+	}
 	for _, m := range t.Conn.Metadata {
 		if !m.Virtual {
 			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s': writing metadata column '%s' (METADATA FROM '%s') is not supported; declare it VIRTUAL to insert into this table", t.Name, m.Name, m.Key)

@@ -15,7 +15,8 @@ import (
 //   - DOUBLE in Go's shortest form (2.5, 3);
 //   - DECIMAL with its declared scale;
 //   - TIMESTAMP(p) as 2024-01-01 00:00:01.000 with p fractional digits;
-//   - DATE as 2024-01-01; strings raw;
+//   - DATE as 2024-01-01; strings raw; BYTES as x'0aff', as Flink's
+//     SQL client prints them;
 //   - ROW as (1, abc), ARRAY as [1, 2], MAP as {k1=1, k2=2}, as Flink's
 //     SQL client shows them.
 func Format(v Value, t Type) string {
@@ -55,6 +56,9 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 		}
 		return append(dst, d.Text('f')...)
 	case KindString:
+		if t.ID == Bytes {
+			return AppendBytesLiteral(dst, v.s)
+		}
 		return append(dst, v.s...)
 	case KindDate:
 		return v.Time().AppendFormat(dst, "2006-01-02")
@@ -98,6 +102,16 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 		return append(dst, '}')
 	}
 	return append(dst, '?')
+}
+
+// AppendBytesLiteral renders bytes as Flink prints them, x'<hex>'.
+func AppendBytesLiteral(dst []byte, b string) []byte {
+	const digits = "0123456789abcdef"
+	dst = append(dst, "x'"...)
+	for i := 0; i < len(b); i++ {
+		dst = append(dst, digits[b[i]>>4], digits[b[i]&15])
+	}
+	return append(dst, '\'')
 }
 
 // appendInterval renders a day-time interval as Flink does:

@@ -24,12 +24,13 @@ const (
 	RowT      // ROW<name type, ...>: Type.Fields (Row is the name of a row of values)
 	Array     // ARRAY<T>: Type.Fields[0].Type is T
 	Map       // MAP<K, V>: Type.Fields[0].Type is K, Fields[1].Type is V
+	Bytes     // BYTES, VARBINARY(n), BINARY(n): a KindString value holding the bytes
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Boolean: "BOOLEAN", Int: "INT", BigInt: "BIGINT", Double: "DOUBLE",
 	Decimal: "DECIMAL", String: "STRING", Date: "DATE", Timestamp: "TIMESTAMP", Interval: "INTERVAL",
-	RowT: "ROW", Array: "ARRAY", Map: "MAP",
+	RowT: "ROW", Array: "ARRAY", Map: "MAP", Bytes: "BYTES",
 }
 
 func (id TypeID) String() string {
@@ -55,7 +56,7 @@ func LiteralPrecisionMessage(text string) string {
 type Type struct {
 	ID TypeID
 	// Precision is the DECIMAL precision, the TIMESTAMP fractional-second
-	// precision (0..9), or the VARCHAR length.
+	// precision (0..9), the VARCHAR length, or the VARBINARY length.
 	Precision int
 	// Scale is the DECIMAL scale.
 	Scale int
@@ -133,7 +134,11 @@ var (
 	TypeDate      = Type{ID: Date}
 	TypeTimestamp = Type{ID: Timestamp, Precision: 3}
 	TypeInterval  = Type{ID: Interval}
+	TypeBytes     = Type{ID: Bytes, Precision: MaxStringLength}
 )
+
+// VarbinaryType returns VARBINARY(n); BYTES is VARBINARY(2147483647).
+func VarbinaryType(n int) Type { return Type{ID: Bytes, Precision: n} }
 
 // DecimalType returns DECIMAL(p, s).
 func DecimalType(p, s int) Type { return Type{ID: Decimal, Precision: p, Scale: s} }
@@ -192,6 +197,12 @@ func (t Type) String() string {
 			s = "STRING"
 		} else {
 			s = fmt.Sprintf("VARCHAR(%d)", t.Precision)
+		}
+	case Bytes:
+		if t.Precision == MaxStringLength || t.Precision == 0 {
+			s = "BYTES"
+		} else {
+			s = fmt.Sprintf("VARBINARY(%d)", t.Precision)
 		}
 	case RowT:
 		var sb strings.Builder
@@ -447,7 +458,13 @@ func (p *typeParser) parseBase() (Type, error) {
 		// fixed-length, blank-padded strings.
 		return VarcharType(arg(0, MaxStringLength)), nil
 	case "BINARY", "VARBINARY", "BYTES":
-		return Type{}, fmt.Errorf("type BYTES (BINARY, VARBINARY) is not supported yet")
+		// BINARY(n) is read as VARBINARY(n) and BINARY alone as BYTES, as
+		// CHAR is read as VARCHAR: no fixed-length, zero-padded bytes.
+		n := arg(0, MaxStringLength)
+		if n < 1 {
+			return Type{}, fmt.Errorf("%s(%d): the length must be at least 1", word, n)
+		}
+		return VarbinaryType(n), nil
 	case "DATE":
 		return TypeDate, nil
 	case "TIMESTAMP", "TIMESTAMP_LTZ", "DATETIME":

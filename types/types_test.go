@@ -101,6 +101,7 @@ func TestParseType(t *testing.T) {
 		"ROW<a INT COMMENT 'it''s', b ROW<c DOUBLE>>": "ROW<`a` INT, `b` ROW<`c` DOUBLE>>",
 		"ARRAY<INT>": "ARRAY<INT>", "INT ARRAY": "ARRAY<INT>", "ARRAY<ARRAY<STRING>>": "ARRAY<ARRAY<STRING>>",
 		"MAP<STRING, ARRAY<INT>>": "MAP<STRING, ARRAY<INT>>",
+		"VARBINARY":               "BYTES", "BINARY(3)": "VARBINARY(3)", "BYTES NOT NULL": "BYTES NOT NULL", "ROW<b VARBINARY(2)>": "ROW<`b` VARBINARY(2)>",
 	} {
 		got, err := ParseType(in)
 		if err != nil || got.String() != want {
@@ -108,7 +109,7 @@ func TestParseType(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"DECIMAL(50,2)", "TIMESTAMP(12)", "MAP<INT>", "DECIMAL(x)",
-		"ROW<a INT", "ROW<a INT, a STRING>", "ROW<INT>", "ARRAY<INT", "MULTISET<INT>", "VARBINARY", "INT INT"} {
+		"ROW<a INT", "ROW<a INT, a STRING>", "ROW<INT>", "ARRAY<INT", "MULTISET<INT>", "BINARY(0)", "INT INT"} {
 		if _, err := ParseType(bad); err == nil {
 			t.Errorf("ParseType(%q) accepted", bad)
 		}

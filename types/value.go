@@ -69,6 +69,10 @@ func NewFloat(f float64) Value { return Value{k: KindFloat, i: int64(math.Float6
 // NewString returns a STRING value.
 func NewString(s string) Value { return Value{k: KindString, s: s} }
 
+// NewBytes returns a BYTES value: a KindString value holding b's bytes
+// (Str returns them), told apart from a STRING by its type only.
+func NewBytes(b []byte) Value { return Value{k: KindString, s: string(b)} }
+
 // NewDecimal returns a DECIMAL value. d must not be modified afterwards.
 func NewDecimal(d *apd.Decimal) Value { return Value{k: KindDecimal, p: unsafe.Pointer(d)} }
 

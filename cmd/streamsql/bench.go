@@ -166,18 +166,11 @@ func benchQuery(q string, events int64, par int, span time.Duration, sets []stri
 	if err != nil {
 		return fail(err)
 	}
-	ddl := nexmarkq.DDL()
-	const eventsOpt = "'events.num' = '10000000'"
-	if !strings.Contains(ddl, eventsOpt) {
-		return fail(fmt.Errorf("ddl.sql no longer sets %s", eventsOpt))
-	}
-	ddl = strings.ReplaceAll(ddl, eventsOpt, fmt.Sprintf("'events.num' = '%d'", events))
-	const rateOpt = "'first-event.rate' = '1000000'"
-	if !strings.Contains(ddl, rateOpt) {
-		return fail(fmt.Errorf("ddl.sql no longer sets %s", rateOpt))
-	}
 	rate := float64(events) / span.Seconds()
-	ddl = strings.ReplaceAll(ddl, rateOpt, fmt.Sprintf("'first-event.rate' = '%s'", strconv.FormatFloat(rate, 'f', -1, 64)))
+	ddl, err := nexmarkq.Configure(events, strconv.FormatFloat(rate, 'f', -1, 64))
+	if err != nil {
+		return fail(err)
+	}
 	// q10 writes files: into a temporary directory, removed afterwards.
 	if strings.Contains(text, "'path' = 'nexmark-q10'") {
 		dir, err := os.MkdirTemp("", "nexmark-q10-")

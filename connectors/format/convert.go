@@ -5,6 +5,7 @@
 package format
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -46,7 +47,7 @@ type column struct {
 // types) only from JSON.
 func Readable(t types.Type, json bool) bool {
 	switch t.ID {
-	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp:
+	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp, types.Bytes:
 		return true
 	case types.RowT, types.Array, types.Map:
 		for _, f := range t.Fields {
@@ -116,6 +117,12 @@ func fromText(s []byte, c *column) (types.Value, error) {
 		if ns, ok := parseTimestamp(s, c.t.Precision); ok {
 			return types.NewTimestamp(ns), nil
 		}
+	case types.Bytes: // base64, as Flink's json and csv formats write them
+		b, err := base64.StdEncoding.AppendDecode(nil, s)
+		if err != nil {
+			return types.NullValue, fieldError(c, fmt.Errorf("'%s' is not base64", s))
+		}
+		return types.NewBytes(b), nil
 	}
 	v, err := expr.CastValue(types.NewString(string(s)), types.TypeString, c.t)
 	if err != nil {

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -76,6 +77,9 @@ func appendJSONValue(dst []byte, v types.Value, t types.Type) []byte {
 		}
 		return types.AppendFormat(dst, v, t)
 	case types.KindString:
+		if t.ID == types.Bytes { // base64, as Flink's json format
+			return appendJSONString(dst, base64.StdEncoding.EncodeToString([]byte(v.Str())))
+		}
 		return appendJSONString(dst, v.Str())
 	case types.KindRow:
 		dst = append(dst, '{')
@@ -202,7 +206,11 @@ func (e *CSVEncoder) Append(dst []byte, row types.Row) []byte {
 			}
 			continue
 		}
-		field = types.AppendFormat(field[:0], v, e.types[i])
+		if e.types[i].ID == types.Bytes { // base64, as Flink's csv format
+			field = base64.StdEncoding.AppendEncode(field[:0], []byte(v.Str()))
+		} else {
+			field = types.AppendFormat(field[:0], v, e.types[i])
+		}
 		dst = e.appendField(dst, field)
 	}
 	return dst

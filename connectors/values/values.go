@@ -70,6 +70,7 @@ func sessionOf(env *connectors.Env) *session {
 }
 
 func (s *session) table(t *connectors.Table) *data {
+	t = t.Identity()
 	d := s.tables[t]
 	if d == nil {
 		d = &data{}

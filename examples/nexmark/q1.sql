@@ -5,7 +5,7 @@ CREATE TABLE nexmark_q1 (
   bidder  BIGINT,
   price  DECIMAL(23, 3),
   dateTime  TIMESTAMP(3),
-  extra  STRING
+  extra  VARCHAR
 ) WITH (
   'connector' = 'blackhole'
 );

@@ -6,8 +6,8 @@
 -- CHANGES.md). Each bid looks its key up at processing time: the lookup
 -- join keeps no state per bid.
 CREATE TABLE side_input (
-  `key` BIGINT,
-  `value` STRING
+  key BIGINT,
+  `value` VARCHAR
 ) WITH (
   'connector' = 'filesystem',
   'path' = 'nexmark-side-input',
@@ -19,7 +19,7 @@ CREATE TABLE nexmark_q13 (
   bidder  BIGINT,
   price  BIGINT,
   dateTime  TIMESTAMP(3),
-  `value`  STRING
+  `value`  VARCHAR
 ) WITH (
   'connector' = 'blackhole'
 );
@@ -33,4 +33,4 @@ SELECT
     S.`value`
 FROM (SELECT *, PROCTIME() as p_time FROM bid) B
 JOIN side_input FOR SYSTEM_TIME AS OF B.p_time AS S
-ON mod(B.auction, 10000) = S.`key`;
+ON mod(B.auction, 10000) = S.key;

@@ -6,9 +6,9 @@ CREATE TABLE nexmark_q14 (
     auction BIGINT,
     bidder BIGINT,
     price  DECIMAL(23, 3),
-    bidTimeType STRING,
+    bidTimeType VARCHAR,
     dateTime TIMESTAMP(3),
-    extra STRING,
+    extra VARCHAR,
     c_counts BIGINT
 ) WITH (
   'connector' = 'blackhole'

@@ -1,7 +1,7 @@
 -- Query 15: Bidding Statistics Report (not in the original suite)
 -- How many distinct users join the bidding for different levels of price?
 CREATE TABLE nexmark_q15 (
-  `day` STRING,
+  `day` VARCHAR,
   total_bids BIGINT,
   rank1_bids BIGINT,
   rank2_bids BIGINT,

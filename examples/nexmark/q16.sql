@@ -2,9 +2,9 @@
 -- How many distinct users join the bidding for different levels of price
 -- for a channel?
 CREATE TABLE nexmark_q16 (
-    channel STRING,
-    `day` STRING,
-    `minute` STRING,
+    channel VARCHAR,
+    `day` VARCHAR,
+    `minute` VARCHAR,
     total_bids BIGINT,
     rank1_bids BIGINT,
     rank2_bids BIGINT,

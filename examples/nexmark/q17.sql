@@ -2,7 +2,7 @@
 -- How many bids on an auction are made a day, and at what price?
 CREATE TABLE nexmark_q17 (
   auction BIGINT,
-  `day` STRING,
+  `day` VARCHAR,
   total_bids BIGINT,
   rank1_bids BIGINT,
   rank2_bids BIGINT,

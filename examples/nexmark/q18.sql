@@ -4,10 +4,10 @@ CREATE TABLE nexmark_q18 (
     auction  BIGINT,
     bidder  BIGINT,
     price  BIGINT,
-    channel  STRING,
-    url  STRING,
+    channel  VARCHAR,
+    url  VARCHAR,
     dateTime  TIMESTAMP(3),
-    extra  STRING
+    extra  VARCHAR
 ) WITH (
   'connector' = 'blackhole'
 );

@@ -4,10 +4,10 @@ CREATE TABLE nexmark_q19 (
     auction  BIGINT,
     bidder  BIGINT,
     price  BIGINT,
-    channel  STRING,
-    url  STRING,
+    channel  VARCHAR,
+    url  VARCHAR,
     dateTime  TIMESTAMP(3),
-    extra  STRING,
+    extra  VARCHAR,
     rank_number  BIGINT
 ) WITH (
   'connector' = 'blackhole'

@@ -5,20 +5,20 @@ CREATE TABLE nexmark_q20 (
     auction  BIGINT,
     bidder  BIGINT,
     price  BIGINT,
-    channel  STRING,
-    url  STRING,
+    channel  VARCHAR,
+    url  VARCHAR,
     bid_dateTime  TIMESTAMP(3),
-    bid_extra  STRING,
+    bid_extra  VARCHAR,
 
-    itemName  STRING,
-    description  STRING,
+    itemName  VARCHAR,
+    description  VARCHAR,
     initialBid  BIGINT,
     reserve  BIGINT,
     auction_dateTime  TIMESTAMP(3),
     expires  TIMESTAMP(3),
     seller  BIGINT,
     category  BIGINT,
-    auction_extra  STRING
+    auction_extra  VARCHAR
 ) WITH (
     'connector' = 'blackhole'
 );

@@ -4,8 +4,8 @@ CREATE TABLE nexmark_q21 (
     auction  BIGINT,
     bidder  BIGINT,
     price  BIGINT,
-    channel  STRING,
-    channel_id  STRING
+    channel  VARCHAR,
+    channel_id  VARCHAR
 ) WITH (
     'connector' = 'blackhole'
 );

@@ -4,10 +4,10 @@ CREATE TABLE nexmark_q22 (
       auction  BIGINT,
       bidder  BIGINT,
       price  BIGINT,
-      channel  STRING,
-      dir1  STRING,
-      dir2  STRING,
-      dir3  STRING
+      channel  VARCHAR,
+      dir1  VARCHAR,
+      dir2  VARCHAR,
+      dir3  VARCHAR
 ) WITH (
     'connector' = 'blackhole'
 );

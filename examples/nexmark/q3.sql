@@ -2,9 +2,9 @@
 -- Who is selling in OR, ID or CA in category 10, and for what auction ids?
 -- An incremental join and filter.
 CREATE TABLE nexmark_q3 (
-  name  STRING,
-  city  STRING,
-  state  STRING,
+  name  VARCHAR,
+  city  VARCHAR,
+  state  VARCHAR,
   id  BIGINT
 ) WITH (
   'connector' = 'blackhole'

@@ -5,7 +5,7 @@ CREATE TABLE nexmark_q7 (
   bidder  BIGINT,
   price  BIGINT,
   dateTime  TIMESTAMP(3),
-  extra  STRING
+  extra  VARCHAR
 ) WITH (
   'connector' = 'blackhole'
 );

@@ -3,7 +3,7 @@
 -- (10 second tumbling windows).
 CREATE TABLE nexmark_q8 (
   id  BIGINT,
-  name  STRING,
+  name  VARCHAR,
   stime  TIMESTAMP(3)
 ) WITH (
   'connector' = 'blackhole'

@@ -2,20 +2,20 @@
 -- The winning bid for each auction.
 CREATE TABLE nexmark_q9 (
   id  BIGINT,
-  itemName  STRING,
-  description  STRING,
+  itemName  VARCHAR,
+  description  VARCHAR,
   initialBid  BIGINT,
   reserve  BIGINT,
   dateTime  TIMESTAMP(3),
   expires  TIMESTAMP(3),
   seller  BIGINT,
   category  BIGINT,
-  extra  STRING,
+  extra  VARCHAR,
   auction  BIGINT,
   bidder  BIGINT,
   price  BIGINT,
   bid_dateTime  TIMESTAMP(3),
-  bid_extra  STRING
+  bid_extra  VARCHAR
 ) WITH (
   'connector' = 'blackhole'
 );

@@ -75,7 +75,7 @@ func readExample(t *testing.T, name string) string {
 }
 
 // substitute rewrites the example DDL and query for the test input.
-func substitute(t *testing.T, ddl, query string) string {
+func substitute(t *testing.T, query string) string {
 	t.Helper()
 	must := func(s, old, new string) string {
 		if !strings.Contains(s, old) {
@@ -83,13 +83,17 @@ func substitute(t *testing.T, ddl, query string) string {
 		}
 		return strings.ReplaceAll(s, old, new)
 	}
-	ddl = must(ddl, "'events.num' = '10000000'", fmt.Sprintf("'events.num' = '%d'", numEvents))
-	ddl = must(ddl, "'first-event.rate' = '1000000'",
-		fmt.Sprintf("'first-event.rate' = '%d', 'first-event.time' = '%s', 'seed' = '%d'", eventRate, firstEvent, testSeed))
-	// q10 logs to CSV files; every other query writes to a blackhole.
+	ddl, err := nexmarkq.Configure(numEvents, strconv.Itoa(eventRate),
+		fmt.Sprintf("'first-event.time' = '%s'", firstEvent), fmt.Sprintf("'seed' = '%d'", testSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// q10 logs to partitioned CSV files (a values sink takes no
+	// PARTITIONED BY); every other query writes to a blackhole.
 	const fileSink = "'connector' = 'filesystem',\n  'path' = 'nexmark-q10',\n  'format' = 'csv'"
 	if strings.Contains(query, fileSink) {
 		query = must(query, fileSink, "'connector' = 'values'")
+		query = must(query, ") PARTITIONED BY (dt, hm) WITH (", ") WITH (")
 	} else {
 		query = must(query, "'connector' = 'blackhole'", "'connector' = 'values'")
 	}
@@ -104,7 +108,7 @@ func runQuery(t *testing.T, q string) []string { return runQueryPar(t, q, 1) }
 // split the event numbers among par subtasks.
 func runQueryPar(t *testing.T, q string, par int) []string {
 	t.Helper()
-	sql := substitute(t, readExample(t, "ddl.sql"), readExample(t, q+".sql"))
+	sql := substitute(t, readExample(t, q+".sql"))
 	if strings.Contains(sql, nexmarkq.SideInputPath) { // q13's side-input file
 		p, err := nexmarkq.WriteSideInput(t.TempDir())
 		if err != nil {
