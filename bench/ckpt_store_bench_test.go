@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
 
@@ -46,8 +46,10 @@ func BenchmarkCheckpointStore(b *testing.B) {
 				root = s3test.Start(b, "bench").Location("ckpt")
 			}
 			n := max(b.N, 50)
-			ddl := strings.ReplaceAll(nexmarkq.DDL(), "'events.num' = '10000000'", fmt.Sprintf("'events.num' = '%d'", n))
-			ddl = strings.ReplaceAll(ddl, "'first-event.rate' = '1000000'", fmt.Sprintf("'first-event.rate' = '%d'", max(n/10, 1)))
+			ddl, err := nexmarkq.Configure(int64(n), strconv.Itoa(max(n/10, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
 			sql := fmt.Sprintf("SET 'pipeline.name' = 'q4';\nSET 'state.backend.type' = 'pebble';\n"+
 				"SET 'execution.checkpointing.interval' = '2 s';\nSET 'state.checkpoints.dir' = '%s';\n", root) + ddl + "\n" + text
 			s := engine.NewSession(io.Discard)

@@ -32,14 +32,23 @@ func newLocalDir() (dir string, lock io.Closer, err error) {
 			}
 		}
 	}
-	dir, err = os.MkdirTemp(tmp, localDirPrefix)
+	// The directory gets its lock before it gets its name: under the
+	// name, another process's scan would take an unlocked directory for
+	// a dead one's and remove it.
+	fresh, err := os.MkdirTemp(tmp, ".new-"+localDirPrefix)
 	if err != nil {
 		return "", nil, err
 	}
-	l, ok := tryLock(filepath.Join(dir, ".lock"))
+	l, ok := tryLock(filepath.Join(fresh, ".lock"))
 	if !ok {
-		_ = os.RemoveAll(dir)
-		return "", nil, &os.PathError{Op: "lock", Path: dir, Err: os.ErrPermission}
+		_ = os.RemoveAll(fresh)
+		return "", nil, &os.PathError{Op: "lock", Path: fresh, Err: os.ErrPermission}
+	}
+	dir = filepath.Join(tmp, localDirPrefix+strings.TrimPrefix(filepath.Base(fresh), ".new-"+localDirPrefix))
+	if err := os.Rename(fresh, dir); err != nil {
+		_ = l.Close()
+		_ = os.RemoveAll(fresh)
+		return "", nil, err
 	}
 	return dir, l, nil
 }

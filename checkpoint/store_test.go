@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -193,6 +194,37 @@ func TestLocalDirsOfDeadProcessesAreRemoved(t *testing.T) {
 	for _, d := range []string{live, other} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("a live store's directory went: %v", err)
+		}
+	}
+}
+
+// TestLocalDirsOpenedTogether: stores opening at the same time (the
+// tasks of workers starting together) never take each other's new
+// directories for dead ones.
+func TestLocalDirsOpenedTogether(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const n = 32
+	dirs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, l, err := newLocalDir()
+			dirs[i], errs[i] = d, err
+			if err == nil {
+				t.Cleanup(func() { _ = l.Close() })
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("store %d: %v", i, errs[i])
+		}
+		if _, err := os.Stat(dirs[i]); err != nil {
+			t.Fatalf("store %d's directory went: %v", i, err)
 		}
 	}
 }
