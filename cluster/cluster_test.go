@@ -234,3 +234,26 @@ END;
 		sameMultiset(t, readTopic(t, addr, topic+"-cluster"), want)
 	}
 }
+
+// TestTopicPartitionMismatch: an internal topic left with another
+// partition count (cluster.partitions changed since the job first ran)
+// stops the task with an error that names the topic and the option.
+func TestTopicPartitionMismatch(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	if err := b.CreateTopic("streamsql-mismatch-s1", 2); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Compile(t.Context(), Config{Script: clusterSettings(t, 4, "100 ms") + nexmarkDDL(t, 100, 0) + tumbleQuery,
+		File: "mismatch.sql", BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 0})
+	if err == nil || !strings.Contains(err.Error(), "'streamsql-mismatch-s1' has 2 partitions, but the job needs 4 (cluster.partitions)") {
+		t.Fatalf("got %v", err)
+	}
+	if err := j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 4}); err == nil || !strings.Contains(err.Error(), "has 4 tasks") {
+		t.Fatalf("a task beyond the partitions: got %v", err)
+	}
+}
