@@ -21,22 +21,25 @@ import (
 )
 
 // 'connector' = 'mysql-cdc' reads tables as changelogs, with Flink CDC's
-// option names: a consistent snapshot of the matching tables, then their
-// binlog from the snapshot's exact position (cdc_source.go, cdc_binlog.go).
+// option names: a snapshot of the matching tables, then their binlog
+// from the snapshot's exact position (cdc_source.go, cdc_binlog.go).
 //
-// The snapshot is one transaction, START TRANSACTION WITH CONSISTENT
-// SNAPSHOT, whose binlog position the server reports with it (MariaDB's
-// binlog_snapshot_file / binlog_snapshot_position; on MySQL, which has
-// no such status, a brief FLUSH TABLES WITH READ LOCK pins the position
-// while the transaction starts). Every change committed before that
-// position is in the snapshot and every later one is in the binlog after
-// it, so there is no gap and no duplicate without Flink CDC 2.x's
-// chunk-by-chunk watermark reconciliation. The price, and the reason the
-// simpler algorithm is acceptable here: the snapshot is read by one
-// subtask in one long transaction (the server keeps undo for its
-// duration), and a checkpoint cannot be taken until the snapshot has
-// been emitted (they are declined meanwhile, as Flink CDC 1.x did), so a
-// failure during the snapshot starts it over.
+// The snapshot is chunked by default (cdc_chunked.go, Flink CDC 2.x's
+// lock-free algorithm): for one captured table with a one-column integer
+// primary key, chunks of rows are read in key order between the binlog's
+// transactions and reconciled with the binlog up to a high watermark
+// after each, and checkpoints complete during it.
+//
+// Otherwise ('scan.incremental.snapshot.enabled' = 'false', several
+// tables, another key) the snapshot is one transaction, START
+// TRANSACTION WITH CONSISTENT SNAPSHOT, whose binlog position the server
+// reports with it (MariaDB's binlog_snapshot_file /
+// binlog_snapshot_position; on MySQL, which has no such status, a brief
+// FLUSH TABLES WITH READ LOCK pins the position while the transaction
+// starts). Every change committed before that position is in the
+// snapshot and every later one is in the binlog after it. The price: one
+// long transaction, and checkpoints declined until the snapshot has been
+// emitted (as Flink CDC 1.x did), so a failure during it starts it over.
 //
 // Positions are the binlog file and offset, plus the GTID set up to them
 // on a server with GTIDs (MariaDB, or MySQL with gtid_mode = ON), from
@@ -61,6 +64,8 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "scan.startup.specific-offset.pos", Kind: sessconfig.Int, Description: "the position in that file, for scan.startup.mode = specific-offset"},
 	{Key: "scan.startup.specific-offset.gtid-set", Description: "the GTID set to start after, for scan.startup.mode = specific-offset: MySQL's executed set ('uuid:1-19') or MariaDB's position ('0-1-42'); it takes precedence over .file and .pos"},
 	{Key: "scan.startup.timestamp-millis", Kind: sessconfig.Int, Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
+	{Key: "scan.incremental.snapshot.enabled", Kind: sessconfig.Bool, Default: "true", Description: "initial mode reads the snapshot in chunks by primary key, without a lock or a long transaction, reconciled with the binlog read along (Flink CDC 2.x's algorithm), and checkpoints complete during it; for one captured table whose primary key is one integer column. Otherwise, or with 'false', the snapshot is one consistent transaction (checkpoints declined until it is emitted)"},
+	{Key: "scan.incremental.snapshot.chunk.size", Kind: sessconfig.Int, Min: 1, Default: "8096", Description: "rows per chunk of the chunked snapshot"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
 	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the binlog connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
@@ -91,6 +96,8 @@ type cdcConfig struct {
 	startPos  uint32
 	startGTID string
 	startTS   int64 // milliseconds
+	chunked   bool  // 'scan.incremental.snapshot.enabled'
+	chunkSize int
 	heartbeat time.Duration
 }
 
@@ -151,6 +158,12 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 		c.startTS = ts
 	default:
 		return nil, fmt.Errorf("option 'scan.startup.mode' must be initial, latest-offset, specific-offset or timestamp, got '%s'", c.mode)
+	}
+	if c.chunked, err = connectors.Bool(o, "scan.incremental.snapshot.enabled", true); err != nil {
+		return nil, err
+	}
+	if c.chunkSize, err = connectors.Int(o, "scan.incremental.snapshot.chunk.size", 8096, 1); err != nil {
+		return nil, err
 	}
 	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 30*time.Second); err != nil {
 		return nil, err

@@ -27,6 +27,9 @@ type binlogPos struct {
 	File string `json:"file"`
 	Pos  uint32 `json:"pos"`
 	GTID string `json:"gtid,omitempty"`
+	// Snap is the progress of a chunked snapshot (cdc_chunked.go) that
+	// the binlog is read along with; nil once it is done, or without one.
+	Snap *snapPos `json:"snap,omitempty"`
 }
 
 func (p binlogPos) String() string {
@@ -44,6 +47,7 @@ type capturedTable struct {
 	ncols        int // the MySQL table's column count
 	idx          []int
 	cols         []mysqlColumn
+	pk           []string // the MySQL table's primary key columns
 }
 
 // cdcSource is the one subtask of a mysql-cdc table.
@@ -166,7 +170,7 @@ func (s *cdcSource) capture(ctx context.Context, db, table string) (*capturedTab
 	if err != nil {
 		return nil, err
 	}
-	ct := &capturedTable{schema: db, name: table, ncols: len(cols)}
+	ct := &capturedTable{schema: db, name: table, ncols: len(cols), pk: pk}
 	byName := map[string]int{}
 	for i, c := range cols {
 		byName[strings.ToLower(c.name)] = i
@@ -253,10 +257,22 @@ func (s *cdcSource) RestorePosition(b []byte) error {
 
 func (s *cdcSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	if !s.restored {
-		if err := s.start(ctx, out); err != nil {
+		if _, _, ok := s.chunkable(); ok && s.cfg.mode == startInitial && s.cfg.chunked {
+			p, err := s.masterStatus(ctx, s.db)
+			if err != nil {
+				return s.errorf("%w", err)
+			}
+			s.pos = p
+			s.pos.Snap = &snapPos{}
+		} else if err := s.start(ctx, out); err != nil {
 			return err
 		}
 		s.streamed = true
+	}
+	if s.pos.Snap != nil {
+		if err := s.chunkedSnapshot(ctx, out); err != nil {
+			return err
+		}
 	}
 	return s.stream(ctx, out)
 }

@@ -147,12 +147,21 @@ func mustExec(t *testing.T, db *sql.DB, qs ...string) {
 // it: an UPDATE as -U (the row before) and +U (after), a DELETE as -D
 // with the whole row, changes of one transaction together. Other tables
 // are ignored. The expected changelog is written out by hand.
+//
+// Both snapshots: the chunked one (positions throughout) and the
+// one-transaction one (positions declined until it is emitted).
 func TestCDCSnapshotThenBinlog(t *testing.T) {
+	for _, chunked := range []string{"true", "false"} {
+		t.Run("chunked="+chunked, func(t *testing.T) { testSnapshotThenBinlog(t, chunked) })
+	}
+}
+
+func testSnapshotThenBinlog(t *testing.T, chunked string) {
 	_, db := binlogDB(t)
 	name := TableForTest(t, db, "orders", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3), extra INT")
 	other := TableForTest(t, db, "other", "id BIGINT PRIMARY KEY")
 	mustExec(t, db, "INSERT INTO "+name+" VALUES (1, 'ann', 10.50, '2024-01-01 10:00:00.123', 7), (2, 'bob', 20.00, NULL, 8)")
-	r, errc, _ := startCDC(t, cdcTable(mysqltest.SharedBinlog(t).Port, name, nil), nil)
+	r, errc, _ := startCDC(t, cdcTable(mysqltest.SharedBinlog(t).Port, name, map[string]string{"scan.incremental.snapshot.enabled": chunked}), nil)
 	got := r.waitRows(t, 2, errc)
 	sort.Strings(got)
 	want := []string{"+I[1, ann, 10.50, 2024-01-01 10:00:00.123]", "+I[2, bob, 20.00, NULL]"}
@@ -177,7 +186,7 @@ func TestCDCSnapshotThenBinlog(t *testing.T) {
 	// last transaction arrived as one chunk.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.pos[0] != nil || r.pos[len(r.pos)-1] == nil {
+	if (r.pos[0] == nil) != (chunked == "false") || r.pos[len(r.pos)-1] == nil {
 		t.Fatalf("positions: %q", r.pos)
 	}
 	if n := len(r.ends); r.ends[n-1]-r.ends[n-2] != 3 {
@@ -310,31 +319,55 @@ func convergeCDC(t *testing.T, r *cdcRecorder, errc <-chan error, db *sql.DB, na
 // the fold (no duplicate, no gap). Then a source restored from a
 // position taken mid-stream, folded over the state up to that position,
 // ends in the same table: it resumes exactly after the position.
+//
+// The chunked snapshot runs in chunks of 7 rows, so that the writer's
+// changes fall into the chunks' windows, and its restore is from a
+// position inside the snapshot; the one-transaction snapshot's from one
+// in the binlog part.
 func TestCDCNoGapNoDuplicateAndRestore(t *testing.T) {
+	for i, opts := range []map[string]string{
+		{"scan.incremental.snapshot.chunk.size": "7"},
+		{"scan.incremental.snapshot.enabled": "false"},
+	} {
+		t.Run(fmt.Sprint(opts), func(t *testing.T) { testNoGapNoDuplicate(t, opts, int64(i+1)) })
+	}
+}
+
+func testNoGapNoDuplicate(t *testing.T, opts map[string]string, seed int64) {
 	_, db := binlogDB(t)
 	name := TableForTest(t, db, "churn", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3)")
 	stop := make(chan struct{})
-	done := writer(t, db, name, 1, stop)
+	done := writer(t, db, name, seed, stop)
 	time.Sleep(300 * time.Millisecond) // some rows before the snapshot
-	tbl := cdcTable(mysqltest.SharedBinlog(t).Port, name, nil)
+	tbl := cdcTable(mysqltest.SharedBinlog(t).Port, name, opts)
 	r, errc, _ := startCDC(t, tbl, nil)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	<-done
 	all := convergeCDC(t, r, errc, db, name)
-	// A position from the middle of the binlog part.
 	r.mu.Lock()
 	var pos []byte
 	cut := 0
-	for i := len(r.pos) / 2; i < len(r.pos); i++ {
-		if r.pos[i] != nil {
-			pos, cut = r.pos[i], r.ends[i]
-			break
+	if opts["scan.incremental.snapshot.enabled"] != "false" {
+		// A position inside the snapshot, after its first chunk.
+		for i := 1; i < len(r.pos); i++ {
+			if strings.Contains(string(r.pos[i]), `"snap":{"after"`) {
+				pos, cut = r.pos[i], r.ends[i]
+				break
+			}
+		}
+	} else {
+		// A position from the middle of the binlog part.
+		for i := len(r.pos) / 2; i < len(r.pos); i++ {
+			if r.pos[i] != nil {
+				pos, cut = r.pos[i], r.ends[i]
+				break
+			}
 		}
 	}
 	r.mu.Unlock()
 	if pos == nil {
-		t.Fatal("no position was taken during streaming")
+		t.Fatalf("no position was taken where the test restores from: %q", r.pos)
 	}
 	var p binlogPos
 	if err := json.Unmarshal(pos, &p); err != nil || p.File == "" || p.Pos < 4 {

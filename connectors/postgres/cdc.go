@@ -56,7 +56,8 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table is read into this one table"},
 	{Key: "slot.name", Required: true, Description: "the logical replication slot, created by the job; one job per slot"},
 	{Key: "decoding.plugin.name", Default: "pgoutput", Description: "the logical decoding plugin; only pgoutput, which every PostgreSQL since 10 has"},
-	{Key: "debezium.publication.name", Default: "dbz_publication", Description: "the publication of the captured tables, created if it does not exist"},
+	{Key: "debezium.publication.name", Default: "dbz_publication", Description: "the publication of the captured tables, created if it does not exist (see debezium.publication.autocreate.mode)"},
+	{Key: "debezium.publication.autocreate.mode", Kind: sessconfig.Enum, Enum: []string{"filtered", "all_tables", "disabled"}, Default: "filtered", Description: "Debezium's option, passed through as Flink CDC does: a missing publication is created FOR TABLE the captured tables (filtered), FOR ALL TABLES (all_tables, needs a superuser), or not at all (disabled: the publication must exist). An existing publication must hold every captured table"},
 	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "committed-offset", "snapshot"}, Default: "initial", Description: "initial (a snapshot, then the changes after it), latest-offset (only the changes from the slot's creation), committed-offset (no snapshot: an existing slot from its confirmed_flush_lsn, else a new slot as latest-offset) or snapshot (the snapshot only, a bounded source). Flink CDC's modes; specific-offset and timestamp are refused: a slot cannot go back before its confirmed position and pgoutput cannot seek by time"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "10 s", Description: "how often the source reports its confirmed position to the server"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the replication connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
@@ -67,6 +68,7 @@ type cdcConfig struct {
 	conn
 	schemaRe, tableRe *regexp.Regexp
 	slot, publication string
+	autocreate        string // 'debezium.publication.autocreate.mode'
 	mode              string // 'scan.startup.mode'
 	initial           bool   // the mode takes a snapshot: initial or snapshot
 	heartbeat         time.Duration
@@ -111,6 +113,7 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 		return nil, fmt.Errorf("option 'decoding.plugin.name': only 'pgoutput' is supported, got '%s'", p)
 	}
 	c.mode = strings.ToLower(connectors.Option(o, "scan.startup.mode", "initial"))
+	c.autocreate = strings.ToLower(connectors.Option(o, "debezium.publication.autocreate.mode", "filtered"))
 	c.initial = c.mode == "initial" || c.mode == "snapshot"
 	var err error
 	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 10*time.Second); err != nil {

@@ -211,8 +211,15 @@ func (s *cdcSource) publication(ctx context.Context, list []*capturedTable) erro
 		return err
 	}
 	if !exists {
-		_, err := s.pool.Exec(ctx, "CREATE PUBLICATION "+s.cfg.publication+" FOR TABLE "+qualifiedList(list))
-		if err != nil {
+		what := "TABLE " + qualifiedList(list)
+		switch s.cfg.autocreate {
+		case "disabled":
+			return fmt.Errorf("the publication %s does not exist, and debezium.publication.autocreate.mode is disabled: CREATE PUBLICATION %s FOR TABLE %s",
+				s.cfg.publication, s.cfg.publication, qualifiedList(list))
+		case "all_tables":
+			what = "ALL TABLES"
+		}
+		if _, err := s.pool.Exec(ctx, "CREATE PUBLICATION "+s.cfg.publication+" FOR "+what); err != nil {
 			return fmt.Errorf("creating the publication %s: %w", s.cfg.publication, err)
 		}
 		return nil

@@ -436,3 +436,54 @@ func TestCDCStartupModes(t *testing.T) {
 		}
 	}
 }
+
+// debezium.publication.autocreate.mode: filtered (the default) creates
+// the publication for the captured tables, all_tables for every table,
+// disabled creates none and says which statement would.
+func TestCDCPublicationAutocreate(t *testing.T) {
+	s, c, name, slot := cdcFixture(t)
+	pub := "pub_" + name
+	open := func(mode string) error {
+		opts := map[string]string{}
+		if mode != "" {
+			opts["debezium.publication.autocreate.mode"] = mode
+		}
+		sc, err := cdcConnector{}.NewScan(cdcTable(s, name, slot, opts), nil)
+		if err != nil {
+			return err
+		}
+		src, _ := sc.Create(0, 1)
+		defer src.Close()
+		return src.Open(&dataflow.OpContext{Ctx: context.Background()})
+	}
+	all := func() string {
+		return strings.Join(pgtest.Rows(t, c, "SELECT puballtables::text FROM pg_publication WHERE pubname = '"+pub+"'"), ",")
+	}
+	if err := open("disabled"); err == nil || !strings.Contains(err.Error(), "does not exist, and debezium.publication.autocreate.mode is disabled: CREATE PUBLICATION "+pub+" FOR TABLE") {
+		t.Fatalf("disabled: %v", err)
+	}
+	if got := all(); got != "" {
+		t.Fatalf("disabled created a publication (%s)", got)
+	}
+	if err := open(""); err != nil {
+		t.Fatal(err)
+	}
+	got, tables := all(), pgtest.Rows(t, c, "SELECT tablename FROM pg_publication_tables WHERE pubname = '"+pub+"'")
+	if got != "false" || !reflect.DeepEqual(tables, []string{name}) {
+		t.Fatalf("filtered: puballtables %q, tables %v", got, tables)
+	}
+	if err := open("disabled"); err != nil { // it exists now
+		t.Fatalf("disabled with the publication there: %v", err)
+	}
+	s.Exec(t, c, "DROP PUBLICATION "+pub)
+	if err := open("all_tables"); err != nil {
+		t.Fatal(err)
+	}
+	if got = all(); got != "true" {
+		t.Fatalf("all_tables: puballtables %q", got)
+	}
+	bad := cdcTable(s, name, slot, map[string]string{"debezium.publication.autocreate.mode": "no_tables"})
+	if _, err := (cdcConnector{}).NewScan(bad, nil); err == nil {
+		t.Fatal("no_tables accepted")
+	}
+}
