@@ -92,10 +92,18 @@ func TestCompileErrors(t *testing.T) {
 // nothing to read and go idle (table.exec.source.idle-timeout). Their
 // idle markers let the window stage's watermark follow task 0's alone,
 // so the windows fire; without them it would wait for ever.
-func TestIdleUpstreamTasks(t *testing.T) {
+func TestIdleUpstreamTasks(t *testing.T) { testIdleUpstream(t, 4, "300 ms") }
+
+// TestSourceTasksWithoutPartitions reads a topic of one partition with
+// 4 source tasks and no idle timeout: tasks 1 to 3 have no partition and
+// say at once that they are idle, as the single-process source's
+// subtasks without partitions follow the others' watermark.
+func TestSourceTasksWithoutPartitions(t *testing.T) { testIdleUpstream(t, 1, "0 ms") }
+
+func testIdleUpstream(t *testing.T, partitions int, idleTimeout string) {
 	b := startBroker(t)
 	addr := b.Addr()
-	if err := b.CreateTopic("clicks", 4); err != nil {
+	if err := b.CreateTopic("clicks", partitions); err != nil {
 		t.Fatal(err)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -112,7 +120,7 @@ func TestIdleUpstreamTasks(t *testing.T) {
 		}
 	}
 	script := clusterSettings(t, 4, "100 ms") + fmt.Sprintf(`
-SET 'table.exec.source.idle-timeout' = '300 ms';
+SET 'table.exec.source.idle-timeout' = '%[2]s';
 CREATE TABLE clicks (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
 WITH ('connector' = 'kafka', 'topic' = 'clicks', 'properties.bootstrap.servers' = '%[1]s', 'format' = 'json',
       'scan.startup.mode' = 'earliest-offset');
@@ -122,14 +130,14 @@ WITH ('connector' = 'kafka', 'topic' = 'counts', 'properties.bootstrap.servers' 
 INSERT INTO counts
 SELECT k, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))
 GROUP BY k, window_start, window_end;
-`, addr)
+`, addr, idleTimeout)
 	j, err := Compile(t.Context(), Config{Script: script, File: "idle.sql", BootstrapServers: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`{"k":"a","wstart":"2024-01-01 00:00:00.000","num":3}`, `{"k":"b","wstart":"2024-01-01 00:00:10.000","num":1}`}
 	runAll(t, j, 2*time.Minute, func(ts *taskSet) {
-		deadline := time.Now().Add(90 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		var got []string
 		for time.Now().Before(deadline) {
 			if got = readTopic(t, addr, "counts"); len(got) >= len(want) {
@@ -232,5 +240,28 @@ END;
 			t.Fatalf("%s: the single-process run wrote %d rows", topic, len(want))
 		}
 		sameMultiset(t, readTopic(t, addr, topic+"-cluster"), want)
+	}
+}
+
+// TestTopicPartitionMismatch: an internal topic left with another
+// partition count (cluster.partitions changed since the job first ran)
+// stops the task with an error that names the topic and the option.
+func TestTopicPartitionMismatch(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	if err := b.CreateTopic("streamsql-mismatch-s1", 2); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Compile(t.Context(), Config{Script: clusterSettings(t, 4, "100 ms") + nexmarkDDL(t, 100, 0) + tumbleQuery,
+		File: "mismatch.sql", BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 0})
+	if err == nil || !strings.Contains(err.Error(), "'streamsql-mismatch-s1' has 2 partitions, but the job needs 4 (cluster.partitions)") {
+		t.Fatalf("got %v", err)
+	}
+	if err := j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 4}); err == nil || !strings.Contains(err.Error(), "has 4 tasks") {
+		t.Fatalf("a task beyond the partitions: got %v", err)
 	}
 }

@@ -661,15 +661,22 @@ func (so *sourceOutput) handlePending() error {
 // that downstream counts it in the watermark minimum again before its
 // rows arrive.
 func (so *sourceOutput) activity() error {
-	if so.idleTimeout <= 0 {
-		return nil
+	if so.idleTimeout > 0 {
+		so.lastActive = time.Now()
 	}
-	so.lastActive = time.Now()
 	if !so.idle {
 		return nil
 	}
 	so.idle = false
 	return so.send(WatermarkElement(so.wm))
+}
+
+func (so *sourceOutput) Idle() error {
+	if so.idle {
+		return nil
+	}
+	so.idle = true
+	return so.send(Element{Kind: KindIdle})
 }
 
 // checkIdleEvery puts an idleness check on ctl every d while the source

@@ -125,6 +125,12 @@ type SourceOutput interface {
 	// Sleep waits for d, or until ctx is done, handling control elements
 	// meanwhile: the way a rate-limited source pauses.
 	Sleep(ctx context.Context, d time.Duration) error
+	// Idle declares the source idle now, whatever the idle timeout: a
+	// source that knows it has nothing to read (a Kafka source subtask
+	// without partitions) says so, so that it does not hold back the
+	// watermark downstream (KindIdle). Its next row or watermark makes it
+	// active again.
+	Idle() error
 }
 
 // NoControl is the control half of a SourceOutput used outside a job
@@ -137,6 +143,9 @@ func (NoControl) Control() <-chan Element { return nil }
 func (NoControl) Handle(e Element) error {
 	return fmt.Errorf("dataflow: %s outside a job", e.Kind)
 }
+
+// Idle does nothing: outside a job nobody waits for the watermark.
+func (NoControl) Idle() error { return nil }
 
 func (NoControl) Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

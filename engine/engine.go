@@ -554,23 +554,8 @@ func (s *Session) startJob(name string, st *parser.Statement, plans []*planner.P
 				"enable checkpointing with SET 'execution.checkpointing.interval' = '10 s' (or use the sink's at-least-once mode)", n.Name)
 		}
 	}
-	// Hook for the exactly-once Kafka sinks (connectors/kafka): a sink
-	// whose transactions must outlive a checkpoint interval (Kafka's
-	// transaction timeout) validates it here, at job start, before any
-	// row is written. An optional ability, found by type assertion.
-	for _, plan := range plans {
-		if plan.Root == nil || plan.Root.Table == nil {
-			continue
-		}
-		if sk, err := plan.Root.Table.Sink(s.env); err == nil {
-			if c, ok := sk.(interface {
-				CheckCheckpointInterval(interval time.Duration, bounded bool) error
-			}); ok {
-				if err := c.CheckCheckpointInterval(s.Conf.Duration("execution.checkpointing.interval"), bounded); err != nil {
-					return nil, fmt.Errorf("table '%s': %w", plan.Root.Table.Name, err)
-				}
-			}
-		}
+	if err := s.checkSinkIntervals(plans, bounded); err != nil {
+		return nil, err
 	}
 	if err := s.checkNameFree(name, g); err != nil {
 		return nil, err
@@ -595,6 +580,29 @@ func (s *Session) startJob(name string, st *parser.Statement, plans []*planner.P
 	go j.watch()
 	s.jobs = append(s.jobs, j)
 	return j, nil
+}
+
+// checkSinkIntervals is the hook for the exactly-once Kafka sinks
+// (connectors/kafka): a sink whose transactions must outlive a
+// checkpoint interval (Kafka's transaction timeout) validates it here,
+// at job start, before any row is written. An optional ability, found by
+// type assertion.
+func (s *Session) checkSinkIntervals(plans []*planner.Plan, bounded bool) error {
+	for _, plan := range plans {
+		if plan.Root == nil || plan.Root.Table == nil {
+			continue
+		}
+		if sk, err := plan.Root.Table.Sink(s.env); err == nil {
+			if c, ok := sk.(interface {
+				CheckCheckpointInterval(interval time.Duration, bounded bool) error
+			}); ok {
+				if err := c.CheckCheckpointInterval(s.Conf.Duration("execution.checkpointing.interval"), bounded); err != nil {
+					return fmt.Errorf("table '%s': %w", plan.Root.Table.Name, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Jobs lists the session's jobs, oldest first.

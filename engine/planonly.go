@@ -66,6 +66,9 @@ func (s *Session) planJob(name string, plans []*planner.Plan, build func() (*dat
 		}
 	}
 	spec.Explain = strings.Join(explains, "\n")
+	if err := s.checkSinkIntervals(plans, spec.Bounded); err != nil {
+		return nil, err
+	}
 	s.planned = spec
 	return &Result{Message: fmt.Sprintf("Job '%s' planned", name)}, nil
 }

@@ -371,6 +371,15 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	ferr := make(chan error, 1)
 	go func() { ferr <- f.run(fctx, results) }()
 
+	if len(s.splits) == 0 && !s.sc.Bounded() {
+		// Nothing to read, for ever (more subtasks than partitions): the
+		// subtask must not hold back the watermark downstream. In one
+		// process the other subtasks' shared watermarks would also lift
+		// it; a cluster task (package cluster) has no other subtask.
+		if err := out.Idle(); err != nil {
+			return err
+		}
+	}
 	r := &runState{s: s, out: out, next: next, dec: s.sc.newDec(),
 		b: newChunkBuilder(len(s.sc.t.Columns), sourceChunkRows), wms: newWatermarks(s)}
 	// Between fetches, barriers and notices are taken at once, so an idle

@@ -63,6 +63,8 @@ func (r *cdcRecorder) Handle(e dataflow.Element) error {
 	return nil
 }
 
+func (r *cdcRecorder) Idle() error { return nil }
+
 func (r *cdcRecorder) Sleep(ctx context.Context, d time.Duration) error {
 	return dataflow.NoControl{}.Sleep(ctx, d)
 }
