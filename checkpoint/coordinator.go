@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,8 @@ import (
 // Config configures a job's checkpointing.
 type Config struct {
 	JobName string
-	// Dir is the job's directory: state.checkpoints.dir/<job name>.
+	// Dir is the job's checkpoint store, a directory or a URL (see
+	// OpenStore): state.checkpoints.dir/<job name>.
 	Dir      string
 	Interval time.Duration // execution.checkpointing.interval
 	Timeout  time.Duration // execution.checkpointing.timeout
@@ -25,7 +27,7 @@ type Config struct {
 	// PlanHash identifies the job's plan; a checkpoint of another plan is
 	// refused unless StartFresh is set.
 	PlanHash string
-	// RestoreFrom is a savepoint directory to start from
+	// RestoreFrom is a savepoint to start from, a directory or a URL
 	// (execution.savepoint.path); empty means the newest checkpoint in Dir.
 	RestoreFrom string
 	// StartFresh ignores existing checkpoints of a different plan.
@@ -53,7 +55,7 @@ type Stats struct {
 	LastTotalBytes    int64
 	LastNewBytes      int64
 	LastCompleted     time.Time
-	RestoredFrom      string // the checkpoint or savepoint the job started from
+	RestoredFrom      string // the checkpoint or savepoint the job started from (redacted)
 }
 
 // Coordinator coordinates the checkpoints of one job run. Create it with
@@ -64,8 +66,11 @@ type Coordinator struct {
 	g     *dataflow.Graph
 	log   *slog.Logger
 	work  string
+	store Store     // where the job's checkpoints are kept
 	restr *Metadata // what the job restores from; nil for a fresh start
-	rdir  string    // directory of restr
+	rdir  string    // the local directory of restr's state
+	// others are stores opened for savepoints, closed with the job.
+	others []Store
 
 	mu      sync.Mutex
 	job     Job
@@ -136,8 +141,10 @@ func (c *Coordinator) crashHook(p *pending) {
 
 type pending struct {
 	id        int64
-	completed bool // metadata written; only the notices are outstanding
-	dir       string
+	completed bool   // metadata written; only the notices are outstanding
+	store     Store  // the job's store, or a savepoint's
+	rel       string // the checkpoint in store: chk-<n>, or "" for a savepoint
+	dir       string // the local directory the snapshots are written to
 	started   time.Time
 	savept    bool
 	// final marks the final checkpoint: its completion releases the
@@ -159,20 +166,40 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 	if cfg.Retained < 1 {
 		cfg.Retained = 1
 	}
-	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(cfg.Dir, "work"),
-		stores: map[[2]int]state.Store{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.RemoveAll(c.work); err != nil {
-		return nil, fmt.Errorf("checkpoint: clearing %s: %w", c.work, err)
-	}
-	if err := c.findRestore(); err != nil {
+	ctx := context.Background()
+	st, err := OpenStore(ctx, cfg.Dir)
+	if err != nil {
 		return nil, err
 	}
-	ids, err := checkpointDirs(cfg.Dir)
+	if !IsURL(cfg.Dir) {
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("checkpoint: the checkpoint store %s: %w", cfg.Dir, err)
+		}
+	}
+	// A store that cannot be written fails the job now, not at its
+	// first checkpoint.
+	if err := st.Probe(ctx); err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("checkpoint: the checkpoint store %s is not writable: %v", st, err)
+	}
+	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(st.Local(), "work"), store: st,
+		stores: map[[2]int]state.Store{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
+	fail := func(err error) (*Coordinator, error) {
+		for _, o := range c.others {
+			_ = o.Close()
+		}
+		_ = st.Close()
+		return nil, err
+	}
+	if err := os.RemoveAll(c.work); err != nil {
+		return fail(fmt.Errorf("checkpoint: clearing %s: %w", c.work, err))
+	}
+	if err := c.findRestore(ctx); err != nil {
+		return fail(err)
+	}
+	ids, err := st.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
+		return fail(fmt.Errorf("checkpoint: %w", err))
 	}
 	if len(ids) > 0 {
 		c.nextID = ids[0] // new checkpoints continue the numbering
@@ -183,31 +210,41 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 	return c, nil
 }
 
-// findRestore picks the savepoint or the newest valid checkpoint.
-func (c *Coordinator) findRestore() error {
+// findRestore picks the savepoint or the newest valid checkpoint, and
+// brings its state to the local disk.
+func (c *Coordinator) findRestore(ctx context.Context) error {
 	if c.cfg.RestoreFrom != "" {
-		m, err := ReadMetadata(c.cfg.RestoreFrom)
+		sp, err := OpenStore(ctx, c.cfg.RestoreFrom)
+		if err != nil {
+			return fmt.Errorf("checkpoint: cannot restore from savepoint: %w", err)
+		}
+		c.others = append(c.others, sp)
+		m, err := sp.Read(ctx, "")
 		if err != nil {
 			return fmt.Errorf("checkpoint: cannot restore from savepoint: %w", err)
 		}
 		if m.PlanHash != c.cfg.PlanHash && !c.cfg.StartFresh {
-			return fmt.Errorf("checkpoint: savepoint %s was taken from a different query plan; restore it into the same query", c.cfg.RestoreFrom)
+			return fmt.Errorf("checkpoint: savepoint %s was taken from a different query plan; restore it into the same query", sp)
 		}
-		c.restr, c.rdir = m, c.cfg.RestoreFrom
-		c.stats.RestoredFrom = c.cfg.RestoreFrom
+		dir, err := sp.Fetch(ctx, "", m)
+		if err != nil {
+			return fmt.Errorf("checkpoint: cannot restore from savepoint: %w", err)
+		}
+		c.restr, c.rdir = m, dir
+		c.stats.RestoredFrom = sp.String()
 		return nil
 	}
-	ids, err := checkpointDirs(c.cfg.Dir)
+	ids, err := c.store.List(ctx)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	damaged := 0
 	for _, id := range ids {
-		dir := chkDir(c.cfg.Dir, id)
-		m, err := ReadMetadata(dir)
+		rel := chkRel(id)
+		m, err := c.store.Read(ctx, rel)
 		if err != nil {
 			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
-			if _, serr := os.Stat(filepath.Join(dir, MetadataFile)); serr == nil {
+			if !errors.Is(err, errIncomplete) {
 				damaged++ // it completed once, and is now unreadable
 			}
 			continue
@@ -218,16 +255,22 @@ func (c *Coordinator) findRestore() error {
 				return nil
 			}
 			return fmt.Errorf("checkpoint: the newest checkpoint of job '%s' (%s) belongs to a different query plan; "+
-				"use another pipeline.name, or SET 'state.checkpoints.start-fresh' = 'true' to ignore it", c.cfg.JobName, dir)
+				"use another pipeline.name, or SET 'state.checkpoints.start-fresh' = 'true' to ignore it", c.cfg.JobName, Join(c.store.String(), rel))
+		}
+		dir, err := c.store.Fetch(ctx, rel, m)
+		if err != nil {
+			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
+			damaged++
+			continue
 		}
 		c.restr, c.rdir = m, dir
-		c.stats.RestoredFrom = dir
+		c.stats.RestoredFrom = Join(c.store.String(), rel)
 		c.log.Info("restoring from checkpoint", "checkpoint", id)
 		return nil
 	}
 	if damaged > 0 && !c.cfg.StartFresh {
 		return fmt.Errorf("checkpoint: job '%s' has completed checkpoints in %s but none is readable; refusing to start from scratch "+
-			"(SET 'state.checkpoints.start-fresh' = 'true' to do so)", c.cfg.JobName, c.cfg.Dir)
+			"(SET 'state.checkpoints.start-fresh' = 'true' to do so)", c.cfg.JobName, c.store)
 	}
 	if len(ids) > 0 {
 		// Only checkpoints that never completed: no position was ever
@@ -237,8 +280,8 @@ func (c *Coordinator) findRestore() error {
 	return nil
 }
 
-// RestoredFrom returns the checkpoint or savepoint directory the job
-// starts from, or "".
+// RestoredFrom returns the local directory of the checkpoint or
+// savepoint the job starts from, or "".
 func (c *Coordinator) RestoredFrom() string { return c.rdir }
 
 // NewStore returns the state store of a node subtask: one of the
@@ -388,7 +431,7 @@ func (c *Coordinator) tick(now time.Time) {
 	if busy {
 		return
 	}
-	if _, err := c.trigger(false, "", false); err != nil {
+	if _, err := c.trigger(nil, false); err != nil {
 		if errors.Is(err, dataflow.ErrSourceFinished) {
 			c.log.Debug("sources finishing; no further checkpoints")
 			// Keep waiting for the job to end.
@@ -411,7 +454,7 @@ func (c *Coordinator) triggerFinal() {
 	if busy {
 		return
 	}
-	id, err := c.trigger(false, "", true)
+	id, err := c.trigger(nil, true)
 	if err != nil {
 		c.log.Debug("final checkpoint not triggered yet", "err", err)
 		return
@@ -419,9 +462,10 @@ func (c *Coordinator) triggerFinal() {
 	c.log.Debug("final checkpoint triggered", "checkpoint", id)
 }
 
-// trigger starts checkpoint n+1 (into dir for a savepoint; final for the
-// final checkpoint).
-func (c *Coordinator) trigger(savepoint bool, dir string, final bool) (int64, error) {
+// trigger starts checkpoint n+1 (into the store sp for a savepoint;
+// final for the final checkpoint).
+func (c *Coordinator) trigger(sp Store, final bool) (int64, error) {
+	savepoint := sp != nil
 	c.mu.Lock()
 	if c.released {
 		c.mu.Unlock()
@@ -438,14 +482,16 @@ func (c *Coordinator) trigger(savepoint bool, dir string, final bool) (int64, er
 	}
 	c.nextID++
 	id := c.nextID
-	if dir == "" {
-		dir = chkDir(c.cfg.Dir, id)
+	st, rel := c.store, chkRel(id)
+	if savepoint {
+		st, rel = sp, ""
 	}
+	dir := filepath.Join(st.Local(), rel)
 	expected := 0
 	for _, n := range c.g.Nodes {
 		expected += n.Parallelism
 	}
-	c.pending = &pending{id: id, dir: dir, started: c.clock(), savept: savepoint, final: final, expected: expected, acks: map[[2]int]Subtask{}}
+	c.pending = &pending{id: id, store: st, rel: rel, dir: dir, started: c.clock(), savept: savepoint, final: final, expected: expected, acks: map[[2]int]Subtask{}}
 	j := c.job
 	c.mu.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -493,7 +539,14 @@ func (c *Coordinator) SnapshotSubtask(b dataflow.Barrier, n *dataflow.Node, subt
 			return
 		}
 		if info.Dir != "" {
-			s.StateDir, s.TotalBytes, s.NewBytes = rel, info.TotalBytes, info.NewBytes
+			// A bucket store uploads the snapshot; until the metadata is
+			// written after every subtask's, it does not count.
+			files, err := p.store.PutState(context.Background(), p.rel, rel)
+			if err != nil {
+				c.Decline(b, n, subtask, fmt.Errorf("%s: %w", n.Name, err))
+				return
+			}
+			s.StateDir, s.TotalBytes, s.NewBytes, s.Files = rel, info.TotalBytes, info.NewBytes, files
 		}
 		sized(s.TotalBytes)
 		c.ack(b.CheckpointID, s)
@@ -545,7 +598,7 @@ func (c *Coordinator) complete(p *pending) {
 		}
 	}
 	c.crashHook(p)
-	err := writeMetadata(p.dir, m)
+	err := p.store.Commit(context.Background(), p.rel, m)
 	c.mu.Lock()
 	if err != nil {
 		if c.pending == p {
@@ -574,7 +627,11 @@ func (c *Coordinator) complete(p *pending) {
 	c.mu.Unlock()
 	if err != nil {
 		c.log.Warn("checkpoint metadata not written", "checkpoint", p.id, "err", err)
-		_ = os.RemoveAll(p.dir)
+		if p.savept {
+			_ = os.RemoveAll(p.dir)
+		} else {
+			_ = p.store.Remove(context.Background(), p.rel, nil) // nothing refers to an uncommitted checkpoint
+		}
 	} else {
 		c.log.Debug("checkpoint complete", "checkpoint", p.id, "duration", time.Since(p.started), "bytes", total, "new", fresh)
 		if !p.savept {
@@ -627,7 +684,7 @@ func (c *Coordinator) abort(id int64, reason error) {
 		j.ReleaseFinishedSources()
 	}
 	if !p.savept {
-		_ = os.RemoveAll(p.dir)
+		_ = p.store.Remove(context.Background(), p.rel, nil) // nothing refers to an uncommitted checkpoint
 	}
 	if w != nil {
 		w <- fmt.Errorf("checkpoint %d aborted: %w", id, reason)
@@ -644,43 +701,68 @@ func (c *Coordinator) expire(now time.Time) {
 	}
 }
 
-// retain deletes completed checkpoints beyond the newest Retained. The
-// Pebble checkpoints share files by hard link, so deleting an old one
-// never touches a newer one's data.
+// retain deletes completed checkpoints beyond the newest Retained, and
+// half-written ones of earlier runs. Deleting an old checkpoint never
+// touches a newer one's data: Pebble checkpoints share files by hard
+// link in a local store, and a bucket store keeps the objects a kept
+// checkpoint refers to.
 func (c *Coordinator) retain() {
-	ids, err := checkpointDirs(c.cfg.Dir)
+	ctx := context.Background()
+	ids, err := c.store.List(ctx)
 	if err != nil {
+		c.log.Warn("old checkpoints not pruned", "err", err)
 		return
 	}
-	kept := 0
+	var kept, doomed []string
 	for _, id := range ids {
-		dir := chkDir(c.cfg.Dir, id)
-		if _, err := os.Stat(filepath.Join(dir, MetadataFile)); err != nil {
+		rel := chkRel(id)
+		done, err := c.store.Exists(ctx, rel+"/"+MetadataFile)
+		if err != nil {
+			c.log.Warn("old checkpoints not pruned", "err", err)
+			return
+		}
+		if !done {
 			c.mu.Lock()
 			inFlight := c.pending != nil && c.pending.id == id
 			c.mu.Unlock()
 			if !inFlight {
-				_ = os.RemoveAll(dir) // a half-written checkpoint of an earlier run
+				doomed = append(doomed, rel) // a half-written checkpoint of an earlier run
 			}
 			continue
 		}
-		kept++
-		if kept > c.cfg.Retained {
-			_ = os.RemoveAll(dir)
+		if len(kept) < c.cfg.Retained {
+			kept = append(kept, rel)
+		} else {
+			doomed = append(doomed, rel)
+		}
+	}
+	for _, rel := range doomed {
+		if err := c.store.Remove(ctx, rel, kept); err != nil {
+			c.log.Warn("old checkpoint not pruned", "checkpoint", rel, "err", err)
 		}
 	}
 }
 
-// Savepoint takes a checkpoint into dir (a portable savepoint) and waits
-// for it to complete.
+// Savepoint takes a checkpoint into dir, a directory or a URL (a
+// portable savepoint), and waits for it to complete.
 func (c *Coordinator) Savepoint(dir string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return fmt.Errorf("checkpoint: savepoint directory %s already exists", dir)
+	ctx := context.Background()
+	sp, err := OpenStore(ctx, dir)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.others = append(c.others, sp) // closed with the job: a snapshot may still be uploading
+	c.mu.Unlock()
+	if found, err := sp.Exists(ctx, ""); err != nil || found {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("checkpoint: savepoint directory %s already exists", sp)
 	}
 	var id int64
-	var err error
 	for i := 0; i < 200; i++ { // wait out a checkpoint in flight
-		if id, err = c.trigger(true, dir, false); err == nil {
+		if id, err = c.trigger(sp, false); err == nil {
 			break
 		}
 		if errors.Is(err, dataflow.ErrSourceFinished) {
@@ -694,9 +776,9 @@ func (c *Coordinator) Savepoint(dir string) error {
 	w := make(chan error, 1)
 	c.mu.Lock()
 	if c.pending == nil || c.pending.id != id || c.pending.completed {
-		// Already completed or aborted: read the outcome from disk.
+		// Already completed or aborted: read the outcome from the store.
 		c.mu.Unlock()
-		_, err := ReadMetadata(dir)
+		_, err := sp.Read(ctx, "")
 		return err
 	}
 	c.waiters[id] = w
@@ -726,6 +808,11 @@ func (c *Coordinator) closeStores() {
 	for k, st := range c.stores {
 		if err := st.Close(); err != nil {
 			c.log.Warn("closing state", "node", k[0], "subtask", k[1], "err", err)
+		}
+	}
+	for _, o := range append(c.others, c.store) {
+		if err := o.Close(); err != nil {
+			c.log.Warn("closing the checkpoint store", "store", o.String(), "err", err)
 		}
 	}
 	if c.cfg.Scratch {

@@ -49,6 +49,22 @@ type Subtask struct {
 	Position   []byte `json:"position,omitempty"`
 	TotalBytes int64  `json:"totalBytes,omitempty"`
 	NewBytes   int64  `json:"newBytes,omitempty"`
+	// Files lists the state's files in a bucket store (nil in a local
+	// directory, whose StateDir holds them all).
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file of a subtask's state in a bucket store.
+type File struct {
+	Name string `json:"name"` // in the subtask's StateDir
+	Size int64  `json:"size"`
+	// Hash is the file's xxhash64 from the state's manifest; zero for
+	// the manifest itself, which is never shared.
+	Hash uint64 `json:"hash,omitempty"`
+	// Object is the key, relative to the job's folder, of an identical
+	// file an earlier checkpoint uploaded; empty when the file was
+	// uploaded with this checkpoint, at <checkpoint>/<StateDir>/<Name>.
+	Object string `json:"object,omitempty"`
 }
 
 type envelopeJSON struct {
@@ -60,52 +76,35 @@ type envelopeJSON struct {
 // fsynced, renamed into place, and the directory fsynced, so a crash
 // leaves either no metadata or a whole one.
 func writeMetadata(dir string, m *Metadata) error {
-	body, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(body) // over the compact form, which reading recovers
-	data, err := json.MarshalIndent(envelopeJSON{Checksum: hex.EncodeToString(sum[:]), Body: body}, "", "  ")
+	data, err := encodeMetadata(m)
 	if err != nil {
 		return err
 	}
 	return fsutil.WriteFileAtomic(filepath.Join(dir, MetadataFile), data)
 }
 
-// ReadMetadata reads and verifies a checkpoint's or savepoint's metadata.
+// errIncomplete marks a checkpoint without metadata: it never
+// completed, which is not damage.
+var errIncomplete = errors.New("an incomplete checkpoint")
+
+// ReadMetadata reads and verifies the metadata of a checkpoint or
+// savepoint directory on the local file system, and checks that the
+// state files it names are present.
 func ReadMetadata(dir string) (*Metadata, error) {
 	data, err := os.ReadFile(filepath.Join(dir, MetadataFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("checkpoint: %s has no %s (an incomplete checkpoint)", dir, MetadataFile)
+			return nil, fmt.Errorf("checkpoint: %s has no %s (%w)", dir, MetadataFile, errIncomplete)
 		}
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	var env envelopeJSON
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", dir, err)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, env.Body); err != nil {
-		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", dir, err)
-	}
-	sum := sha256.Sum256(compact.Bytes())
-	if hex.EncodeToString(sum[:]) != env.Checksum {
-		return nil, fmt.Errorf("checkpoint: %s: metadata checksum does not match (corrupt)", dir)
-	}
-	var m Metadata
-	if err := json.Unmarshal(env.Body, &m); err != nil {
-		return nil, fmt.Errorf("checkpoint: %s: %v", dir, err)
-	}
-	if m.Version != 1 {
-		return nil, fmt.Errorf("checkpoint: %s: unknown metadata version %d", dir, m.Version)
+	m, err := parseMetadata(dir, data)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range m.Subtasks {
 		if s.StateDir == "" {
 			continue
-		}
-		if filepath.IsAbs(s.StateDir) || strings.Contains(s.StateDir, "..") {
-			return nil, fmt.Errorf("checkpoint: %s: state dir %q must be relative", dir, s.StateDir)
 		}
 		if _, err := os.Stat(filepath.Join(dir, s.StateDir)); err != nil {
 			return nil, fmt.Errorf("checkpoint: %s: state of %s/%d is missing: %v", dir, s.Name, s.Subtask, err)
@@ -114,7 +113,62 @@ func ReadMetadata(dir string) (*Metadata, error) {
 			return nil, fmt.Errorf("checkpoint: %s: state of %s/%d: %w", dir, s.Name, s.Subtask, err)
 		}
 	}
+	return m, nil
+}
+
+// parseMetadata decodes and verifies the contents of a _metadata file;
+// where names it in errors.
+func parseMetadata(where string, data []byte) (*Metadata, error) {
+	var env envelopeJSON
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", where, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, env.Body); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: metadata is not valid JSON: %v", where, err)
+	}
+	sum := sha256.Sum256(compact.Bytes())
+	if hex.EncodeToString(sum[:]) != env.Checksum {
+		return nil, fmt.Errorf("checkpoint: %s: metadata checksum does not match (corrupt)", where)
+	}
+	var m Metadata
+	if err := json.Unmarshal(env.Body, &m); err != nil {
+		return nil, fmt.Errorf("checkpoint: %s: %v", where, err)
+	}
+	if m.Version != 1 {
+		return nil, fmt.Errorf("checkpoint: %s: unknown metadata version %d", where, m.Version)
+	}
+	for _, s := range m.Subtasks {
+		if s.StateDir == "" {
+			continue
+		}
+		if !safeRel(s.StateDir) {
+			return nil, fmt.Errorf("checkpoint: %s: state dir %q must be relative", where, s.StateDir)
+		}
+		for _, f := range s.Files {
+			if !safeRel(f.Name) || strings.Contains(f.Name, "/") || (f.Object != "" && !safeRel(f.Object)) {
+				return nil, fmt.Errorf("checkpoint: %s: state file %q (object %q) must be relative", where, f.Name, f.Object)
+			}
+		}
+	}
 	return &m, nil
+}
+
+// safeRel reports whether p is a relative path that stays inside its
+// directory.
+func safeRel(p string) bool {
+	return p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "/") && !strings.Contains(p, "..")
+}
+
+// encodeMetadata is the contents of a _metadata file: the body and its
+// checksum.
+func encodeMetadata(m *Metadata) ([]byte, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body) // over the compact form, which reading recovers
+	return json.MarshalIndent(envelopeJSON{Checksum: hex.EncodeToString(sum[:]), Body: body}, "", "  ")
 }
 
 // checkpointDirs lists dir's chk-<n> directories, newest first.

@@ -9,7 +9,9 @@ package cluster
 //	                             row types.EncodeRow; kg the row's key
 //	                             group, 2 bytes big-endian (hash exchanges;
 //	                             empty otherwise)
-//	-      'W' task wm           upstream task's watermark (varints)
+//	-      'W' task wm           upstream task's watermark (varints); the
+//	                             task is active
+//	-      'I' task              upstream task is idle (KindIdle)
 //	-      'E' task              upstream task's end of input
 //
 // Rows use the encoding of rows in state (types.EncodeRow), which gives
@@ -33,6 +35,7 @@ import (
 const (
 	recRow       byte = 'D'
 	recWatermark byte = 'W'
+	recIdle      byte = 'I'
 	recEnd       byte = 'E'
 )
 
@@ -117,7 +120,7 @@ func decodeRecord(v []byte, upstream int) (record, error) {
 		}
 		r.change = dyntable.Change{Kind: dyntable.RowKind(v[1]), Row: row}
 		return r, nil
-	case recWatermark, recEnd:
+	case recWatermark, recIdle, recEnd:
 		t, n := binary.Uvarint(v[1:])
 		if n <= 0 || t >= uint64(upstream) {
 			return r, fmt.Errorf("marker of upstream task %d (n=%d) of %d", t, n, upstream)

@@ -52,6 +52,19 @@ func (s *stageSink) ProcessWatermark(wm int64, _ dataflow.Collector) error {
 	return nil
 }
 
+// ProcessIdle tells downstream that this task is idle, or, with a
+// watermark, that it is active again.
+func (s *stageSink) ProcessIdle(idle bool, _ dataflow.Collector) error {
+	if !idle {
+		s.written = dataflow.MinWatermark // write it again: it marks the task active
+		return s.writeWatermark()
+	}
+	if err := s.writeWatermark(); err != nil {
+		return err
+	}
+	return s.mark(encodeMarker(recIdle, s.task, 0))
+}
+
 func (s *stageSink) SnapshotState(b dataflow.Barrier) error {
 	if err := s.writeWatermark(); err != nil {
 		return err

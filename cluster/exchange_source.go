@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
 )
 
 // stageSource reads a task's partition of one exchange's topic,
@@ -36,6 +38,7 @@ type sourcePosition struct {
 	// Offset is the next offset to read; -1 before the first read.
 	Offset int64   `json:"offset"`
 	WM     []int64 `json:"wm"`
+	Idle   []bool  `json:"idle"`
 	Ended  []bool  `json:"ended"`
 }
 
@@ -44,7 +47,7 @@ const sourceChunkRows = 1024
 
 func newStageSource(servers []string, x *Exchange, partition int) *stageSource {
 	s := &stageSource{servers: servers, topic: x.Topic, partition: partition,
-		pos: sourcePosition{Offset: -1, WM: make([]int64, x.Upstream), Ended: make([]bool, x.Upstream)}}
+		pos: sourcePosition{Offset: -1, WM: make([]int64, x.Upstream), Idle: make([]bool, x.Upstream), Ended: make([]bool, x.Upstream)}}
 	for i := range s.pos.WM {
 		s.pos.WM[i] = dataflow.MinWatermark
 	}
@@ -63,7 +66,7 @@ func (s *stageSource) RestorePosition(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return fmt.Errorf("cluster: malformed position of %s/%d: %v", s.topic, s.partition, err)
 	}
-	if len(p.WM) != len(s.pos.WM) || len(p.Ended) != len(s.pos.Ended) {
+	if len(p.WM) != len(s.pos.WM) || len(p.Idle) != len(s.pos.Idle) || len(p.Ended) != len(s.pos.Ended) {
 		return fmt.Errorf("cluster: the position of %s/%d counts %d upstream tasks, the job %d: did cluster.partitions change?",
 			s.topic, s.partition, len(p.WM), len(s.pos.WM))
 	}
@@ -81,14 +84,23 @@ func (s *stageSource) done() bool {
 	return true
 }
 
-// watermark is the minimum watermark over the upstream tasks; ended
-// tasks count as MaxWatermark.
+// watermark is the minimum watermark over the upstream tasks that are
+// neither idle nor ended; when all that have not ended are idle, the
+// largest of their watermarks, as the runtime combines its senders'
+// (dataflow's node.advanceWatermark).
 func (s *stageSource) watermark() int64 {
-	m := int64(dataflow.MaxWatermark)
+	m, active, maxIdle := int64(dataflow.MaxWatermark), false, int64(dataflow.MinWatermark)
 	for i, w := range s.pos.WM {
-		if !s.pos.Ended[i] {
-			m = min(m, w)
+		switch {
+		case s.pos.Ended[i]:
+		case s.pos.Idle[i]:
+			maxIdle = max(maxIdle, w)
+		default:
+			m, active = min(m, w), true
 		}
+	}
+	if !active {
+		return maxIdle
 	}
 	return m
 }
@@ -138,12 +150,14 @@ func (s *stageSource) Run(ctx context.Context, out dataflow.SourceOutput) error 
 			}
 			err := func() error {
 				defer r.Recycle(&b)
+				now := time.Now().UnixMilli()
 				for _, rec := range b.Records {
 					d, err := decodeRecord(rec.Value, upstream)
 					if err != nil {
 						return fmt.Errorf("cluster: topic '%s' partition %d offset %d: %w", s.topic, s.partition, rec.Offset, err)
 					}
 					if d.typ == recRow {
+						metrics.StageExchangeLatency.Observe(float64(max(now-rec.Time, 0)) / 1e3)
 						if chunk == nil {
 							chunk = &dyntable.Chunk{Changes: make([]dyntable.Change, 0, 64)}
 						}
@@ -165,6 +179,9 @@ func (s *stageSource) Run(ctx context.Context, out dataflow.SourceOutput) error 
 						// A restarted upstream task may repeat older
 						// watermarks: the newest counts.
 						s.pos.WM[d.task] = max(s.pos.WM[d.task], d.wm)
+						s.pos.Idle[d.task] = false
+					case recIdle:
+						s.pos.Idle[d.task] = true
 					case recEnd:
 						s.pos.Ended[d.task] = true
 					}

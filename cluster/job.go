@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/streamsql/streamsql/checkpoint"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/parser"
@@ -202,8 +203,8 @@ func (j *Job) Topics() map[string]int {
 }
 
 // checkpointDir is task id's checkpoint folder:
-// <state.checkpoints.dir>/<job>/<task>, joined with slashes so that it
-// works for URLs as well as paths.
+// <state.checkpoints.dir>/<job>/<task>, a path or a URL (checkpoint.Join
+// keeps a URL's query, such as an S3 region, after the path).
 func (j *Job) checkpointDir(id TaskID) string {
-	return strings.TrimRight(j.ckptRoot, "/") + "/" + j.name + "/" + id.String()
+	return checkpoint.Join(j.ckptRoot, j.name, id.String())
 }

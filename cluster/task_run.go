@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/streamsql/streamsql/connectors/kafka"
@@ -23,6 +22,14 @@ import (
 // latest complete checkpoint there. It returns nil when its input ended
 // (and its output is committed), ctx.Err() when ctx was cancelled.
 func (j *Job) RunTask(ctx context.Context, id TaskID) error {
+	err := j.runTask(ctx, id)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (j *Job) runTask(ctx context.Context, id TaskID) error {
 	if id.Stage < 0 || id.Stage >= len(j.stages) {
 		return fmt.Errorf("cluster: job %s has no stage %d", j.name, id.Stage)
 	}
@@ -46,12 +53,11 @@ func (j *Job) RunTask(ctx context.Context, id TaskID) error {
 	if err != nil {
 		return err
 	}
-	opts, coord, err := j.session.TaskOptions(j.name, j.checkpointDir(id), j.spec.Explain+"\n"+tg.String(), tg)
+	opts, coord, err := j.session.TaskOptions(j.name, j.checkpointDir(id), j.spec.Explain+"\n"+tg.String(), tg, j.log.With("task", id.String()))
 	if err != nil {
 		return fmt.Errorf("cluster: task %s: %w", id, err)
 	}
 	opts.Shard = dataflow.Shard{Index: id.Partition, Count: st.Parallelism}
-	opts.Log = j.log.With("task", id.String())
 	dj, err := dataflow.Start(ctx, tg, opts)
 	if err != nil {
 		if coord != nil {
@@ -65,9 +71,6 @@ func (j *Job) RunTask(ctx context.Context, id TaskID) error {
 	err = dj.Wait()
 	if coord != nil {
 		<-coord.Closed()
-	}
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		return ctx.Err()
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: task %s: %w", id, err)

@@ -55,6 +55,7 @@ func LookupOptionDefs() []OptionDef {
 		{Key: "lookup.cache", Default: "NONE", Description: "'NONE' or 'PARTIAL': cache looked-up rows per join subtask"},
 		{Key: "lookup.partial-cache.max-rows", Kind: config.Int, Min: 1, Description: "with a PARTIAL cache, the most keys it holds (least recently used ones go first)"},
 		{Key: "lookup.partial-cache.expire-after-write", Kind: config.Duration, Description: "with a PARTIAL cache, how long an entry stays after it was loaded (e.g. '10 min'); unset keeps it"},
+		{Key: "lookup.partial-cache.expire-after-access", Kind: config.Duration, Description: "with a PARTIAL cache, how long an entry stays after it was last read or loaded (e.g. '1 min'); unset keeps it. With both expiries, an entry goes at the first one reached"},
 		{Key: "lookup.partial-cache.cache-missing-key", Kind: config.Bool, Default: "true", Description: "with a PARTIAL cache, also cache keys that have no rows"},
 		{Key: "lookup.max-retries", Kind: config.Int, Default: "3", Description: "how many times a failed lookup is retried before the job fails"},
 	}
@@ -65,8 +66,11 @@ type LookupOptions struct {
 	Partial          bool          // 'lookup.cache' = 'PARTIAL'
 	MaxRows          int           // 0: unbounded
 	ExpireAfterWrite time.Duration // 0: never
-	CacheMissingKey  bool
-	MaxRetries       int
+	// ExpireAfterAccess: an entry not read (or loaded) for this long is
+	// gone; 0: never.
+	ExpireAfterAccess time.Duration
+	CacheMissingKey   bool
+	MaxRetries        int
 }
 
 // ParseLookupOptions reads the lookup options of a table's options.
@@ -81,7 +85,7 @@ func ParseLookupOptions(opts map[string]string) (LookupOptions, error) {
 	default:
 		return o, fmt.Errorf("option 'lookup.cache' must be 'NONE' or 'PARTIAL', got '%s'", opts["lookup.cache"])
 	}
-	for _, k := range []string{"lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write", "lookup.partial-cache.cache-missing-key"} {
+	for _, k := range []string{"lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write", "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key"} {
 		if _, ok := opts[k]; ok && !o.Partial {
 			return o, fmt.Errorf("option '%s' needs 'lookup.cache' = 'PARTIAL'", k)
 		}
@@ -91,6 +95,9 @@ func ParseLookupOptions(opts map[string]string) (LookupOptions, error) {
 		return o, err
 	}
 	if o.ExpireAfterWrite, err = Duration(opts, "lookup.partial-cache.expire-after-write", 0); err != nil {
+		return o, err
+	}
+	if o.ExpireAfterAccess, err = Duration(opts, "lookup.partial-cache.expire-after-access", 0); err != nil {
 		return o, err
 	}
 	if o.CacheMissingKey, err = Bool(opts, "lookup.partial-cache.cache-missing-key", true); err != nil {
@@ -134,9 +141,10 @@ type cachedLookuper struct {
 }
 
 type cacheEntry struct {
-	key     string
-	rows    []types.Row
-	written time.Time
+	key      string
+	rows     []types.Row
+	written  time.Time
+	accessed time.Time
 }
 
 func (c *cachedLookuper) Open(ctx context.Context) error { return c.inner.Open(ctx) }
@@ -147,7 +155,10 @@ func (c *cachedLookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row
 		c.kbuf = types.EncodeKey(c.kbuf[:0], key, nil)
 		if el, ok := c.index[string(c.kbuf)]; ok {
 			e := el.Value.(*cacheEntry)
-			if c.o.ExpireAfterWrite == 0 || c.now().Sub(e.written) < c.o.ExpireAfterWrite {
+			now := c.now()
+			if (c.o.ExpireAfterWrite == 0 || now.Sub(e.written) < c.o.ExpireAfterWrite) &&
+				(c.o.ExpireAfterAccess == 0 || now.Sub(e.accessed) < c.o.ExpireAfterAccess) {
+				e.accessed = now
 				c.lru.MoveToFront(el)
 				c.stats.Hits.Add(1)
 				return e.rows, nil
@@ -171,7 +182,8 @@ func (c *cachedLookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row
 	}
 	if c.index != nil && (len(rows) > 0 || c.o.CacheMissingKey) {
 		k := string(types.EncodeKey(c.kbuf[:0], key, nil))
-		c.index[k] = c.lru.PushFront(&cacheEntry{key: k, rows: rows, written: c.now()})
+		now := c.now()
+		c.index[k] = c.lru.PushFront(&cacheEntry{key: k, rows: rows, written: now, accessed: now})
 		if c.o.MaxRows > 0 && c.lru.Len() > c.o.MaxRows {
 			old := c.lru.Remove(c.lru.Back()).(*cacheEntry)
 			delete(c.index, old.key)

@@ -64,6 +64,45 @@ func TestPartialCacheHitsEvictionExpiry(t *testing.T) {
 	}
 }
 
+// expire-after-access keeps an entry while it is read: key 1, read
+// every 4 s, stays past 10 s; key 2, loaded at the start and not read
+// again, is gone 5 s later. With expire-after-write as well, key 1 goes
+// when it reaches its write expiry, read or not.
+func TestPartialCacheExpireAfterAccess(t *testing.T) {
+	o, err := ParseLookupOptions(map[string]string{"lookup.cache": "PARTIAL", "lookup.partial-cache.expire-after-access": "5 s"})
+	if err != nil || o.ExpireAfterAccess != 5*time.Second {
+		t.Fatalf("%+v %v", o, err)
+	}
+	run := func(o LookupOptions) *LookupStats {
+		inner := &countingLookuper{}
+		st := &LookupStats{}
+		l := NewCachedLookuper(inner, o, st).(*cachedLookuper)
+		now := time.Unix(1000, 0)
+		l.now = func() time.Time { return now }
+		get := func(k int64) {
+			t.Helper()
+			if rows, err := l.Lookup(context.Background(), key(k)); err != nil || len(rows) != 1 || rows[0][1].Int() != k*10 {
+				t.Fatalf("lookup %d: %v %v", k, rows, err)
+			}
+		}
+		get(1) // miss
+		get(2) // miss
+		for i := 0; i < 4; i++ {
+			now = now.Add(4 * time.Second)
+			get(1) // t = 4, 8, 12, 16
+		}
+		get(2) // t = 16: not read since t = 0
+		return st
+	}
+	if st := run(o); st.Hits.Load() != 4 || st.Misses.Load() != 3 {
+		t.Fatalf("access expiry: hits %d misses %d, want 4 and 3", st.Hits.Load(), st.Misses.Load())
+	}
+	o.ExpireAfterWrite = 10 * time.Second // key 1 written at 0, then again at 12
+	if st := run(o); st.Hits.Load() != 3 || st.Misses.Load() != 4 {
+		t.Fatalf("both expiries: hits %d misses %d, want 3 and 4", st.Hits.Load(), st.Misses.Load())
+	}
+}
+
 func TestLookupRetriesAndOptions(t *testing.T) {
 	inner := &countingLookuper{failures: 2}
 	o, _ := ParseLookupOptions(map[string]string{"lookup.max-retries": "2"})
@@ -83,6 +122,7 @@ func TestLookupRetriesAndOptions(t *testing.T) {
 		{"lookup.partial-cache.max-rows": "5"}, // needs PARTIAL
 		{"lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "0"},
 		{"lookup.cache": "PARTIAL", "lookup.partial-cache.expire-after-write": "soon"},
+		{"lookup.partial-cache.expire-after-access": "1 s"}, // needs PARTIAL
 		{"lookup.max-retries": "-1"},
 	} {
 		if _, err := ParseLookupOptions(bad); err == nil {

@@ -183,6 +183,9 @@ func (nr *nodeRuntime) active(in *inputState, sender int) error {
 		return nil
 	}
 	nr.outIdle = false
+	if err := nr.check(nr.op.ProcessIdle(false, &nr.collector)); err != nil {
+		return err
+	}
 	return nr.send(WatermarkElement(nr.outWm))
 }
 
@@ -200,6 +203,9 @@ func (nr *nodeRuntime) maybeIdle() error {
 		}
 	}
 	nr.outIdle = true
+	if err := nr.check(nr.op.ProcessIdle(true, &nr.collector)); err != nil {
+		return err
+	}
 	return nr.send(Element{Kind: KindIdle})
 }
 
@@ -291,6 +297,13 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
+	err := nr.op.PrepareSnapshotPreBarrier(b, &nr.collector)
+	if err != nil {
+		err = fmt.Errorf("before barrier %d: %w", b.CheckpointID, err)
+	}
+	if err := nr.check(err); err != nil {
+		return err
+	}
 	if err := nr.snapshot(b); err != nil {
 		return err
 	}

@@ -34,8 +34,8 @@ type Collector interface {
 // the one every operator writes.
 //
 // Call order: Open once; then, from one goroutine, any interleaving of
-// ProcessChunk, ProcessWatermark, SnapshotState, NotifyCheckpointComplete
-// and OnProcessingTime; then Finish once if and only if every input
+// ProcessChunk, ProcessWatermark, ProcessIdle, SnapshotState,
+// NotifyCheckpointComplete and OnProcessingTime; then Finish once if and only if every input
 // reached end-of-input; then Close once, always, even after an error. No
 // two calls run concurrently.
 //
@@ -43,6 +43,17 @@ type Collector interface {
 // but not c itself. ProcessWatermark is called when the minimum watermark
 // over all inputs advances; the runtime forwards the watermark downstream
 // after it returns, so results it emits precede the watermark.
+// ProcessIdle is called with true when the node becomes idle (every
+// sender that has not ended said it is idle, KindIdle), and with false
+// when it becomes active again; the runtime tells downstream after it
+// returns (an operator that ends the dataflow, such as a cluster stage's
+// sink, passes it on itself).
+// PrepareSnapshotPreBarrier is called once barrier b has been aligned
+// over every input, before SnapshotState: an operator that holds rows
+// back outside its store (a mini-batch's buffer) emits them here, so
+// that they precede the barrier downstream and the checkpoint holds
+// their effect (Flink's prepareSnapshotPreBarrier); an error from it
+// fails the job, since part of the buffer may be out.
 // SnapshotState is called once barrier b has been aligned over every
 // input, before the runtime snapshots the subtask's store and forwards
 // the barrier: the operator puts into its store whatever it keeps outside
@@ -61,6 +72,8 @@ type Operator interface {
 	Open(ctx *OpContext) error
 	ProcessChunk(input int, c *dyntable.Chunk, out Collector) error
 	ProcessWatermark(wm int64, out Collector) error
+	ProcessIdle(idle bool, out Collector) error
+	PrepareSnapshotPreBarrier(b Barrier, out Collector) error
 	SnapshotState(b Barrier) error
 	NotifyCheckpointComplete(checkpointID int64) error
 	ProcessingTimeInterval() time.Duration
@@ -70,18 +83,21 @@ type Operator interface {
 }
 
 // BaseOperator gives an embedding operator the default of every call but
-// ProcessChunk: nothing to open, watermarks only forwarded, nothing kept
-// outside the store, no processing-time calls, nothing to finish or close.
+// ProcessChunk: nothing to open, watermarks and idleness only forwarded,
+// nothing held back before a barrier, nothing kept outside the store, no
+// processing-time calls, nothing to finish or close.
 type BaseOperator struct{}
 
-func (BaseOperator) Open(*OpContext) error                       { return nil }
-func (BaseOperator) ProcessWatermark(int64, Collector) error     { return nil }
-func (BaseOperator) SnapshotState(Barrier) error                 { return nil }
-func (BaseOperator) NotifyCheckpointComplete(int64) error        { return nil }
-func (BaseOperator) ProcessingTimeInterval() time.Duration       { return 0 }
-func (BaseOperator) OnProcessingTime(time.Time, Collector) error { return nil }
-func (BaseOperator) Finish(Collector) error                      { return nil }
-func (BaseOperator) Close() error                                { return nil }
+func (BaseOperator) Open(*OpContext) error                              { return nil }
+func (BaseOperator) ProcessWatermark(int64, Collector) error            { return nil }
+func (BaseOperator) ProcessIdle(bool, Collector) error                  { return nil }
+func (BaseOperator) PrepareSnapshotPreBarrier(Barrier, Collector) error { return nil }
+func (BaseOperator) SnapshotState(Barrier) error                        { return nil }
+func (BaseOperator) NotifyCheckpointComplete(int64) error               { return nil }
+func (BaseOperator) ProcessingTimeInterval() time.Duration              { return 0 }
+func (BaseOperator) OnProcessingTime(time.Time, Collector) error        { return nil }
+func (BaseOperator) Finish(Collector) error                             { return nil }
+func (BaseOperator) Close() error                                       { return nil }
 
 // SourceOutput receives what a source produces, in order, and hands the
 // source the control elements the runtime has for it.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,24 +20,26 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	return s.checkpointOptionsIn(name, "", planText, g)
+	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), "", name, planText, g, s.log)
 }
 
 // TaskOptions returns the dataflow options and the checkpoint
 // coordinator of one task of a cluster job (package cluster): as for a
 // job of this session, but with the checkpoints in dir, the task's own
 // folder of state.checkpoints.dir.
-func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
+// The task's runtime and coordinator log to log.
+func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
 	if dir == "" {
 		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
 	}
-	return s.checkpointOptionsIn(name, dir, planText, g)
+	return s.checkpointOptionsIn(dir, dir, name, planText, g, log)
 }
 
-// checkpointOptionsIn is checkpointOptions with the checkpoints in dir,
-// or in the job's folder of state.checkpoints.dir when dir is "".
-func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	opts := dataflow.Options{JobName: name, Log: s.log,
+// checkpointOptionsIn is checkpointOptions with the checkpoint store's
+// root given (state.checkpoints.dir, a path or a URL) and the checkpoints
+// in dir, or in the job's folder of root when dir is "".
+func (s *Session) checkpointOptionsIn(root, dir, name, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+	opts := dataflow.Options{JobName: name, Log: log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
 	savepoint := s.Conf.Get("execution.savepoint.path")
@@ -63,10 +66,6 @@ func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Gr
 			}
 		}
 		return opts, nil, nil
-	}
-	root := s.Conf.Get("state.checkpoints.dir")
-	if dir != "" {
-		root = dir
 	}
 	if root == "" && checkpointing {
 		return opts, nil, fmt.Errorf("checkpointing needs a directory: SET 'state.checkpoints.dir' = '/some/dir'")
@@ -98,7 +97,7 @@ func (s *Session) checkpointOptionsIn(name, dir, planText string, g *dataflow.Gr
 			MemTableBytes:   uint64(s.Conf.Int("state.backend.pebble.memtable-mb")) << 20,
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
-		Log:               s.log,
+		Log:               log,
 		Scratch:           scratch,
 		CrashInCheckpoint: s.Conf.Int("test.crash.in-checkpoint"),
 	}, g)
@@ -124,7 +123,7 @@ func jobDir(root, dir, name string) string {
 	if dir != "" {
 		return dir
 	}
-	return filepath.Join(root, safeName(name))
+	return checkpoint.Join(root, safeName(name))
 }
 
 // safeName turns a job name into a directory name.
@@ -150,6 +149,10 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 	// query never restores from another's checkpoints, not even those a
 	// killed process with the same pid left behind.
 	root := s.Conf.Get("state.checkpoints.dir")
+	if checkpoint.IsURL(root) {
+		// Nothing to keep: the query checkpoints on the local disk.
+		root = os.TempDir()
+	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return dataflow.Options{}, nil, noop, fmt.Errorf("state.checkpoints.dir: %w", err)
 	}
@@ -163,7 +166,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptions(unique, plan.Explain(), g)
+	opts, coord, err := s.checkpointOptionsIn(root, "", unique, plan.Explain(), g, s.log)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/streamsql/streamsql/checkpoint"
@@ -242,11 +241,12 @@ func (s *Session) stopWithSavepoint(j *Job) (*Result, error) {
 	if root == "" {
 		return nil, fmt.Errorf("STOP JOB ... WITH SAVEPOINT writes under 'state.checkpoints.dir', which is not set: SET it first")
 	}
-	dir := filepath.Join(root, "savepoints", safeName(j.name)+"-"+time.Now().Format("20060102-150405.000"))
+	dir := checkpoint.Join(root, "savepoints", safeName(j.name)+"-"+time.Now().Format("20060102-150405.000"))
 	if err := j.coord.Savepoint(dir); err != nil {
 		return nil, fmt.Errorf("the savepoint of job '%s' failed, and the job goes on: %w", j.ID, err)
 	}
 	j.Cancel()
 	_ = j.Wait() // also waits until the job's state is closed
-	return &Result{Message: fmt.Sprintf("Job '%s' stopped with a savepoint in %s; SET 'execution.savepoint.path' = '%s' resumes from it", j.ID, dir, dir)}, nil
+	shown := checkpoint.Redact(dir)
+	return &Result{Message: fmt.Sprintf("Job '%s' stopped with a savepoint in %s; SET 'execution.savepoint.path' = '%s' resumes from it", j.ID, shown, shown)}, nil
 }

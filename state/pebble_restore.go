@@ -488,3 +488,30 @@ func CheckSnapshotFiles(dir string) error {
 	}
 	return nil
 }
+
+// SnapshotFile is one file a snapshot's manifest lists.
+type SnapshotFile struct {
+	Name string
+	Size int64
+	Hash uint64 // xxhash64 of the contents
+}
+
+// ManifestName is the name of the manifest file in every snapshot
+// directory (native Pebble checkpoint or canonical key-group files); it
+// is written last and lists every other file of the directory.
+const ManifestName = ckptManifestName
+
+// SnapshotFiles returns the files the manifest of the snapshot in dir
+// lists, with their sizes and checksums, without reading them. A
+// checkpoint store uses it to recognise a file it already holds.
+func SnapshotFiles(dir string) ([]SnapshotFile, error) {
+	m, err := readCheckpointManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("state: %s: %w", dir, err)
+	}
+	out := make([]SnapshotFile, len(m.files))
+	for i, f := range m.files {
+		out[i] = SnapshotFile{Name: f.name, Size: f.size, Hash: f.hash}
+	}
+	return out, nil
+}

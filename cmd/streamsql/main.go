@@ -6,6 +6,7 @@
 //	streamsql test [paths]       run golden SQL test files
 //	streamsql options            print the session and connector options reference
 //	streamsql bench / kafka      benchmark a Nexmark query / run a local broker
+//	streamsql worker / cluster   run one worker of a cluster job / a local cluster
 //	streamsql functions          print the built-in functions reference
 //	streamsql version            print the version
 package main
@@ -71,6 +72,8 @@ func init() {
 		{"test", "[-rewrite] [files or dirs...]", "run golden SQL tests (default: tests/sql)", runTests},
 		{"bench", "nexmark --query qN [flags]", "run a Nexmark query over generated events and print its throughput (bench -h)", runBench},
 		{"kafka", "[--port 9092] [flags]", "run a local Kafka-protocol broker for development (kafka -h)", runKafka},
+		{"worker", "--bootstrap-servers host:port -f job.sql", "run one worker of a cluster job; N of them share its tasks (worker -h)", runWorker},
+		{"cluster", "--workers 3 -f job.sql", "run a cluster job on this machine: a local broker and N workers (cluster -h)", runCluster},
 		{"options", "", "print every session and connector option with its default (docs/options.md)", func(_ []string, stdout, _ io.Writer) int {
 			fmt.Fprint(stdout, optionsMarkdown())
 			return 0

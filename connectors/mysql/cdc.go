@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	gomysql "github.com/go-sql-driver/mysql"
 
 	sessconfig "github.com/streamsql/streamsql/config"
@@ -20,22 +21,29 @@ import (
 )
 
 // 'connector' = 'mysql-cdc' reads tables as changelogs, with Flink CDC's
-// option names: a consistent snapshot of the matching tables, then their
-// binlog from the snapshot's exact position (cdc_source.go, cdc_binlog.go).
+// option names: a snapshot of the matching tables, then their binlog
+// from the snapshot's exact position (cdc_source.go, cdc_binlog.go).
 //
-// The snapshot is one transaction, START TRANSACTION WITH CONSISTENT
-// SNAPSHOT, whose binlog position the server reports with it (MariaDB's
-// binlog_snapshot_file / binlog_snapshot_position; on MySQL, which has
-// no such status, a brief FLUSH TABLES WITH READ LOCK pins the position
-// while the transaction starts). Every change committed before that
-// position is in the snapshot and every later one is in the binlog after
-// it, so there is no gap and no duplicate without Flink CDC 2.x's
-// chunk-by-chunk watermark reconciliation. The price, and the reason the
-// simpler algorithm is acceptable here: the snapshot is read by one
-// subtask in one long transaction (the server keeps undo for its
-// duration), and a checkpoint cannot be taken until the snapshot has
-// been emitted (they are declined meanwhile, as Flink CDC 1.x did), so a
-// failure during the snapshot starts it over.
+// The snapshot is chunked by default (cdc_chunked.go, Flink CDC 2.x's
+// lock-free algorithm): for one captured table with a one-column integer
+// primary key, chunks of rows are read in key order between the binlog's
+// transactions and reconciled with the binlog up to a high watermark
+// after each, and checkpoints complete during it.
+//
+// Otherwise ('scan.incremental.snapshot.enabled' = 'false', several
+// tables, another key) the snapshot is one transaction, START
+// TRANSACTION WITH CONSISTENT SNAPSHOT, whose binlog position the server
+// reports with it (MariaDB's binlog_snapshot_file /
+// binlog_snapshot_position; on MySQL, which has no such status, a brief
+// FLUSH TABLES WITH READ LOCK pins the position while the transaction
+// starts). Every change committed before that position is in the
+// snapshot and every later one is in the binlog after it. The price: one
+// long transaction, and checkpoints declined until the snapshot has been
+// emitted (as Flink CDC 1.x did), so a failure during it starts it over.
+//
+// Positions are the binlog file and offset, plus the GTID set up to them
+// on a server with GTIDs (MariaDB, or MySQL with gtid_mode = ON), from
+// which a restore resumes (cdc_source.go, binlogPos).
 func init() { connectors.Register(cdcConnector{}) }
 
 type cdcConnector struct{}
@@ -51,10 +59,13 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "database-name", Required: true, Description: "a regular expression matched against whole database names"},
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table of a matching database is read into this one table (sharded tables)"},
 	{Key: "server-id", Description: "the replica id the binlog reader uses, unique among the server's replicas ('5400' or a range '5400-5404', whose first id is used). Default: a random id in 5400-6400"},
-	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "specific-offset", "timestamp"}, Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.file/.pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
+	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "specific-offset", "timestamp"}, Default: "initial", Description: "initial (a snapshot, then the binlog), latest-offset (the binlog from its end), specific-offset (the binlog from scan.startup.specific-offset.gtid-set, or .file and .pos), timestamp (the binlog's changes committed at or after scan.startup.timestamp-millis)"},
 	{Key: "scan.startup.specific-offset.file", Description: "the binlog file to start from, for scan.startup.mode = specific-offset"},
 	{Key: "scan.startup.specific-offset.pos", Kind: sessconfig.Int, Description: "the position in that file, for scan.startup.mode = specific-offset"},
+	{Key: "scan.startup.specific-offset.gtid-set", Description: "the GTID set to start after, for scan.startup.mode = specific-offset: MySQL's executed set ('uuid:1-19') or MariaDB's position ('0-1-42'); it takes precedence over .file and .pos"},
 	{Key: "scan.startup.timestamp-millis", Kind: sessconfig.Int, Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
+	{Key: "scan.incremental.snapshot.enabled", Kind: sessconfig.Bool, Default: "true", Description: "initial mode reads the snapshot in chunks by primary key, without a lock or a long transaction, reconciled with the binlog read along (Flink CDC 2.x's algorithm), and checkpoints complete during it; for one captured table whose primary key is one integer column. Otherwise, or with 'false', the snapshot is one consistent transaction (checkpoints declined until it is emitted)"},
+	{Key: "scan.incremental.snapshot.chunk.size", Kind: sessconfig.Int, Min: 1, Default: "8096", Description: "rows per chunk of the chunked snapshot"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
 	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the binlog connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
@@ -83,7 +94,10 @@ type cdcConfig struct {
 	mode      startupMode
 	startFile string
 	startPos  uint32
+	startGTID string
 	startTS   int64 // milliseconds
+	chunked   bool  // 'scan.incremental.snapshot.enabled'
+	chunkSize int
 	heartbeat time.Duration
 }
 
@@ -123,9 +137,17 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	case startInitial, startLatest:
 	case startSpecific:
 		c.startFile = o["scan.startup.specific-offset.file"]
+		c.startGTID = strings.TrimSpace(o["scan.startup.specific-offset.gtid-set"])
 		p, err := strconv.ParseUint(o["scan.startup.specific-offset.pos"], 10, 32)
-		if c.startFile == "" || err != nil {
-			return nil, errors.New("scan.startup.mode = 'specific-offset' needs 'scan.startup.specific-offset.file' and a numeric 'scan.startup.specific-offset.pos'")
+		if c.startGTID == "" && (c.startFile == "" || err != nil) {
+			return nil, errors.New("scan.startup.mode = 'specific-offset' needs 'scan.startup.specific-offset.gtid-set', or 'scan.startup.specific-offset.file' and a numeric 'scan.startup.specific-offset.pos'")
+		}
+		if c.startGTID != "" {
+			_, merr := gmysql.ParseMysqlGTIDSet(c.startGTID)
+			_, perr := gmysql.ParseMariadbGTIDSet(c.startGTID)
+			if merr != nil && perr != nil {
+				return nil, fmt.Errorf("option 'scan.startup.specific-offset.gtid-set': '%s' is neither a MySQL GTID set ('uuid:1-19') nor a MariaDB GTID position ('0-1-42')", c.startGTID)
+			}
 		}
 		c.startPos = uint32(p)
 	case startTimestamp:
@@ -136,6 +158,12 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 		c.startTS = ts
 	default:
 		return nil, fmt.Errorf("option 'scan.startup.mode' must be initial, latest-offset, specific-offset or timestamp, got '%s'", c.mode)
+	}
+	if c.chunked, err = connectors.Bool(o, "scan.incremental.snapshot.enabled", true); err != nil {
+		return nil, err
+	}
+	if c.chunkSize, err = connectors.Int(o, "scan.incremental.snapshot.chunk.size", 8096, 1); err != nil {
+		return nil, err
 	}
 	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 30*time.Second); err != nil {
 		return nil, err

@@ -55,8 +55,54 @@ func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error
 // streamOnce runs one binlog connection until it fails. failures is
 // reset once the connection delivers a transaction.
 func (s *cdcSource) streamOnce(ctx context.Context, out dataflow.SourceOutput, failures *int) error {
-	if err := s.checkPosition(ctx); err != nil {
+	syncer, streamer, gset, err := s.openBinlog(ctx)
+	if err != nil {
 		return err
+	}
+	defer syncer.Close()
+	err = cdcpump.Pump(ctx, out, func(rctx context.Context, txns chan<- cdcpump.Txn[binlogPos]) error {
+		return s.read(rctx, streamer, gset, txns)
+	}, func(end binlogPos) {
+		*failures = 0
+		s.pos = end
+	})
+	return purged(err)
+}
+
+// purged marks the server's "binlog not found" (1236) as errPurged.
+func purged(err error) error {
+	if err != nil && strings.Contains(err.Error(), "1236") {
+		return fmt.Errorf("%w: %v", errPurged, err)
+	}
+	return err
+}
+
+// openBinlog starts a binlog connection at s.pos: from its GTID set when
+// the server has GTIDs and the set is known, else from its file and
+// offset. gset, when not nil, is the GTID set at s.pos, for read to
+// follow. The caller closes the syncer.
+func (s *cdcSource) openBinlog(ctx context.Context) (*replication.BinlogSyncer, *replication.BinlogStreamer, gmysql.GTIDSet, error) {
+	// The GTID set is followed only from a known one: MariaDB's position
+	// keeps one GTID per domain, and a domain missing from it would be
+	// read again from the binlog's start. MariaDB says what the set is at
+	// a file and offset (possibly empty: no GTID yet).
+	known := s.gtids && s.pos.GTID != ""
+	if s.gtids && !known && s.pos.File != "" {
+		g, ok, err := s.gtidAt(ctx, s.db, s.pos)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		s.pos.GTID, known = g, ok
+	}
+	byGTID := known && s.pos.GTID != ""
+	var gset gmysql.GTIDSet
+	if byGTID {
+		var err error
+		if gset, err = gmysql.ParseGTIDSet(s.flavor, s.pos.GTID); err != nil {
+			return nil, nil, nil, s.errorf("the GTID set %q to resume from: %v", s.pos.GTID, err)
+		}
+	} else if err := s.checkPosition(ctx); err != nil {
+		return nil, nil, nil, err
 	}
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID:                s.cfg.serverID,
@@ -71,21 +117,23 @@ func (s *cdcSource) streamOnce(ctx context.Context, out dataflow.SourceOutput, f
 		DisableRetrySync:        true, // reconnection is ours: from a transaction boundary
 		Logger:                  slog.New(slog.DiscardHandler),
 	})
-	defer syncer.Close()
-	streamer, err := syncer.StartSync(gmysql.Position{Name: s.pos.File, Pos: s.pos.Pos})
+	var streamer *replication.BinlogStreamer
+	var err error
+	if byGTID {
+		// The server finds the first transaction after the set in
+		// whichever file holds it; its first event is a rotate to that file.
+		streamer, err = syncer.StartSyncGTID(gset.Clone())
+	} else {
+		streamer, err = syncer.StartSync(gmysql.Position{Name: s.pos.File, Pos: s.pos.Pos})
+	}
 	if err != nil {
-		return fmt.Errorf("starting the binlog at %s: %w", s.pos, err)
+		syncer.Close()
+		return nil, nil, nil, fmt.Errorf("starting the binlog at %s: %w", s.pos, err)
 	}
-	err = cdcpump.Pump(ctx, out, func(rctx context.Context, txns chan<- cdcpump.Txn[binlogPos]) error {
-		return s.read(rctx, streamer, txns)
-	}, func(end binlogPos) {
-		*failures = 0
-		s.pos = end
-	})
-	if err != nil && strings.Contains(err.Error(), "1236") {
-		return fmt.Errorf("%w: %v", errPurged, err)
+	if known && gset == nil {
+		gset, _ = gmysql.ParseGTIDSet(s.flavor, "")
 	}
-	return err
+	return syncer, streamer, gset, nil
 }
 
 // checkPosition fails with errPurged when s.pos's file is not among the
@@ -122,22 +170,58 @@ func (s *cdcSource) checkPosition(ctx context.Context) error {
 // read decodes binlog events into transactions until ctx ends or the
 // connection fails. It runs on its own goroutine and touches only the
 // table map (s.tables), which Run's goroutine does not use meanwhile.
-func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, txns chan<- cdcpump.Txn[binlogPos]) error {
+//
+// gset, when not nil, is the GTID set at the start position (a copy the
+// reader owns); each transaction's GTID is added to it, and the set
+// after a transaction is part of its end position.
+func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gset gmysql.GTIDSet, txns chan<- cdcpump.Txn[binlogPos]) error {
 	file := s.pos.File
 	cur := &dyntable.Chunk{}
 	since := uint32(s.cfg.startTS / 1000)
-	commit := func(h *replication.EventHeader) error {
-		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}}
-		if s.cfg.mode == startTimestamp && h.Timestamp < since {
-			t.Changes = &dyntable.Chunk{} // committed before the start time
-		}
-		cur = &dyntable.Chunk{}
+	next := "" // the GTID of the transaction being read
+	inTxn := false
+	last := binlogPos{File: file, Pos: s.pos.Pos}
+	send := func(t cdcpump.Txn[binlogPos]) error {
+		last = t.End
 		select {
 		case txns <- t:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	commit := func(h *replication.EventHeader) error {
+		inTxn = false
+		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}}
+		if gset != nil {
+			if next != "" {
+				if err := gset.Update(next); err != nil {
+					return s.errorf("the binlog's GTID %s: %v", next, err)
+				}
+			}
+			t.End.GTID = gset.String()
+		}
+		next = ""
+		if s.cfg.mode == startTimestamp && h.Timestamp < since {
+			t.Changes = &dyntable.Chunk{} // committed before the start time
+		}
+		cur = &dyntable.Chunk{}
+		return send(t)
+	}
+	// progress moves the position past an event between transactions
+	// (a new file's header, MariaDB's checkpoint and GTID list events),
+	// so that a position the server reports at the binlog's end is
+	// reached without waiting for the next transaction (the chunked
+	// snapshot's high watermark). It never moves the position back.
+	progress := func(h *replication.EventHeader) error {
+		if inTxn || h.LogPos == 0 || (file == last.File && h.LogPos <= last.Pos) {
+			return nil
+		}
+		t := cdcpump.Txn[binlogPos]{Changes: &dyntable.Chunk{}, End: binlogPos{File: file, Pos: h.LogPos}}
+		if gset != nil {
+			t.End.GTID = gset.String()
+		}
+		return send(t)
 	}
 	for {
 		ev, err := st.GetEvent(ctx)
@@ -147,6 +231,18 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, tx
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			file = string(e.NextLogName)
+		case *replication.MariadbGTIDEvent:
+			next, inTxn = e.GTID.String(), true
+		case *replication.GTIDEvent:
+			if g, err := e.GTIDNext(); err == nil && s.flavor == "mysql" {
+				next = g.String()
+			}
+			inTxn = true
+		case *replication.FormatDescriptionEvent, *replication.MariadbBinlogCheckPointEvent,
+			*replication.MariadbGTIDListEvent, *replication.PreviousGTIDsEvent:
+			if err := progress(ev.Header); err != nil {
+				return err
+			}
 		case *replication.XIDEvent:
 			if err := commit(ev.Header); err != nil {
 				return err
@@ -155,6 +251,7 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, tx
 			q := strings.TrimSpace(string(e.Query))
 			switch {
 			case strings.EqualFold(q, "BEGIN"):
+				inTxn = true
 			case strings.EqualFold(q, "COMMIT"): // non-transactional tables
 				if err := commit(ev.Header); err != nil {
 					return err

@@ -16,13 +16,28 @@ import (
 )
 
 // binlogPos is a position in the binlog, between two transactions; it is
-// the source's checkpoint position.
+// the source's checkpoint position. GTID, when known, is the GTID set of
+// every transaction up to the position (MySQL's executed set, or
+// MariaDB's GTID position, one GTID per replication domain): a server
+// with GTIDs (MariaDB always, MySQL with gtid_mode = ON) is resumed from
+// it rather than from the file and offset, which are kept for the log
+// and for servers without GTIDs. File and offset name one server's
+// files; the GTID set stays valid on a replica promoted in its place.
 type binlogPos struct {
 	File string `json:"file"`
 	Pos  uint32 `json:"pos"`
+	GTID string `json:"gtid,omitempty"`
+	// Snap is the progress of a chunked snapshot (cdc_chunked.go) that
+	// the binlog is read along with; nil once it is done, or without one.
+	Snap *snapPos `json:"snap,omitempty"`
 }
 
-func (p binlogPos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Pos) }
+func (p binlogPos) String() string {
+	if p.GTID != "" {
+		return fmt.Sprintf("%s:%d (GTID set %s)", p.File, p.Pos, p.GTID)
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Pos)
+}
 
 // capturedTable maps one MySQL table's binlog rows onto the streamsql
 // table: cols[i] is the MySQL column (ordinal position) of streamsql
@@ -32,6 +47,7 @@ type capturedTable struct {
 	ncols        int // the MySQL table's column count
 	idx          []int
 	cols         []mysqlColumn
+	pk           []string // the MySQL table's primary key columns
 }
 
 // cdcSource is the one subtask of a mysql-cdc table.
@@ -50,6 +66,7 @@ type cdcSource struct {
 
 	db       *sql.DB
 	flavor   string // "mysql" or "mariadb"
+	gtids    bool   // the server has GTIDs: MariaDB, or MySQL with gtid_mode = ON
 	tables   map[string]*capturedTable
 	pos      binlogPos
 	streamed bool // the snapshot (if any) is emitted; pos is valid
@@ -101,7 +118,15 @@ func (s *cdcSource) checkServer(ctx context.Context) error {
 	}
 	s.flavor = "mysql"
 	if strings.Contains(strings.ToLower(version), "mariadb") {
-		s.flavor = "mariadb"
+		s.flavor, s.gtids = "mariadb", true
+	} else {
+		var mode string
+		if err := s.db.QueryRowContext(ctx, "SELECT @@GLOBAL.gtid_mode").Scan(&mode); err == nil {
+			s.gtids = strings.EqualFold(mode, "ON")
+		}
+	}
+	if s.cfg.startGTID != "" && !s.gtids {
+		return errors.New("option 'scan.startup.specific-offset.gtid-set' needs a server with GTIDs (MySQL's gtid_mode is not ON)")
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
 	if err != nil {
@@ -145,7 +170,7 @@ func (s *cdcSource) capture(ctx context.Context, db, table string) (*capturedTab
 	if err != nil {
 		return nil, err
 	}
-	ct := &capturedTable{schema: db, name: table, ncols: len(cols)}
+	ct := &capturedTable{schema: db, name: table, ncols: len(cols), pk: pk}
 	byName := map[string]int{}
 	for i, c := range cols {
 		byName[strings.ToLower(c.name)] = i
@@ -223,7 +248,7 @@ func (s *cdcSource) SnapshotPosition(int64) ([]byte, error) {
 }
 
 func (s *cdcSource) RestorePosition(b []byte) error {
-	if err := json.Unmarshal(b, &s.pos); err != nil || s.pos.File == "" {
+	if err := json.Unmarshal(b, &s.pos); err != nil || (s.pos.File == "" && s.pos.GTID == "") {
 		return fmt.Errorf("mysql-cdc source '%s': corrupt checkpoint position", s.t.Name)
 	}
 	s.restored, s.streamed = true, true
@@ -232,10 +257,22 @@ func (s *cdcSource) RestorePosition(b []byte) error {
 
 func (s *cdcSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	if !s.restored {
-		if err := s.start(ctx, out); err != nil {
+		if _, _, ok := s.chunkable(); ok && s.cfg.mode == startInitial && s.cfg.chunked {
+			p, err := s.masterStatus(ctx, s.db)
+			if err != nil {
+				return s.errorf("%w", err)
+			}
+			s.pos = p
+			s.pos.Snap = &snapPos{}
+		} else if err := s.start(ctx, out); err != nil {
 			return err
 		}
 		s.streamed = true
+	}
+	if s.pos.Snap != nil {
+		if err := s.chunkedSnapshot(ctx, out); err != nil {
+			return err
+		}
 	}
 	return s.stream(ctx, out)
 }
@@ -247,7 +284,7 @@ func (s *cdcSource) start(ctx context.Context, out dataflow.SourceOutput) error 
 	case startInitial:
 		return s.snapshot(ctx, out)
 	case startSpecific:
-		s.pos = binlogPos{File: s.cfg.startFile, Pos: s.cfg.startPos}
+		s.pos = binlogPos{File: s.cfg.startFile, Pos: s.cfg.startPos, GTID: s.cfg.startGTID}
 	case startLatest:
 		p, err := s.masterStatus(ctx, s.db)
 		if err != nil {
@@ -264,6 +301,29 @@ func (s *cdcSource) start(ctx context.Context, out dataflow.SourceOutput) error 
 		s.pos = binlogPos{File: file, Pos: 4}
 	}
 	return nil
+}
+
+// gtidAt is the GTID set at a binlog position, when the server can say
+// (MariaDB's BINLOG_GTID_POS; ok is false on MySQL, whose GTID set is
+// read with the position itself, in masterStatus, and for a position the
+// server does not know). An empty set with ok means no transaction had
+// a GTID yet: the position is resumed by file and offset until one does.
+func (s *cdcSource) gtidAt(ctx context.Context, q queryer, p binlogPos) (gtid string, ok bool, err error) {
+	if s.flavor != "mariadb" {
+		return "", false, nil
+	}
+	rows, err := q.QueryContext(ctx, "SELECT BINLOG_GTID_POS(?, ?)", p.File, p.Pos)
+	if err != nil {
+		return "", false, err
+	}
+	defer rows.Close()
+	var g sql.NullString
+	if rows.Next() {
+		if err := rows.Scan(&g); err != nil {
+			return "", false, err
+		}
+	}
+	return g.String, g.Valid, rows.Err()
 }
 
 type queryer interface {
@@ -291,8 +351,22 @@ func (s *cdcSource) masterStatus(ctx context.Context, q queryer) (binlogPos, err
 	}
 	var p binlogPos
 	p.File = string(vals[0])
-	_, err = fmt.Sscan(string(vals[1]), &p.Pos)
-	return p, err
+	if _, err := fmt.Sscan(string(vals[1]), &p.Pos); err != nil {
+		return p, err
+	}
+	// MySQL's fifth column is the executed GTID set.
+	if s.gtids && s.flavor == "mysql" && len(vals) >= 5 {
+		p.GTID = strings.ReplaceAll(strings.TrimSpace(string(vals[4])), "\n", "")
+	}
+	if err := rows.Close(); err != nil {
+		return p, err
+	}
+	if p.GTID == "" {
+		if p.GTID, _, err = s.gtidAt(ctx, q, p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // snapshot reads every captured table in one consistent-snapshot
@@ -332,6 +406,9 @@ func (s *cdcSource) snapshot(ctx context.Context, out dataflow.SourceOutput) err
 		rows.Close()
 		if s.pos.File == "" {
 			return s.errorf("the server reported no binlog_snapshot_file for the snapshot")
+		}
+		if s.pos.GTID, _, err = s.gtidAt(ctx, conn, s.pos); err != nil {
+			return s.errorf("the snapshot's GTID position: %w", err)
 		}
 	} else {
 		// MySQL: hold a global read lock while the transaction starts, so

@@ -147,12 +147,21 @@ func mustExec(t *testing.T, db *sql.DB, qs ...string) {
 // it: an UPDATE as -U (the row before) and +U (after), a DELETE as -D
 // with the whole row, changes of one transaction together. Other tables
 // are ignored. The expected changelog is written out by hand.
+//
+// Both snapshots: the chunked one (positions throughout) and the
+// one-transaction one (positions declined until it is emitted).
 func TestCDCSnapshotThenBinlog(t *testing.T) {
+	for _, chunked := range []string{"true", "false"} {
+		t.Run("chunked="+chunked, func(t *testing.T) { testSnapshotThenBinlog(t, chunked) })
+	}
+}
+
+func testSnapshotThenBinlog(t *testing.T, chunked string) {
 	_, db := binlogDB(t)
 	name := TableForTest(t, db, "orders", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3), extra INT")
 	other := TableForTest(t, db, "other", "id BIGINT PRIMARY KEY")
 	mustExec(t, db, "INSERT INTO "+name+" VALUES (1, 'ann', 10.50, '2024-01-01 10:00:00.123', 7), (2, 'bob', 20.00, NULL, 8)")
-	r, errc, _ := startCDC(t, cdcTable(mysqltest.SharedBinlog(t).Port, name, nil), nil)
+	r, errc, _ := startCDC(t, cdcTable(mysqltest.SharedBinlog(t).Port, name, map[string]string{"scan.incremental.snapshot.enabled": chunked}), nil)
 	got := r.waitRows(t, 2, errc)
 	sort.Strings(got)
 	want := []string{"+I[1, ann, 10.50, 2024-01-01 10:00:00.123]", "+I[2, bob, 20.00, NULL]"}
@@ -177,7 +186,7 @@ func TestCDCSnapshotThenBinlog(t *testing.T) {
 	// last transaction arrived as one chunk.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.pos[0] != nil || r.pos[len(r.pos)-1] == nil {
+	if (r.pos[0] == nil) != (chunked == "false") || r.pos[len(r.pos)-1] == nil {
 		t.Fatalf("positions: %q", r.pos)
 	}
 	if n := len(r.ends); r.ends[n-1]-r.ends[n-2] != 3 {
@@ -310,31 +319,55 @@ func convergeCDC(t *testing.T, r *cdcRecorder, errc <-chan error, db *sql.DB, na
 // the fold (no duplicate, no gap). Then a source restored from a
 // position taken mid-stream, folded over the state up to that position,
 // ends in the same table: it resumes exactly after the position.
+//
+// The chunked snapshot runs in chunks of 7 rows, so that the writer's
+// changes fall into the chunks' windows, and its restore is from a
+// position inside the snapshot; the one-transaction snapshot's from one
+// in the binlog part.
 func TestCDCNoGapNoDuplicateAndRestore(t *testing.T) {
+	for i, opts := range []map[string]string{
+		{"scan.incremental.snapshot.chunk.size": "7"},
+		{"scan.incremental.snapshot.enabled": "false"},
+	} {
+		t.Run(fmt.Sprint(opts), func(t *testing.T) { testNoGapNoDuplicate(t, opts, int64(i+1)) })
+	}
+}
+
+func testNoGapNoDuplicate(t *testing.T, opts map[string]string, seed int64) {
 	_, db := binlogDB(t)
 	name := TableForTest(t, db, "churn", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3)")
 	stop := make(chan struct{})
-	done := writer(t, db, name, 1, stop)
+	done := writer(t, db, name, seed, stop)
 	time.Sleep(300 * time.Millisecond) // some rows before the snapshot
-	tbl := cdcTable(mysqltest.SharedBinlog(t).Port, name, nil)
+	tbl := cdcTable(mysqltest.SharedBinlog(t).Port, name, opts)
 	r, errc, _ := startCDC(t, tbl, nil)
 	time.Sleep(1500 * time.Millisecond)
 	close(stop)
 	<-done
 	all := convergeCDC(t, r, errc, db, name)
-	// A position from the middle of the binlog part.
 	r.mu.Lock()
 	var pos []byte
 	cut := 0
-	for i := len(r.pos) / 2; i < len(r.pos); i++ {
-		if r.pos[i] != nil {
-			pos, cut = r.pos[i], r.ends[i]
-			break
+	if opts["scan.incremental.snapshot.enabled"] != "false" {
+		// A position inside the snapshot, after its first chunk.
+		for i := 1; i < len(r.pos); i++ {
+			if strings.Contains(string(r.pos[i]), `"snap":{"after"`) {
+				pos, cut = r.pos[i], r.ends[i]
+				break
+			}
+		}
+	} else {
+		// A position from the middle of the binlog part.
+		for i := len(r.pos) / 2; i < len(r.pos); i++ {
+			if r.pos[i] != nil {
+				pos, cut = r.pos[i], r.ends[i]
+				break
+			}
 		}
 	}
 	r.mu.Unlock()
 	if pos == nil {
-		t.Fatal("no position was taken during streaming")
+		t.Fatalf("no position was taken where the test restores from: %q", r.pos)
 	}
 	var p binlogPos
 	if err := json.Unmarshal(pos, &p); err != nil || p.File == "" || p.Pos < 4 {
@@ -477,23 +510,12 @@ func TestCDCErrors(t *testing.T) {
 		pos := r.pos[0]
 		r.mu.Unlock()
 		stop() // the server keeps a file a replica still reads
-		// The server keeps a file until its binlog checkpoint (InnoDB's
-		// flush) moves past it: flush and purge until the file is gone.
 		var p binlogPos
 		_ = json.Unmarshal(pos, &p)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mustExec(t, db, "FLUSH BINARY LOGS")
-			files := binlogFiles(t, db)
-			mustExec(t, db, "PURGE BINARY LOGS TO '"+files[len(files)-1]+"'")
-			if files = binlogFiles(t, db); files[0] != p.File {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the server would not purge %s: %v", p.File, files)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		purgeBinlog(t, db, p.File)
+		// By file and offset (no GTID): the file is gone.
+		p.GTID = ""
+		pos, _ = json.Marshal(p)
 		_, errc2, _ := startCDC(t, cdcTable(s.Port, ok, nil), pos)
 		select {
 		case err := <-errc2:
@@ -504,6 +526,26 @@ func TestCDCErrors(t *testing.T) {
 			t.Fatal("the restored source did not fail")
 		}
 	})
+}
+
+// purgeBinlog purges the binlog up to and including file. The server
+// keeps a file until its binlog checkpoint (InnoDB's flush) moves past
+// it: flush and purge until the file is gone.
+func purgeBinlog(t *testing.T, db *sql.DB, file string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mustExec(t, db, "FLUSH BINARY LOGS")
+		files := binlogFiles(t, db)
+		mustExec(t, db, "PURGE BINARY LOGS TO '"+files[len(files)-1]+"'")
+		if files = binlogFiles(t, db); files[0] > file {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server would not purge %s: %v", file, files)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func binlogFiles(t *testing.T, db *sql.DB) []string {
@@ -549,5 +591,64 @@ func TestCDCStartupModes(t *testing.T) {
 		"scan.startup.specific-offset.file": p.File, "scan.startup.specific-offset.pos": fmt.Sprint(p.Pos)}), nil)
 	if got := r2.waitRows(t, 1, errc2); !reflect.DeepEqual(got, []string{"-D[1, before, NULL, NULL]"}) {
 		t.Fatalf("specific-offset mode: %v", got)
+	}
+}
+
+// On MariaDB every transaction has a GTID. Positions carry the GTID
+// position, checked against the server's own @@gtid_binlog_pos, and a
+// restore resumes from it rather than from the file and offset: a
+// position whose file this server never had (as after a failover to a
+// replica, whose files are named and cut differently) resumes exactly
+// after its GTID. specific-offset takes a GTID set the same way. A GTID
+// position whose binlog was purged fails, saying so.
+func TestCDCGTID(t *testing.T) {
+	s, db := binlogDB(t)
+	name := TableForTest(t, db, "gtid", "id BIGINT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(10,2), ts DATETIME(3)")
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (1, 'a')")
+	tbl := cdcTable(s.Port, name, nil)
+	r, errc, stop := startCDC(t, tbl, nil)
+	r.waitRows(t, 1, errc) // the snapshot
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (2, 'b')")
+	var server string
+	if err := db.QueryRow("SELECT @@GLOBAL.gtid_binlog_pos").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	r.waitRows(t, 2, errc)
+	r.mu.Lock()
+	var p binlogPos
+	if err := json.Unmarshal(r.pos[len(r.pos)-1], &p); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Unlock()
+	stop()
+	if p.GTID == "" || p.GTID != server {
+		t.Fatalf("the position after the insert has GTID set %q; the server's gtid_binlog_pos is %q", p.GTID, server)
+	}
+	mustExec(t, db, "INSERT INTO "+name+" (id, name) VALUES (3, 'c')", "UPDATE "+name+" SET name = 'a2' WHERE id = 1")
+	want := []string{"+I[3, c, NULL, NULL]", "-U[1, a, NULL, NULL]", "+U[1, a2, NULL, NULL]"}
+
+	elsewhere, _ := json.Marshal(binlogPos{File: "replica-bin.000042", Pos: 4242, GTID: p.GTID})
+	r2, errc2, stop2 := startCDC(t, tbl, elsewhere)
+	if got := r2.waitRows(t, 3, errc2); !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored by GTID: got %v, want %v", got, want)
+	}
+	stop2()
+
+	r3, errc3, stop3 := startCDC(t, cdcTable(s.Port, name, map[string]string{"scan.startup.mode": "specific-offset",
+		"scan.startup.specific-offset.gtid-set": p.GTID}), nil)
+	if got := r3.waitRows(t, 3, errc3); !reflect.DeepEqual(got, want) {
+		t.Fatalf("specific-offset by GTID: got %v, want %v", got, want)
+	}
+	stop3()
+
+	purgeBinlog(t, db, p.File)
+	_, errc4, _ := startCDC(t, tbl, elsewhere)
+	select {
+	case err := <-errc4:
+		if err == nil || !strings.Contains(err.Error(), "is no longer on the server (its binlog was purged") || !strings.Contains(err.Error(), p.GTID) {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the source restored from a purged GTID position did not fail")
 	}
 }

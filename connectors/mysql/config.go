@@ -16,6 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/jdbcscan"
 )
 
 // Semantic is what 'sink.semantic' selects.
@@ -45,7 +46,6 @@ type config struct {
 	interval    time.Duration
 	maxRetries  int
 	parallelism int
-	scanPar     int
 	password    string // kept apart for redaction
 }
 
@@ -64,8 +64,9 @@ var options = []connectors.OptionDef{
 	{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
 	{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},
 	{Key: "sink.parallelism", Kind: sessconfig.Int, Min: 1, Description: "the sink's parallelism"},
-	{Key: "scan.parallelism", Kind: sessconfig.Int, Min: 1, Description: "the source's parallelism; above 1 only for a table with a single integer primary key, whose range is split"},
 }
+
+func init() { options = append(options, jdbcscan.OptionDefs()...) }
 
 // jdbcParamsIgnored are JDBC URL parameters that Flink examples carry and
 // that have no meaning for the Go driver.
@@ -177,9 +178,6 @@ func parseConfig(t *connectors.Table) (*config, error) {
 		return nil, err
 	}
 	if c.parallelism, err = connectors.Int(t.Options, "sink.parallelism", 0, 1); err != nil {
-		return nil, err
-	}
-	if c.scanPar, err = connectors.Int(t.Options, "scan.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
 	if c.interval, err = connectors.Duration(t.Options, "sink.buffer-flush.interval", time.Second); err != nil {

@@ -69,7 +69,8 @@ func TestJDBCConnectorRefusals(t *testing.T) {
 		{"'url' = 'jdbc:derby://h:1527/db?password=secret', 'table-name' = 't'", "no JDBC dialect for 'jdbc:derby:'"},
 		{"'url' = 'root:secret@tcp(h:3306)/db', 'table-name' = 't'", "option 'url' must start with 'jdbc:<database>://'"},
 		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'driver' = 'org.postgresql.Driver'", "option 'driver' = 'org.postgresql.Driver'"},
-		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'scan.fetch-size' = '10'", "unsupported option(s) for connector 'jdbc': 'scan.fetch-size'"},
+		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'scan.auto-commit' = 'false'", "unsupported option(s) for connector 'jdbc': 'scan.auto-commit'"},
+		{"'url' = 'jdbc:mysql://h:3306/db', 'table-name' = 't', 'scan.partition.column' = 'a'", "go together"},
 	} {
 		s := engine.NewSession(&bytes.Buffer{})
 		stmts, err := parser.Parse("CREATE TABLE j (a INT) WITH ('connector' = 'jdbc', " + c.opts + "); INSERT INTO j SELECT 1")
@@ -89,5 +90,54 @@ func TestJDBCConnectorRefusals(t *testing.T) {
 		if strings.Contains(msg, "secret") {
 			t.Errorf("%s: the error shows the password: %q", c.opts, msg)
 		}
+	}
+}
+
+// The same scan options as for PostgreSQL, through a 'jdbc:mysql://'
+// URL: 3 partitions of a non-key column's [0, 20] over 2 subtasks
+// (rows outside the bounds and NULLs are not read), and pages of the
+// key. The copies are compared with what MySQL itself selects.
+func TestJDBCScanOptions(t *testing.T) {
+	dsn := mysql.DSNForTest(t)
+	db := mysql.OpenForTest(t, dsn)
+	cols := "id BIGINT PRIMARY KEY, grp INT, name VARCHAR(20)"
+	src := mysql.TableForTest(t, db, "jscan", cols)
+	var vals []string
+	for i := 1; i <= 2500; i++ {
+		g := fmt.Sprint(i%31 - 5)
+		if i%40 == 0 {
+			g = "NULL"
+		}
+		vals = append(vals, fmt.Sprintf("(%d, %s, 'n%d')", i, g, i))
+	}
+	if _, err := db.Exec("INSERT INTO " + src + " VALUES " + strings.Join(vals, ",")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ opts, where string }{
+		{"'scan.partition.column' = 'grp', 'scan.partition.num' = '3', 'scan.partition.lower-bound' = '0', 'scan.partition.upper-bound' = '20'", " WHERE grp BETWEEN 0 AND 20"},
+		{"'scan.fetch-size' = '300'", ""},
+	} {
+		dst := mysql.TableForTest(t, db, "jscan_out", cols)
+		url := fmt.Sprintf("jdbc:mysql://%s/%s", cfg.Addr, cfg.DBName)
+		rs := run(t, engine.NewSession(&bytes.Buffer{}), fmt.Sprintf(`SET 'parallelism.default' = '2';
+CREATE TABLE src (id BIGINT, grp INT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'jdbc', 'url' = '%[1]s',
+  'username' = '%[2]s', 'password' = '%[3]s', 'table-name' = '%[4]s', %[5]s);
+CREATE TABLE dst (id BIGINT, grp INT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'jdbc', 'url' = '%[1]s',
+  'username' = '%[2]s', 'password' = '%[3]s', 'table-name' = '%[6]s');
+INSERT INTO dst SELECT * FROM src;
+`, url, cfg.User, cfg.Passwd, src, tc.opts, dst))
+		if err := lastJob(t, rs).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		got := mysql.RowsForTest(t, db, "SELECT * FROM "+dst)
+		want := mysql.RowsForTest(t, db, "SELECT * FROM "+src+tc.where)
+		if len(want) < 1000 {
+			t.Fatalf("%s: MySQL selects only %d rows", tc.opts, len(want))
+		}
+		equal(t, tc.opts, got, want)
 	}
 }

@@ -26,7 +26,7 @@ CREATE TABLE orders (oid STRING, cust BIGINT) WITH ('connector' = 'values');
 INSERT INTO orders VALUES ('o1', 1), ('o2', 2), ('o3', 3), ('o4', 1), ('o5', 2), ('o6', 1);
 CREATE TABLE dim (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'mysql', 'url' = '%[1]s', 'table-name' = '%[2]s',
-  'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '10');
+  'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '10', 'lookup.partial-cache.expire-after-access' = '1 min');
 CREATE TABLE snk (oid STRING, name STRING) WITH ('connector' = 'mysql', 'url' = '%[1]s', 'table-name' = '%[3]s');
 INSERT INTO snk SELECT o.oid, d.name FROM orders AS o LEFT JOIN dim FOR SYSTEM_TIME AS OF PROCTIME() AS d ON o.cust = d.id;
 `, dsn, dim, out))

@@ -2,10 +2,7 @@ package mysql
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -13,44 +10,33 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
 
 // The scan source reads the MySQL table once (a bounded source, for
-// dimension tables).
-//
-// With a single integer primary key, the key range [MIN, MAX] is split
-// evenly over the subtasks ('scan.parallelism'), each reads its range in
-// key order, a page at a time (keyset pagination), and its checkpoint
-// position is the last key emitted: a restored job goes on after it.
-// Otherwise one subtask reads the table with one SELECT, and checkpoints
-// are declined while it runs (it cannot name a position to resume
-// from); they resume once it has finished.
-//
-// The subtasks' reads are separate statements, not one snapshot: rows
-// changed in MySQL during the scan may be seen by one range and not
-// another.
+// dimension tables), with Flink's JDBC scan options: connectors/jdbcscan
+// plans the partitions ('scan.partition.*', or the range of a single
+// integer primary key) and keeps the positions; reader runs the queries.
 func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
 	cfg, err := parseConfig(t)
 	if err != nil {
 		return nil, err
 	}
-	s := &scan{cfg: cfg, t: t, shape: shapeOf(cfg, t), intKey: -1}
-	if len(t.PrimaryKey) == 1 && t.Columns[t.PrimaryKey[0]].Type.IsInteger() {
-		s.intKey = t.PrimaryKey[0]
-	} else if cfg.scanPar > 1 {
-		return nil, errors.New("option 'scan.parallelism' above 1 needs a single integer PRIMARY KEY, whose range is split")
+	plan, err := jdbcscan.ParsePlan(t)
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	return &scan{cfg: cfg, t: t, shape: shapeOf(cfg, t), plan: plan}, nil
 }
 
 type scan struct {
-	cfg    *config
-	t      *connectors.Table
-	shape  *tableShape
-	intKey int // column of the single integer primary key, or -1
+	cfg   *config
+	t     *connectors.Table
+	shape *tableShape
+	plan  jdbcscan.Plan
 	// lookupStats counts the lookup joins' cache hits and misses (lookup.go).
 	lookupStats connectors.LookupStats
 }
@@ -59,17 +45,14 @@ func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOn
 func (s *scan) Bounded() bool                         { return true }
 
 func (s *scan) Parallelism() int {
-	if s.intKey < 0 {
+	if s.plan.Column < 0 {
 		return 1
 	}
-	return s.cfg.scanPar
+	return s.plan.Parallelism
 }
 
 func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
-	if s.intKey >= 0 {
-		return &keyedSource{scan: s, subtask: subtask, parallelism: parallelism}, nil
-	}
-	return &plainSource{scan: s}, nil
+	return jdbcscan.NewSource(s.t.Name, s.plan, &reader{scan: s}, subtask, parallelism), nil
 }
 
 // selectList is "`a`, `b`" for the table's columns.
@@ -98,217 +81,74 @@ func (s *scan) open(ctx context.Context) (*pool, error) {
 	return p, nil
 }
 
+// chunkRows is the most rows of one emitted chunk.
 const chunkRows = 1024
 
-// plainSource reads the whole table with one SELECT.
-type plainSource struct {
-	dataflow.BaseSource
+// reader is the jdbcscan.Reader of one subtask.
+type reader struct {
 	scan *scan
 	pool *pool
 }
 
-func (p *plainSource) Open(oc *dataflow.OpContext) error {
-	ctx := oc.Context()
-	pl, err := p.scan.open(ctx)
-	p.pool = pl
+func (r *reader) Open(ctx context.Context) error {
+	p, err := r.scan.open(ctx)
+	r.pool = p
 	return err
 }
 
-// SnapshotPosition declines: a SELECT without a key order has no
-// position to resume from.
-func (p *plainSource) SnapshotPosition(int64) ([]byte, error) {
-	return nil, fmt.Errorf("mysql source '%s' (no single integer primary key) cannot save a read position; checkpoints resume once it has finished", p.scan.t.Name)
+func (r *reader) MinMax(ctx context.Context, col int) (lo, hi int64, ok bool, err error) {
+	s := r.scan
+	key := quoteIdent(s.shape.cols[col])
+	var l, h *int64
+	err = r.pool.db.QueryRowContext(ctx, "SELECT MIN("+key+"), MAX("+key+") FROM "+s.shape.qualified).Scan(&l, &h)
+	if err != nil {
+		return 0, 0, false, s.cfg.redact(err)
+	}
+	if l == nil {
+		return 0, 0, false, nil
+	}
+	return *l, *h, true, nil
 }
 
-func (p *plainSource) RestorePosition([]byte) error {
-	return fmt.Errorf("mysql source '%s' has no read position to restore", p.scan.t.Name)
-}
-
-func (p *plainSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
-	s := p.scan
-	rows, err := p.pool.db.QueryContext(ctx, "SELECT "+s.selectList()+" FROM "+s.shape.qualified)
+func (r *reader) Read(ctx context.Context, q jdbcscan.Query, emit func(types.Row) error) error {
+	s := r.scan
+	sq := "SELECT " + s.selectList() + " FROM " + s.shape.qualified
+	var args []any
+	if q.Column >= 0 {
+		key := quoteIdent(s.shape.cols[q.Column])
+		sq += " WHERE " + key + " >= ? AND " + key + " <= ?"
+		args = append(args, q.Lo, q.Hi)
+		if q.Limit > 0 {
+			sq += " ORDER BY " + key + " LIMIT " + strconv.Itoa(q.Limit)
+		}
+	}
+	rows, err := r.pool.db.QueryContext(ctx, sq, args...)
 	if err != nil {
 		return fmt.Errorf("mysql source '%s': %w", s.t.Name, s.cfg.redact(err))
 	}
 	defer rows.Close()
-	c := &dyntable.Chunk{}
 	for rows.Next() {
-		r, err := s.scanRow(rows)
+		row, err := s.scanRow(rows)
 		if err != nil {
 			return err
 		}
-		c.Append(dyntable.Insert, r)
-		if c.Len() == chunkRows {
-			if err := out.Emit(c); err != nil {
-				return err
-			}
-			c = &dyntable.Chunk{}
+		if err := emit(row); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("mysql source '%s': %w", s.t.Name, s.cfg.redact(err))
 	}
-	if c.Len() > 0 {
-		return out.Emit(c)
-	}
 	return nil
 }
 
-func (p *plainSource) Close() error {
-	if p.pool != nil {
-		return p.pool.close()
+func (r *reader) Close() error {
+	if r.pool == nil {
+		return nil
 	}
-	return nil
-}
-
-// keyedSource reads one range of an integer primary key in key order.
-type keyedSource struct {
-	dataflow.BaseSource
-	scan                 *scan
-	subtask, parallelism int
-	pool                 *pool
-	pos                  keyedPos
-}
-
-// keyedPos is the checkpointed position: the subtask's range, fixed at
-// the first run, and the last key emitted.
-type keyedPos struct {
-	Planned bool  `json:"planned"`
-	Empty   bool  `json:"empty"` // the range holds no keys
-	Lo      int64 `json:"lo"`    // inclusive
-	Hi      int64 `json:"hi"`    // inclusive
-	Started bool  `json:"started"`
-	Last    int64 `json:"last"` // the last key emitted, if Started
-}
-
-func (k *keyedSource) Open(oc *dataflow.OpContext) error {
-	ctx := oc.Context()
-	p, err := k.scan.open(ctx)
-	k.pool = p
+	err := r.pool.close()
+	r.pool = nil
 	return err
-}
-
-func (k *keyedSource) SnapshotPosition(int64) ([]byte, error) { return json.Marshal(k.pos) }
-
-func (k *keyedSource) RestorePosition(b []byte) error {
-	if err := json.Unmarshal(b, &k.pos); err != nil {
-		return fmt.Errorf("mysql source '%s': corrupt position: %w", k.scan.t.Name, err)
-	}
-	return nil
-}
-
-// plan splits [MIN, MAX] of the key evenly: subtask i of p reads
-// [min + span*i/p, min + span*(i+1)/p - 1].
-func (k *keyedSource) plan(ctx context.Context) error {
-	s := k.scan
-	key := quoteIdent(s.shape.cols[s.intKey])
-	var lo, hi *int64
-	err := k.pool.db.QueryRowContext(ctx, "SELECT MIN("+key+"), MAX("+key+") FROM "+s.shape.qualified).Scan(&lo, &hi)
-	if err != nil {
-		return fmt.Errorf("mysql source '%s': %w", s.t.Name, s.cfg.redact(err))
-	}
-	k.pos.Planned = true
-	if lo == nil {
-		k.pos.Empty = true
-		return nil
-	}
-	span := new(big.Int).Sub(big.NewInt(*hi), big.NewInt(*lo))
-	span.Add(span, big.NewInt(1))
-	at := func(i int) *big.Int {
-		v := new(big.Int).Mul(span, big.NewInt(int64(i)))
-		v.Quo(v, big.NewInt(int64(k.parallelism)))
-		return v.Add(v, big.NewInt(*lo))
-	}
-	from, to := at(k.subtask), at(k.subtask+1)
-	to.Sub(to, big.NewInt(1))
-	if from.Cmp(to) > 0 {
-		k.pos.Empty = true
-		return nil
-	}
-	k.pos.Lo, k.pos.Hi = from.Int64(), to.Int64()
-	return nil
-}
-
-const pageRows = 10000
-
-func (k *keyedSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
-	s := k.scan
-	if !k.pos.Planned {
-		if err := k.plan(ctx); err != nil {
-			return err
-		}
-	}
-	if k.pos.Empty {
-		return nil
-	}
-	key := quoteIdent(s.shape.cols[s.intKey])
-	q := "SELECT " + s.selectList() + " FROM " + s.shape.qualified +
-		" WHERE " + key + " >= ? AND " + key + " <= ? ORDER BY " + key + " LIMIT " + strconv.Itoa(pageRows)
-	for {
-		from := k.pos.Lo
-		if k.pos.Started {
-			if k.pos.Last >= k.pos.Hi {
-				return nil
-			}
-			from = k.pos.Last + 1
-		}
-		n, err := k.page(ctx, out, q, from)
-		if err != nil {
-			return err
-		}
-		if n < pageRows {
-			return nil
-		}
-	}
-}
-
-// page reads and emits one page of keys from 'from' on.
-func (k *keyedSource) page(ctx context.Context, out dataflow.SourceOutput, q string, from int64) (int, error) {
-	s := k.scan
-	rows, err := k.pool.db.QueryContext(ctx, q, from, k.pos.Hi)
-	if err != nil {
-		return 0, fmt.Errorf("mysql source '%s': %w", s.t.Name, s.cfg.redact(err))
-	}
-	defer rows.Close()
-	n := 0
-	c := &dyntable.Chunk{}
-	emit := func() error {
-		// The position moves before Emit: SnapshotPosition runs inside it.
-		last := c.Changes[c.Len()-1].Row[s.intKey].Int()
-		k.pos.Started, k.pos.Last = true, last
-		err := out.Emit(c)
-		c = &dyntable.Chunk{}
-		return err
-	}
-	for rows.Next() {
-		r, err := s.scanRow(rows)
-		if err != nil {
-			return n, err
-		}
-		c.Append(dyntable.Insert, r)
-		n++
-		if c.Len() == chunkRows {
-			if err := emit(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("mysql source '%s': %w", s.t.Name, s.cfg.redact(err))
-	}
-	if c.Len() > 0 {
-		if err := emit(); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-func (k *keyedSource) Close() error {
-	if k.pool != nil {
-		return k.pool.close()
-	}
-	return nil
 }
 
 type rowScanner interface{ Scan(dest ...any) error }

@@ -125,12 +125,17 @@ func TestKeyedScanSplitsAndResumes(t *testing.T) {
 }
 
 // Without an integer key: one subtask, one SELECT, and checkpoints are
-// declined with a reason.
+// declined with a reason while it runs; the position after it says the
+// table was read, and a restore from it reads nothing again.
 func TestPlainScanDeclinesCheckpoints(t *testing.T) {
 	dsn := DSNForTest(t)
 	db := OpenForTest(t, dsn)
 	name := TableForTest(t, db, "plain", "code VARCHAR(10), v DOUBLE")
-	if _, err := db.Exec("INSERT INTO " + name + " VALUES ('a', 1.5), ('b', NULL), ('c', -2)"); err != nil {
+	vals := []string{"('a', 1.5)", "('b', NULL)", "('c', -2)"}
+	for i := 0; i < 1500; i++ { // more than one chunk
+		vals = append(vals, fmt.Sprintf("('z%d', %d)", i, i))
+	}
+	if _, err := db.Exec("INSERT INTO " + name + " VALUES " + strings.Join(vals, ",")); err != nil {
 		t.Fatal(err)
 	}
 	tbl := &connectors.Table{Name: "codes", Columns: []connectors.Column{{Name: "code", Type: types.TypeString}, {Name: "v", Type: types.TypeDouble}},
@@ -142,19 +147,38 @@ func TestPlainScanDeclinesCheckpoints(t *testing.T) {
 	if sc.Parallelism() != 1 {
 		t.Fatalf("parallelism %d", sc.Parallelism())
 	}
-	src, _ := sc.Create(0, 1)
-	if err := src.Open(&dataflow.OpContext{Ctx: context.Background()}); err != nil {
-		t.Fatal(err)
+	runOnce := func(pos []byte, stopAfter int) (*collect, error) {
+		src, _ := sc.Create(0, 1)
+		if err := src.Open(&dataflow.OpContext{Ctx: context.Background()}); err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		if pos != nil {
+			if err := src.RestorePosition(pos); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := &collect{src: src, stopAfter: stopAfter}
+		return out, src.Run(context.Background(), out)
 	}
-	defer src.Close()
-	out := &collect{src: src.(dataflow.Source)}
-	if err := src.Run(context.Background(), out); err != nil {
+	if _, err := runOnce(nil, 1); err == nil || !strings.Contains(err.Error(), "cannot save a read position") {
+		t.Fatalf("a position inside the SELECT: %v", err)
+	}
+	out, err := runOnce(nil, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(out.rows)
-	eqRows(t, "rows", out.rows, "a|1.5", "b|NULL", "c|-2")
-	if _, err := out.src.SnapshotPosition(0); err == nil || !strings.Contains(err.Error(), "cannot save a read position") {
-		t.Fatalf("position: %v", err)
+	eqRows(t, "rows", out.rows[:3], "a|1.5", "b|NULL", "c|-2")
+	if len(out.rows) != 1503 {
+		t.Fatalf("%d rows", len(out.rows))
+	}
+	pos, err := out.src.SnapshotPosition(0)
+	if err != nil {
+		t.Fatalf("the position after the SELECT: %v", err)
+	}
+	if again, err := runOnce(pos, 0); err != nil || len(again.rows) != 0 {
+		t.Fatalf("restored after the end: %v, %d rows", err, len(again.rows))
 	}
 	tbl.Options["scan.parallelism"] = "2"
 	if _, err := (connector{}).NewScan(tbl, nil); err == nil {

@@ -27,7 +27,13 @@ import (
 //     the tables in a transaction on that snapshot: the snapshot is
 //     exactly the state at the slot's consistent point, from which the
 //     stream starts, so there is no gap and no duplicate. Checkpoints are
-//     declined until the snapshot is emitted.
+//     declined until the snapshot is emitted;
+//   - 'scan.startup.mode' takes Flink CDC's postgres-cdc modes: initial,
+//     latest-offset, committed-offset (an existing slot from its
+//     confirmed position) and snapshot (a bounded read in one REPEATABLE
+//     READ transaction, no slot). specific-offset and timestamp, which
+//     mysql-cdc has, are refused by name: a slot never goes back before
+//     its confirmed position, and pgoutput cannot seek by time.
 //
 // Updates and deletes carry the whole old row only with REPLICA
 // IDENTITY FULL, which the source needs for its -U/-D rows (as Flink CDC
@@ -50,8 +56,9 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table is read into this one table"},
 	{Key: "slot.name", Required: true, Description: "the logical replication slot, created by the job; one job per slot"},
 	{Key: "decoding.plugin.name", Default: "pgoutput", Description: "the logical decoding plugin; only pgoutput, which every PostgreSQL since 10 has"},
-	{Key: "debezium.publication.name", Default: "dbz_publication", Description: "the publication of the captured tables, created if it does not exist"},
-	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset"}, Default: "initial", Description: "initial (a snapshot, then the changes after it) or latest-offset (only the changes from the slot's creation)"},
+	{Key: "debezium.publication.name", Default: "dbz_publication", Description: "the publication of the captured tables, created if it does not exist (see debezium.publication.autocreate.mode)"},
+	{Key: "debezium.publication.autocreate.mode", Kind: sessconfig.Enum, Enum: []string{"filtered", "all_tables", "disabled"}, Default: "filtered", Description: "Debezium's option, passed through as Flink CDC does: a missing publication is created FOR TABLE the captured tables (filtered), FOR ALL TABLES (all_tables, needs a superuser), or not at all (disabled: the publication must exist). An existing publication must hold every captured table"},
+	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "committed-offset", "snapshot"}, Default: "initial", Description: "initial (a snapshot, then the changes after it), latest-offset (only the changes from the slot's creation), committed-offset (no snapshot: an existing slot from its confirmed_flush_lsn, else a new slot as latest-offset) or snapshot (the snapshot only, a bounded source). Flink CDC's modes; specific-offset and timestamp are refused: a slot cannot go back before its confirmed position and pgoutput cannot seek by time"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "10 s", Description: "how often the source reports its confirmed position to the server"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the replication connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
 }
@@ -61,7 +68,9 @@ type cdcConfig struct {
 	conn
 	schemaRe, tableRe *regexp.Regexp
 	slot, publication string
-	initial           bool
+	autocreate        string // 'debezium.publication.autocreate.mode'
+	mode              string // 'scan.startup.mode'
+	initial           bool   // the mode takes a snapshot: initial or snapshot
 	heartbeat         time.Duration
 	maxRetries        int
 }
@@ -70,6 +79,12 @@ var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	o := t.Options
+	switch m := strings.ToLower(o["scan.startup.mode"]); m {
+	case "specific-offset", "timestamp":
+		return nil, fmt.Errorf("option 'scan.startup.mode' = '%s' is not supported by postgres-cdc (Flink CDC's postgres-cdc has initial, latest-offset, committed-offset and snapshot): "+
+			"a replication slot cannot be moved back before its confirmed position, and pgoutput has no seek by time or LSN; "+
+			"use 'committed-offset' to resume an existing slot from where it was confirmed", m)
+	}
 	if err := connectors.CheckOptions(cdcConnector{}, o); err != nil {
 		return nil, err
 	}
@@ -97,13 +112,9 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	if p := connectors.Option(o, "decoding.plugin.name", "pgoutput"); p != "pgoutput" {
 		return nil, fmt.Errorf("option 'decoding.plugin.name': only 'pgoutput' is supported, got '%s'", p)
 	}
-	switch m := strings.ToLower(connectors.Option(o, "scan.startup.mode", "initial")); m {
-	case "initial":
-		c.initial = true
-	case "latest-offset":
-	default:
-		return nil, fmt.Errorf("option 'scan.startup.mode' must be initial or latest-offset, got '%s'", m)
-	}
+	c.mode = strings.ToLower(connectors.Option(o, "scan.startup.mode", "initial"))
+	c.autocreate = strings.ToLower(connectors.Option(o, "debezium.publication.autocreate.mode", "filtered"))
+	c.initial = c.mode == "initial" || c.mode == "snapshot"
 	var err error
 	if c.heartbeat, err = connectors.Duration(o, "heartbeat.interval", 10*time.Second); err != nil {
 		return nil, err
@@ -141,7 +152,9 @@ func (s *cdcScan) ChangelogMode() dyntable.ChangelogMode { return dyntable.Retra
 
 // Parallelism is 1: a slot is one ordered stream.
 func (s *cdcScan) Parallelism() int { return 1 }
-func (s *cdcScan) Bounded() bool    { return false }
+
+// Bounded: only the 'snapshot' startup mode ends.
+func (s *cdcScan) Bounded() bool { return s.cfg.mode == "snapshot" }
 
 func (s *cdcScan) Create(int, int) (dataflow.Source, error) {
 	return &cdcSource{cfg: s.cfg, t: s.t, ckpts: map[int64]uint64{}}, nil

@@ -47,6 +47,7 @@ type cdcSource struct {
 	pos      uint64                    // LSN after the last transaction emitted
 	streamed bool
 	restored bool
+	done     bool             // 'snapshot' mode: the snapshot is emitted; the source has ended
 	ckpts    map[int64]uint64 // checkpoint id -> its position, until complete
 	// confirmed is what the slot may be confirmed up to: the position of
 	// the latest completed checkpoint.
@@ -124,6 +125,9 @@ func (s *cdcSource) check(ctx context.Context) error {
 				"postgres-cdc needs ALTER TABLE %s REPLICA IDENTITY FULL", qualifiedName(r.schema, r.name), identityName(r.ident), qualifiedName(r.schema, r.name))
 		}
 		list = append(list, ct)
+	}
+	if s.cfg.mode == "snapshot" {
+		return nil // no slot, no publication
 	}
 	if err := s.publication(ctx, list); err != nil {
 		return err
@@ -207,8 +211,15 @@ func (s *cdcSource) publication(ctx context.Context, list []*capturedTable) erro
 		return err
 	}
 	if !exists {
-		_, err := s.pool.Exec(ctx, "CREATE PUBLICATION "+s.cfg.publication+" FOR TABLE "+qualifiedList(list))
-		if err != nil {
+		what := "TABLE " + qualifiedList(list)
+		switch s.cfg.autocreate {
+		case "disabled":
+			return fmt.Errorf("the publication %s does not exist, and debezium.publication.autocreate.mode is disabled: CREATE PUBLICATION %s FOR TABLE %s",
+				s.cfg.publication, s.cfg.publication, qualifiedList(list))
+		case "all_tables":
+			what = "ALL TABLES"
+		}
+		if _, err := s.pool.Exec(ctx, "CREATE PUBLICATION "+s.cfg.publication+" FOR "+what); err != nil {
 			return fmt.Errorf("creating the publication %s: %w", s.cfg.publication, err)
 		}
 		return nil
@@ -259,6 +270,9 @@ func (s *cdcSource) slotExists(ctx context.Context) (bool, error) {
 
 // SnapshotPosition saves the LSN; during the snapshot it declines.
 func (s *cdcSource) SnapshotPosition(id int64) ([]byte, error) {
+	if s.done {
+		return json.Marshal(map[string]string{"snapshot": "done"})
+	}
 	if !s.streamed {
 		return nil, fmt.Errorf("postgres-cdc source '%s' is reading its snapshot; checkpoints resume once the snapshot is emitted", s.t.Name)
 	}
@@ -270,6 +284,10 @@ func (s *cdcSource) RestorePosition(b []byte) error {
 	var m map[string]string
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("postgres-cdc source '%s': corrupt checkpoint position", s.t.Name)
+	}
+	if m["snapshot"] == "done" {
+		s.restored, s.done = true, true
+		return nil
 	}
 	lsn, err := pglogrepl.ParseLSN(m["lsn"])
 	if err != nil {
@@ -300,11 +318,35 @@ func (s *cdcSource) NotifyCheckpointComplete(id int64) error {
 }
 
 func (s *cdcSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
+	if s.cfg.mode == "snapshot" {
+		if s.done {
+			return nil
+		}
+		if err := s.snapshot(ctx, out, ""); err != nil {
+			return err
+		}
+		s.done = true
+		return nil
+	}
 	exists, err := s.slotExists(ctx)
 	if err != nil {
 		return s.errorf("%w", err)
 	}
 	switch {
+	case !s.restored && exists && s.cfg.mode == "committed-offset":
+		var lsn string
+		err := s.pool.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", s.cfg.slot).Scan(&lsn)
+		if err != nil {
+			return s.errorf("reading the slot %s's confirmed position: %w", s.cfg.slot, err)
+		}
+		p, err := pglogrepl.ParseLSN(lsn)
+		if err != nil {
+			return s.errorf("the slot %s's confirmed position %q: %w", s.cfg.slot, lsn, err)
+		}
+		s.pos = uint64(p)
+		s.confirmed.Store(s.pos)
+		s.streamed = true
+		s.log.Info("postgres-cdc resumes the slot from its confirmed position", "source", s.t.Name, "slot", s.cfg.slot, "lsn", lsn)
 	case s.restored && !exists:
 		return s.errorf("the replication slot %s the checkpoint resumes from does not exist any more (it was dropped); "+
 			"restart the job without its checkpoint to take a new snapshot", s.cfg.slot)
@@ -351,16 +393,19 @@ func (s *cdcSource) createSlot(ctx context.Context, out dataflow.SourceOutput) e
 	return s.snapshot(ctx, out, res.SnapshotName)
 }
 
-// snapshot reads every captured table in one transaction on the slot's
-// exported snapshot.
+// snapshot reads every captured table in one REPEATABLE READ
+// transaction, on the slot's exported snapshot name unless name is ""
+// ('snapshot' mode, which has no slot).
 func (s *cdcSource) snapshot(ctx context.Context, out dataflow.SourceOutput, name string) error {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return s.errorf("%w", err)
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
-	if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(name)); err != nil {
-		return s.errorf("importing the slot's snapshot: %w", err)
+	if name != "" {
+		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(name)); err != nil {
+			return s.errorf("importing the slot's snapshot: %w", err)
+		}
 	}
 	for _, ct := range s.tables {
 		sel := make([]string, len(ct.cols))

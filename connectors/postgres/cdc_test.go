@@ -353,3 +353,135 @@ func TestCDCReconnectsAfterServerRestart(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// Flink CDC's other postgres-cdc startup modes. committed-offset takes
+// an existing slot from its confirmed position, with no snapshot: after
+// a completed checkpoint confirmed the first insert, a new source (no
+// checkpoint to restore) gets exactly the later change. snapshot reads
+// the table once and ends, with no slot, and a position saved after it
+// restores to nothing more. specific-offset and timestamp are refused,
+// saying why.
+func TestCDCStartupModes(t *testing.T) {
+	s, c, name, slot := cdcFixture(t)
+	r, errc, stop := startCDC(t, cdcTable(s, name, slot, map[string]string{"scan.startup.mode": "latest-offset"}), nil)
+	for i := 0; len(pgtest.Rows(t, c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slot+"'")) == 0; i++ {
+		if i == 200 {
+			t.Fatal("no slot")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.Exec(t, c, "INSERT INTO "+name+" (id, name) VALUES (1, 'a')")
+	r.waitRows(t, 1, errc)
+	var p1 struct{ LSN string }
+	if err := jsonUnmarshal(r.checkpoint(t, 1, true), &p1); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; pgtest.Rows(t, c, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '"+slot+"'")[0] != p1.LSN; i++ {
+		if i == 200 {
+			t.Fatalf("the slot was never confirmed at %s", p1.LSN)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.Exec(t, c, "INSERT INTO "+name+" (id, name) VALUES (2, 'b')")
+	r.waitRows(t, 2, errc)
+	stop()
+	r2, errc2, stop2 := startCDC(t, cdcTable(s, name, slot, map[string]string{"scan.startup.mode": "committed-offset"}), nil)
+	s.Exec(t, c, "DELETE FROM "+name+" WHERE id = 1")
+	r2.waitRows(t, 2, errc2)
+	time.Sleep(300 * time.Millisecond)
+	if got, want := r2.got(), []string{"+I[2, b, NULL, NULL]", "-D[1, a, NULL, NULL]"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("committed-offset: got %v, want %v", got, want)
+	}
+	stop2()
+
+	snapSlot := unique("snapslot")
+	tbl := cdcTable(s, name, snapSlot, map[string]string{"scan.startup.mode": "snapshot"})
+	sc, err := cdcConnector{}.NewScan(tbl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Bounded() {
+		t.Fatal("snapshot mode is not bounded")
+	}
+	r3, errc3, _ := startCDC(t, tbl, nil)
+	select {
+	case err := <-errc3:
+		if err != nil {
+			t.Fatalf("the snapshot source failed: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the snapshot source did not end")
+	}
+	if got, want := r3.got(), []string{"+I[2, b, NULL, NULL]"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("snapshot: got %v, want %v", got, want)
+	}
+	if n := pgtest.Rows(t, c, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '"+snapSlot+"'")[0]; n != "0" {
+		t.Fatalf("snapshot mode created a slot (%s)", n)
+	}
+	done, err := r3.src.SnapshotPosition(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r4, errc4, _ := startCDC(t, tbl, done)
+	if err := <-errc4; err != nil || len(r4.got()) != 0 {
+		t.Fatalf("restored after the snapshot: %v, %v", err, r4.got())
+	}
+
+	for _, m := range []string{"specific-offset", "timestamp"} {
+		_, err := cdcConnector{}.NewScan(cdcTable(s, name, slot, map[string]string{"scan.startup.mode": m}), nil)
+		if err == nil || !strings.Contains(err.Error(), "'"+m+"' is not supported by postgres-cdc") || !strings.Contains(err.Error(), "pgoutput has no seek") {
+			t.Fatalf("%s: got %v", m, err)
+		}
+	}
+}
+
+// debezium.publication.autocreate.mode: filtered (the default) creates
+// the publication for the captured tables, all_tables for every table,
+// disabled creates none and says which statement would.
+func TestCDCPublicationAutocreate(t *testing.T) {
+	s, c, name, slot := cdcFixture(t)
+	pub := "pub_" + name
+	open := func(mode string) error {
+		opts := map[string]string{}
+		if mode != "" {
+			opts["debezium.publication.autocreate.mode"] = mode
+		}
+		sc, err := cdcConnector{}.NewScan(cdcTable(s, name, slot, opts), nil)
+		if err != nil {
+			return err
+		}
+		src, _ := sc.Create(0, 1)
+		defer src.Close()
+		return src.Open(&dataflow.OpContext{Ctx: context.Background()})
+	}
+	all := func() string {
+		return strings.Join(pgtest.Rows(t, c, "SELECT puballtables::text FROM pg_publication WHERE pubname = '"+pub+"'"), ",")
+	}
+	if err := open("disabled"); err == nil || !strings.Contains(err.Error(), "does not exist, and debezium.publication.autocreate.mode is disabled: CREATE PUBLICATION "+pub+" FOR TABLE") {
+		t.Fatalf("disabled: %v", err)
+	}
+	if got := all(); got != "" {
+		t.Fatalf("disabled created a publication (%s)", got)
+	}
+	if err := open(""); err != nil {
+		t.Fatal(err)
+	}
+	got, tables := all(), pgtest.Rows(t, c, "SELECT tablename FROM pg_publication_tables WHERE pubname = '"+pub+"'")
+	if got != "false" || !reflect.DeepEqual(tables, []string{name}) {
+		t.Fatalf("filtered: puballtables %q, tables %v", got, tables)
+	}
+	if err := open("disabled"); err != nil { // it exists now
+		t.Fatalf("disabled with the publication there: %v", err)
+	}
+	s.Exec(t, c, "DROP PUBLICATION "+pub)
+	if err := open("all_tables"); err != nil {
+		t.Fatal(err)
+	}
+	if got = all(); got != "true" {
+		t.Fatalf("all_tables: puballtables %q", got)
+	}
+	bad := cdcTable(s, name, slot, map[string]string{"debezium.publication.autocreate.mode": "no_tables"})
+	if _, err := (cdcConnector{}).NewScan(bad, nil); err == nil {
+		t.Fatal("no_tables accepted")
+	}
+}

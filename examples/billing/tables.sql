@@ -2,12 +2,12 @@
 -- whole history, summed per user, and written exactly once.
 --
 -- This file declares the tables and views; to_mysql.sql and to_files.sql
--- start the jobs. Variables (streamsql --var name=value):
+-- start the jobs in one process, cluster.sql on cluster workers.
+-- Variables (streamsql --var name=value):
 --   bootstrap    the Kafka bootstrap servers, host:port
 --   checkpoints  the checkpoint directory
 SET 'execution.checkpointing.interval' = '1 s';
 SET 'state.checkpoints.dir' = '${checkpoints}';
-SET 'parallelism.default' = '2';
 -- Deduplication keeps one entry per bill id ever seen; forget a bill id
 -- after 30 days without a resend. As in Flink, the TTL applies to every
 -- stateful operator of the job: a user without a bill for 30 days also

@@ -12,6 +12,8 @@ CREATE TABLE user_totals (
   'format' = 'debezium-json'
 );
 
+SET 'parallelism.default' = '2';
+
 SET 'pipeline.name' = 'billing-files';
 INSERT INTO user_totals SELECT * FROM totals;
 

@@ -15,6 +15,8 @@ CREATE TABLE user_totals (
   'sink.semantic' = 'exactly-once'
 );
 
+SET 'parallelism.default' = '2';
+
 SET 'pipeline.name' = 'billing-mysql';
 INSERT INTO user_totals SELECT * FROM totals;
 

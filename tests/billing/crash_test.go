@@ -20,7 +20,6 @@ package billing
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -28,17 +27,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 	"github.com/streamsql/streamsql/examples/billing/bills"
+	"github.com/streamsql/streamsql/examples/billing/bills/billstest"
 )
 
 var (
@@ -73,7 +71,7 @@ func billingCrashLoop(t *testing.T, backend string, kills int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rollbackLeftovers(t, db) // of an earlier, interrupted run of this test
+	billstest.RollbackLeftovers(t, db, "billing-mysql") // of an earlier, interrupted run of this test
 	for _, q := range []string{"DROP TABLE IF EXISTS user_totals",
 		"CREATE TABLE user_totals (user_id BIGINT PRIMARY KEY, total_cents BIGINT NOT NULL, bills BIGINT NOT NULL)"} {
 		if _, err := db.Exec(q); err != nil {
@@ -210,7 +208,7 @@ func billingCrashLoop(t *testing.T, backend string, kills int) {
 			killed++
 			if hook {
 				msg, _ := os.ReadFile(errPath)
-				t.Logf("run %d: the commit hook did not fire within %s; its log:\n%s", run, delay, tail(string(msg), 3000))
+				t.Logf("run %d: the commit hook did not fire within %s; its log:\n%s", run, delay, billstest.Tail(string(msg), 3000))
 			}
 		case status.ExitStatus() == 137:
 			killed++
@@ -229,8 +227,8 @@ func billingCrashLoop(t *testing.T, backend string, kills int) {
 		t.Fatal(err)
 	}
 	lost, duplicated, mismatched := bills.Diff(ref, got)
-	topicLost, topicDup, topicBad := checkTopic(t, b.Addr(), ref)
-	prepared := preparedXids(t, db)
+	topicLost, topicDup, topicBad := billstest.CheckTopic(t, b.Addr(), "user_totals", ref)
+	prepared := billstest.PreparedXids(t, db, "billing-mysql")
 	t.Logf("mysql: lost=%d duplicated=%d mismatched=%d; topic: users short=%d repeated or decreasing counts=%d wrong finals=%d; prepared xids left=%d; hook kills=%d",
 		lost, duplicated, mismatched, topicLost, topicDup, topicBad, len(prepared), hooked)
 	fmt.Printf("%s: kills=%d lost=%d duplicated=%d mismatched=%d\n", backend, killed, lost+topicLost, duplicated+topicDup, mismatched+topicBad)
@@ -249,131 +247,4 @@ func billingCrashLoop(t *testing.T, backend string, kills int) {
 	if killed < kills || hooked == 0 {
 		t.Fatalf("only %d kills, %d of them between pre-commit and commit", killed, hooked)
 	}
-}
-
-// checkTopic reads the output topic as a read_committed consumer
-// (franz-go, a client independent of the product's) and checks, per
-// user, that the bill counts it sees strictly increase and end at the
-// reference. It returns the users whose final value is missing or
-// short, the users with a repeated or decreasing count (a change
-// delivered twice, or an aborted one seen), and the users with a wrong
-// final total.
-func checkTopic(t *testing.T, addr string, ref map[int64]bills.Total) (short, repeated, wrong int64) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("user_totals"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	last := map[int64]bills.Total{}
-	bad := map[int64]bool{}
-	// The first records may take long to arrive on a loaded machine (the
-	// client connects and fetches metadata first): wait up to a minute
-	// for them; once records flow, 3 s without any mark the end.
-	start, lastRecord, got := time.Now(), time.Now(), false
-	for got && time.Since(lastRecord) < 3*time.Second || !got && time.Since(start) < time.Minute {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		n := 0
-		fs.EachRecord(func(rec *kgo.Record) {
-			n++
-			if rec.Value == nil {
-				return // a tombstone; the job deletes no user
-			}
-			var v struct {
-				UserID     *int64 `json:"user_id"`
-				TotalCents int64  `json:"total_cents"`
-				Bills      int64  `json:"bills"`
-			}
-			if err := json.Unmarshal(rec.Value, &v); err != nil {
-				t.Fatalf("output record %q: %v", rec.Value, err)
-			}
-			if v.UserID == nil {
-				var k struct {
-					UserID int64 `json:"user_id"`
-				}
-				if err := json.Unmarshal(rec.Key, &k); err != nil {
-					t.Fatalf("output key %q: %v", rec.Key, err)
-				}
-				v.UserID = &k.UserID
-			}
-			u := *v.UserID
-			if prev, ok := last[u]; ok && v.Bills <= prev.Bills {
-				bad[u] = true
-			}
-			last[u] = bills.Total{Cents: v.TotalCents, Bills: v.Bills}
-		})
-		if n > 0 {
-			got, lastRecord = true, time.Now()
-		}
-	}
-	for u, w := range ref {
-		switch g, ok := last[u]; {
-		case !ok || g.Bills < w.Bills:
-			short++
-		case g != w:
-			wrong++
-		}
-	}
-	return short, int64(len(bad)), wrong
-}
-
-// preparedXids lists the prepared XA transactions of the billing job.
-func preparedXids(t *testing.T, db *sql.DB) []string {
-	rows, err := db.Query("XA RECOVER")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var format, gl, bl int
-		var data []byte
-		if err := rows.Scan(&format, &gl, &bl, &data); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(data), "billing-mysql") {
-			out = append(out, string(data))
-		}
-	}
-	return out
-}
-
-// rollbackLeftovers rolls back prepared XA transactions of the billing
-// job left by an interrupted earlier run of this test.
-func rollbackLeftovers(t *testing.T, db *sql.DB) {
-	rows, err := db.Query("XA RECOVER")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type x struct {
-		format, gl int
-		data       []byte
-	}
-	var xs []x
-	for rows.Next() {
-		var v x
-		var bl int
-		if err := rows.Scan(&v.format, &v.gl, &bl, &v.data); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(string(v.data), "billing-mysql") {
-			xs = append(xs, v)
-		}
-	}
-	rows.Close()
-	for _, v := range xs {
-		q := fmt.Sprintf("XA ROLLBACK X'%x',X'%x',%d", v.data[:v.gl], v.data[v.gl:], v.format)
-		if _, err := db.Exec(q); err != nil {
-			t.Logf("rolling back a leftover xid: %v", err)
-		}
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

@@ -1,0 +1,294 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/connectors/cdcpump"
+	"github.com/streamsql/streamsql/dataflow"
+	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/types"
+)
+
+// The chunked, lock-free snapshot ('scan.incremental.snapshot.enabled',
+// Flink CDC 2.x's algorithm after DBLog), for a captured table whose
+// primary key is one integer column.
+//
+// The binlog is read from the position where the snapshot starts, and
+// the table is read in chunks of 'scan.incremental.snapshot.chunk.size'
+// rows in key order, between the binlog's transactions, by plain
+// statements (no lock, no long transaction):
+//
+//  1. SELECT the next chunk: the rows with a key above the last one
+//     emitted, in key order, LIMIT the chunk size. Its keys span
+//     (after, hi], hi the last key read (unbounded for the last chunk).
+//  2. The high watermark H: the binlog's end, read after the SELECT.
+//  3. Read the binlog up to H. A change of a key in (after, hi] is
+//     applied to the chunk's rows (an insert or update sets the row, a
+//     delete removes it): the SELECT saw the table at some moment
+//     between the start of this window and H, and replaying the window's
+//     changes in order over it gives the rows as of H. A change of a key
+//     at or below after (an emitted chunk) is emitted; a change of a key
+//     above hi is dropped: the SELECT of its chunk, later, sees it.
+//  4. Emit the chunk's rows, as of H, as inserts.
+//
+// The binlog then goes on from H with every key emitted. So each row is
+// emitted once by its chunk, and every change after its chunk's high
+// watermark once by the binlog: no gap and no duplicate, and the -U/-D
+// of a change always follows the +I of the row it changes.
+//
+// The checkpoint position is the binlog position plus the last key
+// emitted ('snap'); a restore selects the next chunk after that key and
+// reads the binlog from the position, so checkpoints complete during the
+// snapshot, unlike the one-transaction snapshot's. The snapshot still
+// runs in the one subtask of the source (the binlog is one stream).
+// A lost binlog connection during the snapshot fails the job, which
+// restores from its last checkpoint.
+
+// snapPos is the chunked snapshot's progress in a checkpoint position.
+type snapPos struct {
+	// After is the last key emitted; nil before the first chunk.
+	After *int64 `json:"after,omitempty"`
+}
+
+// chunkable returns the one captured table and the streamsql column of
+// its integer key, or ok false when the chunked snapshot does not
+// apply (several tables, or a key that is not one integer column).
+func (s *cdcSource) chunkable() (ct *capturedTable, key int, ok bool) {
+	if len(s.tables) != 1 {
+		return nil, 0, false
+	}
+	for _, t := range s.tables {
+		ct = t
+	}
+	if len(ct.pk) != 1 {
+		return nil, 0, false
+	}
+	for i, c := range s.t.Columns {
+		if strings.EqualFold(c.Name, ct.pk[0]) && c.Type.IsInteger() {
+			return ct, i, true
+		}
+	}
+	return nil, 0, false
+}
+
+// chunkedSnapshot runs the snapshot from s.pos (whose Snap says how far
+// it got) and returns with s.pos at the high watermark of the last
+// chunk, Snap nil, for the stream to go on from.
+func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutput) error {
+	ct, key, ok := s.chunkable()
+	if !ok {
+		return s.errorf("the snapshot restored from the checkpoint is chunked, and the captured tables no longer allow it (one table with a one-column integer primary key); restart the job without its checkpoint")
+	}
+	// The reader goroutine may map the table again (a DDL): the SELECT
+	// uses its own copy of the columns.
+	cols := make([]string, len(ct.cols))
+	for i, c := range ct.cols {
+		cols[i] = quoteIdent(c.name)
+	}
+	ident := &capturedTable{schema: ct.schema, name: ct.name, idx: make([]int, len(cols)), cols: slices.Clone(ct.cols)}
+	for i := range ident.idx {
+		ident.idx[i] = i
+	}
+	query := "SELECT " + strings.Join(cols, ", ") + " FROM " + quoteIdent(ct.schema) + "." + quoteIdent(ct.name)
+	keyName := quoteIdent(ct.cols[key].name)
+
+	syncer, streamer, gset, err := s.openBinlog(ctx)
+	if err != nil {
+		return err
+	}
+	defer syncer.Close()
+	rctx, cancel := context.WithCancel(ctx)
+	txns := make(chan cdcpump.Txn[binlogPos], 64)
+	errc := make(chan error, 1)
+	go func() { errc <- s.read(rctx, streamer, gset, txns) }()
+	defer func() {
+		cancel()
+		<-errc
+	}()
+	s.log.Info("mysql-cdc chunked snapshot", "source", s.t.Name, "table", ct.schema+"."+ct.name, "binlog", s.pos.String(),
+		"chunk", s.cfg.chunkSize)
+	for {
+		after := s.pos.Snap.After
+		q, args := query, []any(nil)
+		if after != nil {
+			q += " WHERE " + keyName + " > ?"
+			args = append(args, *after)
+		}
+		q += " ORDER BY " + keyName + " LIMIT " + strconv.Itoa(s.cfg.chunkSize)
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return s.errorf("reading a chunk of %s.%s: %w", ct.schema, ct.name, err)
+		}
+		chunk := map[int64]types.Row{}
+		var hi int64
+		n := 0
+		err = s.scanRows(ident, rows, func(r types.Row) {
+			hi = r[key].Int()
+			chunk[hi] = r
+			n++
+		})
+		if err != nil {
+			return err
+		}
+		last := n < s.cfg.chunkSize
+		high, err := s.masterStatus(ctx, s.db)
+		if err != nil {
+			return s.errorf("the chunk's high watermark: %w", err)
+		}
+		// region: -1 emitted, 0 this chunk, 1 later.
+		region := func(k int64) int {
+			switch {
+			case after != nil && k <= *after:
+				return -1
+			case last || k <= hi:
+				return 0
+			}
+			return 1
+		}
+		for !reached(s.pos, high) {
+			select {
+			case t := <-txns:
+				c := &dyntable.Chunk{}
+				window(t.Changes, key, region, chunk, c)
+				snap := s.pos.Snap
+				s.pos = t.End
+				s.pos.Snap = snap
+				if c.Len() > 0 {
+					if err := out.Emit(c); err != nil {
+						return err
+					}
+				}
+			case e := <-out.Control():
+				if err := out.Handle(e); err != nil {
+					return err
+				}
+			case err := <-errc:
+				errc <- err // for the deferred wait
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return s.errorf("the binlog connection failed during the snapshot (the job restores from its last checkpoint): %w", purged(traceless(err)))
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		// Emit the chunk as of the high watermark, in key order; the
+		// position moves to each piece's last key before it goes out.
+		keys := make([]int64, 0, len(chunk))
+		for k := range chunk {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i := 0; i < len(keys); i += chunkRows {
+			c := &dyntable.Chunk{}
+			for _, k := range keys[i:min(i+chunkRows, len(keys))] {
+				c.Append(dyntable.Insert, chunk[k])
+			}
+			k := keys[min(i+chunkRows, len(keys))-1]
+			if i+chunkRows >= len(keys) && !last {
+				k = max(k, hi) // rows of the chunk deleted in the window are gone
+			}
+			s.pos.Snap = &snapPos{After: &k}
+			if i+chunkRows >= len(keys) && last {
+				s.pos.Snap = nil
+			}
+			if err := out.Emit(c); err != nil {
+				return err
+			}
+		}
+		if last {
+			s.pos.Snap = nil
+			s.log.Info("mysql-cdc chunked snapshot done", "source", s.t.Name, "binlog", s.pos.String())
+			return nil
+		}
+		if len(keys) == 0 {
+			s.pos.Snap = &snapPos{After: &hi}
+		}
+	}
+}
+
+// window sorts a transaction's changes read during a chunk's window:
+// changes of emitted keys go to out, changes of the chunk's keys are
+// applied to chunk, changes of later keys are dropped. An update that
+// moves a row's key across regions is split: its old row's half and its
+// new row's half each go where their key belongs (a delete or an insert
+// when the other half is not emitted).
+func window(in *dyntable.Chunk, key int, region func(int64) int, chunk map[int64]types.Row, out *dyntable.Chunk) {
+	ch := in.Changes
+	for i := 0; i < len(ch); i++ {
+		c := ch[i]
+		if c.Kind == dyntable.UpdateBefore && i+1 < len(ch) && ch[i+1].Kind == dyntable.UpdateAfter {
+			a := ch[i+1]
+			i++
+			kb, ka := c.Row[key].Int(), a.Row[key].Int()
+			rb, ra := region(kb), region(ka)
+			switch {
+			case rb < 0 && ra < 0:
+				out.Append(dyntable.UpdateBefore, c.Row)
+				out.Append(dyntable.UpdateAfter, a.Row)
+				continue
+			case rb < 0:
+				out.Append(dyntable.Delete, c.Row)
+			case rb == 0:
+				delete(chunk, kb)
+			}
+			switch {
+			case ra < 0:
+				out.Append(dyntable.Insert, a.Row)
+			case ra == 0:
+				chunk[ka] = a.Row
+			}
+			continue
+		}
+		k := c.Row[key].Int()
+		switch region(k) {
+		case -1:
+			out.Append(c.Kind, c.Row)
+		case 0:
+			if c.Kind == dyntable.Delete || c.Kind == dyntable.UpdateBefore {
+				delete(chunk, k)
+			} else {
+				chunk[k] = c.Row
+			}
+		}
+	}
+}
+
+// reached reports whether the binlog position p is at or past h.
+func reached(p, h binlogPos) bool {
+	return p.File > h.File || (p.File == h.File && p.Pos >= h.Pos)
+}
+
+// scanRows converts each row of a snapshot query (columns in ident's
+// order) and hands it to f; it closes rows.
+func (s *cdcSource) scanRows(ct *capturedTable, rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}, f func(types.Row)) error {
+	defer rows.Close()
+	raw := make([]any, len(ct.idx))
+	ptrs := make([]any, len(raw))
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return s.errorf("%w", err)
+		}
+		r, err := s.convert(ct, raw)
+		if err != nil {
+			return s.errorf("%w", err)
+		}
+		f(r)
+	}
+	if err := rows.Err(); err != nil {
+		return s.errorf("reading %s.%s: %w", ct.schema, ct.name, fmt.Errorf("%w", err))
+	}
+	return nil
+}

@@ -1,0 +1,398 @@
+// Package cluster holds the end-to-end exactly-once proof of cluster
+// mode: the billing job of examples/billing (tables.sql with
+// cluster.sql: Kafka → dedup → aggregate → MySQL XA and a transactional
+// upsert-kafka topic) runs on `streamsql worker` processes that share
+// its tasks through a Kafka consumer group, while bills keep arriving:
+//
+//   - workers are SIGKILLed at random moments and restarted, so their
+//     tasks move to the others and back, restoring their checkpoints
+//     wherever they land;
+//   - once, the cluster is rescaled 3 → 2 → 4 workers (one stopped
+//     cleanly, then two more started);
+//
+// and at the end the MySQL table equals the totals computed straight
+// from the generated bills, a read_committed consumer of the output
+// topic sees, per user, strictly increasing bill counts ending at the
+// reference, and no XA transaction of the job is left prepared.
+//
+// It prints "workers=3 kills=N rebalances=M lost=0 duplicated=0
+// mismatched=0". The short version runs in `go test`; the long one is
+// scripts/cluster_crashloop.sh.
+package cluster
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/streamsql/streamsql/cluster"
+	"github.com/streamsql/streamsql/connectors/kafka/broker"
+	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
+	"github.com/streamsql/streamsql/examples/billing/bills"
+	"github.com/streamsql/streamsql/examples/billing/bills/billstest"
+)
+
+var (
+	kills  = flag.Int("kills", 8, "SIGKILLs of workers before the job may finish (at least 2)")
+	nBills = flag.Int("bills", 20_000, "distinct bills")
+	seed   = flag.Uint64("seed", 1, "random seed for kill times and victims")
+)
+
+const (
+	database = "streamsql_cluster_crash"
+	job      = "billing-cluster" // pipeline.name in examples/billing/cluster.sql
+)
+
+// proc is one worker process; a restarted worker is a new proc of the
+// same name, appending to the same log.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	done   chan error
+	hooked bool // started with the commit hook: it exits 137 by itself
+}
+
+type harness struct {
+	t         *testing.T
+	bin       string
+	args      []string
+	dir       string
+	live      map[string]*proc
+	next      int // for new worker names
+	hookKills int
+}
+
+func (h *harness) logPath(name string) string { return filepath.Join(h.dir, name+".log") }
+
+// start starts worker name; hookAt > 0 makes it exit between a
+// checkpoint's pre-commit and commit at its hookAt-th commit round.
+func (h *harness) start(name string, hookAt int) {
+	f, err := os.OpenFile(h.logPath(name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	args := append(slices.Clip(h.args), "--name", name)
+	if hookAt > 0 {
+		args = append(args, "--set", fmt.Sprintf("test.crash.before-commit=%d", hookAt))
+	}
+	cmd := exec.Command(h.bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	// The workers' local directories (a file:// store's working state)
+	// in the test's own temporary directory, out of other processes' way.
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(h.dir, "tmp"))
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	f.Close()
+	p := &proc{name: name, cmd: cmd, done: make(chan error, 1), hooked: hookAt > 0}
+	go func() { p.done <- cmd.Wait() }()
+	h.live[name] = p
+}
+
+func (h *harness) newWorker() {
+	h.next++
+	h.start(fmt.Sprintf("w%d", h.next), 0)
+}
+
+// check fails the test if a live worker ended by itself, except a
+// worker started with the commit hook that exited through it: that one
+// counts as a kill and is restarted. It returns the kills it counted.
+func (h *harness) check() int {
+	n := 0
+	for name, p := range h.live {
+		select {
+		case err := <-p.done:
+			if p.hooked && p.cmd.ProcessState.ExitCode() == 137 {
+				h.hookKills++
+				n++
+				h.start(name, 0)
+				continue
+			}
+			delete(h.live, name)
+			msg, _ := os.ReadFile(h.logPath(name))
+			h.t.Fatalf("worker %s ended by itself: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
+		default:
+		}
+	}
+	return n
+}
+
+func (h *harness) kill(name string) {
+	p := h.live[name]
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	delete(h.live, name)
+}
+
+// stop stops a worker with SIGTERM and checks it left cleanly.
+func (h *harness) stop(name string) {
+	p := h.live[name]
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		delete(h.live, name)
+		if err != nil {
+			msg, _ := os.ReadFile(h.logPath(name))
+			h.t.Fatalf("worker %s did not stop cleanly on SIGTERM: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
+		}
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		delete(h.live, name)
+		h.t.Fatalf("worker %s did not stop within a minute of SIGTERM", name)
+	}
+}
+
+func (h *harness) stopAll() {
+	for name := range h.live {
+		h.stop(name)
+	}
+}
+
+func (h *harness) names() []string {
+	var ns []string
+	for n := range h.live {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// waitGroup waits until the job's group is stable with exactly the live
+// workers as members: a rebalance finished, and the members of killed
+// incarnations are gone (a worker killed while it waited in a JoinGroup
+// stays a member until the next rebalance drops it).
+func (h *harness) waitGroup(addr string) {
+	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second}
+	want := strings.Join(h.names(), ",")
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
+	for time.Now().Before(deadline) {
+		h.check()
+		res, err := c.DescribeGroups(context.Background(), &kafka.DescribeGroupsRequest{GroupIDs: []string{cluster.GroupID(job)}})
+		if err == nil && len(res.Groups) == 1 {
+			g := res.Groups[0]
+			var got []string
+			for _, m := range g.Members {
+				got = append(got, m.ClientID)
+			}
+			slices.Sort(got)
+			last = g.GroupState + " " + strings.Join(got, ",")
+			if g.GroupState == "Stable" && strings.Join(got, ",") == want {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	h.t.Fatalf("the group did not settle with members %s; last seen: %s", want, last)
+}
+
+var genRE = regexp.MustCompile(`generation=(\d+)`)
+
+// generations is the highest group generation any worker logged: the
+// number of rebalances the group went through.
+func (h *harness) generations() int {
+	ents, _ := filepath.Glob(filepath.Join(h.dir, "w*.log"))
+	most := 0
+	for _, e := range ents {
+		data, _ := os.ReadFile(e)
+		for _, m := range genRE.FindAllSubmatch(data, -1) {
+			if g, _ := strconv.Atoi(string(m[1])); g > most {
+				most = g
+			}
+		}
+	}
+	return most
+}
+
+func TestClusterCrashLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the cluster crash loop takes about three minutes; it runs in CI without -short")
+	}
+	if *kills < 2 {
+		t.Fatal("-kills must be at least 2")
+	}
+	dsn := mysqltest.Database(t, database)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	billstest.RollbackLeftovers(t, db, job) // of an earlier, interrupted run
+	for _, q := range []string{"DROP TABLE IF EXISTS user_totals",
+		"CREATE TABLE user_totals (user_id BIGINT PRIMARY KEY, total_cents BIGINT NOT NULL, bills BIGINT NOT NULL)"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// Keep the workers' logs of a failed run.
+		keep, err := os.MkdirTemp("", "streamsql-cluster-crash-logs-")
+		if err != nil {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "w*.log"))
+		for _, l := range logs {
+			if data, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(keep, filepath.Base(l)), data, 0o644)
+			}
+		}
+		t.Logf("the workers' logs are in %s", keep)
+	})
+	bin := filepath.Join(dir, "streamsql")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/streamsql").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	b, err := broker.Start(broker.Config{Topics: []string{"bills", "user_totals"}, Partitions: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	cfg := bills.DefaultConfig()
+	cfg.Bills = *nBills
+	recs := bills.Generate(cfg)
+	ref := bills.Reference(recs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prodDone := make(chan error, 1)
+	// Keep bills flowing through most of the kill phase (a kill, the
+	// restart and the group settling take about 15 s, plus the rescale),
+	// so that every run has transactions in flight.
+	perSec := max(100, len(recs)/(*kills*15+30))
+	go func() { prodDone <- bills.Produce(ctx, b.Addr(), "bills", recs, perSec, nil) }()
+
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Abs("../../examples/billing")
+	h := &harness{t: t, bin: bin, dir: dir, live: map[string]*proc{}, args: []string{"worker",
+		"--bootstrap-servers", b.Addr(), "--session-timeout", "15s", "--connect-timeout", "2m",
+		"-i", filepath.Join(examples, "tables.sql"), "-f", filepath.Join(examples, "cluster.sql"),
+		"--var", "bootstrap=" + b.Addr(), "--var", "checkpoints=file://" + filepath.Join(dir, "ckpt"), "--var", "mysql_url=" + dsn}}
+	defer func() {
+		for name := range h.live {
+			h.kill(name)
+		}
+	}()
+	for range 3 {
+		h.newWorker()
+	}
+	h.waitGroup(b.Addr())
+
+	r := rand.New(rand.NewPCG(*seed, 14))
+	killed, rescaled := 0, false
+	for restarts := 0; killed < *kills; {
+		time.Sleep(time.Duration(1500+r.IntN(2500)) * time.Millisecond)
+		killed += h.check()
+		if !rescaled && killed >= *kills/2 {
+			// 3 → 2: one worker leaves for good; 2 → 4: two new ones.
+			h.stop(h.names()[r.IntN(len(h.live))])
+			h.waitGroup(b.Addr())
+			h.newWorker()
+			h.newWorker()
+			h.waitGroup(b.Addr())
+			rescaled = true
+			continue
+		}
+		victim := h.names()[r.IntN(len(h.live))]
+		h.kill(victim)
+		killed++
+		// Restarted after a moment, sometimes before the group noticed;
+		// every third restart with the hook that exits between a
+		// checkpoint's pre-commit and its commit.
+		time.Sleep(time.Duration(r.IntN(1500)) * time.Millisecond)
+		restarts++
+		hookAt := 0
+		if restarts%3 == 0 {
+			hookAt = 1 + r.IntN(8)
+		}
+		h.start(victim, hookAt)
+		// Most kills wait for the group to settle first; every fourth
+		// comes while it may still be rebalancing.
+		if restarts%4 != 0 {
+			h.waitGroup(b.Addr())
+		}
+	}
+
+	// A worker still waiting for its hook runs on without it.
+	for _, name := range h.names() {
+		if h.live[name].hooked {
+			h.kill(name)
+			killed++
+			h.start(name, 0)
+		}
+	}
+
+	// Let the job catch up: the input fully produced and the table equal
+	// to the reference, then a few more checkpoints so that every
+	// transaction is committed and none is open.
+	if err := <-prodDone; err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		h.check()
+		got, err := bills.MySQLTotals(db, "user_totals")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, d, m := bills.Diff(ref, got); l+d+m == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	time.Sleep(4 * time.Second)
+	h.stopAll()
+
+	got, err := bills.MySQLTotals(db, "user_totals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, duplicated, mismatched := bills.Diff(ref, got)
+	topicLost, topicDup, topicBad := billstest.CheckTopic(t, b.Addr(), "user_totals", ref)
+	prepared := billstest.PreparedXids(t, db, job)
+	rebalances := h.generations()
+	t.Logf("mysql: lost=%d duplicated=%d mismatched=%d; topic: users short=%d repeated or decreasing counts=%d wrong finals=%d; prepared xids left=%d; hook kills=%d",
+		lost, duplicated, mismatched, topicLost, topicDup, topicBad, len(prepared), h.hookKills)
+	fmt.Printf("workers=3 kills=%d rebalances=%d lost=%d duplicated=%d mismatched=%d\n",
+		killed, rebalances, lost+topicLost, duplicated+topicDup, mismatched+topicBad)
+	if lost+duplicated+mismatched+topicLost+topicDup+topicBad != 0 {
+		for u, w := range ref {
+			if got[u] != w {
+				t.Errorf("user %d: mysql has %+v, want %+v", u, got[u], w)
+				break
+			}
+		}
+		t.Fatal("the output differs from the reference")
+	}
+	if len(prepared) > 0 {
+		t.Fatalf("XA transactions of the job left prepared: %v", prepared)
+	}
+	if !rescaled || rebalances < killed {
+		t.Fatalf("rescaled=%v, %d rebalances for %d kills", rescaled, rebalances, killed)
+	}
+	if *kills >= 6 && h.hookKills == 0 {
+		t.Fatal("no worker died between a checkpoint's pre-commit and its commit")
+	}
+}
