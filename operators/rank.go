@@ -65,16 +65,20 @@ type RankSpec struct {
 // visible rows do not change (e.g. keep-first deduplication of an
 // insert-only input emits only the first row per key).
 //
-//   - Without OutputRank (at most one row leaves and one enters per input
-//     change): a row leaving and a row entering at the same rank — e.g.
-//     keep-last deduplication replacing the row — give -U old, +U new;
-//     otherwise a leaving row gives -D and an entering row +I, in that
-//     order. Identical leaving and entering rows cancel.
+//   - Without OutputRank and Offset (at most one row leaves and one enters per input
+//     change): the row leaving the visible ranks gives -D and the row
+//     entering them +I, in that order, as Flink's Top-N without row
+//     number does (AppendOnlyTopNFunction, RetractableTopNFunction);
+//     identical leaving and entering rows cancel. (Keep-last
+//     deduplication of an insert-only input, whose -U/+U replace the
+//     row, is the Deduplicate operator's.)
 //   - With OutputRank the changelog is per rank position, so it is also
 //     an upsert stream keyed by (partition keys, rn), as in Flink: for
 //     each rank r in ascending order whose row changed, -U[old, r] then
 //     +U[new, r]; a rank that becomes empty gives -D[old, r] and a rank
-//     that becomes filled +I[new, r].
+//     that becomes filled +I[new, r]. With an Offset and no OutputRank,
+//     the same per-position changes without the number, as Flink's
+//     Top-N with an offset.
 //
 // State, per partition (keyed by the encoded partition key):
 //   - "rank.entries", a MapState whose map key is an order-preserving
@@ -431,19 +435,24 @@ func (r *rankOp) retract(pk []byte, row types.Row, kind dyntable.RowKind, before
 func (r *rankOp) diff(before, after []rankItem, res *dyntable.Chunk) {
 	off := int(r.spec.Offset)
 	bw, aw := rankWindow(before, off), rankWindow(after, off)
-	if r.spec.OutputRank {
+	if r.spec.OutputRank || off > 0 {
+		withNumber := func(row types.Row, i int) types.Row {
+			if !r.spec.OutputRank {
+				return row
+			}
+			return rankWithNumber(row, types.NewInt(int64(off+i+1)))
+		}
 		n := max(len(bw), len(aw))
 		for i := 0; i < n; i++ {
-			rn := types.NewInt(int64(off + i + 1))
 			switch {
 			case i >= len(aw):
-				res.Append(dyntable.Delete, rankWithNumber(bw[i].row, rn))
+				res.Append(dyntable.Delete, withNumber(bw[i].row, i))
 			case i >= len(bw):
-				res.Append(dyntable.Insert, rankWithNumber(aw[i].row, rn))
+				res.Append(dyntable.Insert, withNumber(aw[i].row, i))
 			case bytes.Equal(bw[i].mk, aw[i].mk) || rankSameRow(bw[i].row, aw[i].row):
 			default:
-				res.Append(dyntable.UpdateBefore, rankWithNumber(bw[i].row, rn))
-				res.Append(dyntable.UpdateAfter, rankWithNumber(aw[i].row, rn))
+				res.Append(dyntable.UpdateBefore, withNumber(bw[i].row, i))
+				res.Append(dyntable.UpdateAfter, withNumber(aw[i].row, i))
 			}
 		}
 		return
@@ -465,17 +474,7 @@ func (r *rankOp) diff(before, after []rankItem, res *dyntable.Chunk) {
 			entering = append(entering, moved{i, a.row})
 		}
 	}
-	if len(leaving) == 1 && len(entering) == 1 {
-		l, e := leaving[0], entering[0]
-		switch {
-		case rankSameRow(l.row, e.row):
-		case l.pos == e.pos:
-			res.Append(dyntable.UpdateBefore, l.row)
-			res.Append(dyntable.UpdateAfter, e.row)
-		default:
-			res.Append(dyntable.Delete, l.row)
-			res.Append(dyntable.Insert, e.row)
-		}
+	if len(leaving) == 1 && len(entering) == 1 && rankSameRow(leaving[0].row, entering[0].row) {
 		return
 	}
 	for _, l := range leaving {

@@ -23,8 +23,9 @@ func TestRankDedupKeepFirst(t *testing.T) {
 	h.expect(0, joinCs(joinC("+I", "a", 2, "y"))) // ranks 2nd
 	h.expect(0, joinCs(joinC("+I", "a", 1, "z"))) // ties with x, arrived later: 2nd
 	h.expect(0, joinCs(joinC("+I", "b", 5, "w")), "+I[b, 5, w]")
-	// An earlier timestamp replaces the row at rank 1: -U/+U.
-	h.expect(0, joinCs(joinC("+I", "a", 0, "q")), "-U[a, 1, x]", "+U[a, 0, q]")
+	// An earlier timestamp replaces the row at rank 1: -D/+I, as Flink's
+	// Top-N without row number (the Deduplicate operator gives -U/+U).
+	h.expect(0, joinCs(joinC("+I", "a", 0, "q")), "-D[a, 1, x]", "+I[a, 0, q]")
 	h.expectTable("[a, 0, q]", "[b, 5, w]")
 }
 
@@ -32,9 +33,9 @@ func TestRankDedupKeepLast(t *testing.T) {
 	// ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) = 1
 	h := joinOpen(t, NewRank(RankSpec{PartitionKeys: []int{0}, OrderBy: []SortKey{{Col: 1, Desc: true}}, Limit: 1, Width: 3}))
 	h.expect(0, joinCs(joinC("+I", "a", 1, "x")), "+I[a, 1, x]")
-	h.expect(0, joinCs(joinC("+I", "a", 2, "y")), "-U[a, 1, x]", "+U[a, 2, y]")
+	h.expect(0, joinCs(joinC("+I", "a", 2, "y")), "-D[a, 1, x]", "+I[a, 2, y]")
 	// Equal timestamps, all sort keys DESC: the later arrival ranks first.
-	h.expect(0, joinCs(joinC("+I", "a", 2, "z")), "-U[a, 2, y]", "+U[a, 2, z]")
+	h.expect(0, joinCs(joinC("+I", "a", 2, "z")), "-D[a, 2, y]", "+I[a, 2, z]")
 	h.expect(0, joinCs(joinC("+I", "a", 1, "q")))
 	// An identical copy of the visible row takes rank 1: nothing changes.
 	h.expect(0, joinCs(joinC("+I", "a", 2, "z")))
@@ -42,7 +43,7 @@ func TestRankDedupKeepLast(t *testing.T) {
 	// removes the copy ranked last, z3: nothing visible changes.
 	h.expect(0, joinCs(joinC("-D", "a", 2, "z")))
 	// The other z goes too: y is promoted.
-	h.expect(0, joinCs(joinC("-D", "a", 2, "z")), "-U[a, 2, z]", "+U[a, 2, y]")
+	h.expect(0, joinCs(joinC("-D", "a", 2, "z")), "-D[a, 2, z]", "+I[a, 2, y]")
 	h.expectTable("[a, 2, y]")
 }
 
@@ -60,9 +61,10 @@ func TestRankTop3(t *testing.T) {
 	h.expect(0, joinCs(joinC("-U", "g", 20, "b"), joinC("+U", "g", 40, "b")),
 		"-D[g, 20, b]", "+I[g, 5, d]", "-D[g, 5, d]", "+I[g, 40, b]")
 	// Update of a from 10 to 12: -U a leaves [b, e, d], d replacing a at
-	// rank 3 (same position: -U/+U); +U a12 replaces d at rank 3 again.
+	// rank 3; +U a12 replaces d at rank 3 again. Rows leave (-D) and
+	// enter (+I) whatever their positions, as in Flink.
 	h.expect(0, joinCs(joinC("-U", "g", 10, "a"), joinC("+U", "g", 12, "a")),
-		"-U[g, 10, a]", "+U[g, 5, d]", "-U[g, 5, d]", "+U[g, 12, a]")
+		"-D[g, 10, a]", "+I[g, 5, d]", "-D[g, 5, d]", "+I[g, 12, a]")
 	// Another partition is independent.
 	h.expect(0, joinCs(joinC("+I", "h", 1, "z")), "+I[h, 1, z]")
 	h.expectTable("[g, 40, b]", "[g, 25, e]", "[g, 12, a]", "[h, 1, z]")
@@ -93,13 +95,15 @@ func TestRankGlobalLimitOffset(t *testing.T) {
 	h := joinOpen(t, NewRank(RankSpec{OrderBy: []SortKey{{Col: 0}}, Offset: 1, Limit: 2, Width: 2}))
 	h.expect(0, joinCs(joinC("+I", 5, "a"))) // [a]: rank 1 is skipped
 	h.expect(0, joinCs(joinC("+I", 3, "b")), "+I[5, a]")
-	h.expect(0, joinCs(joinC("+I", 4, "c")), "+I[4, c]") // [b, c, a]
-	// [d, b, c, a]: ranks 2..3 are now b, c.
-	h.expect(0, joinCs(joinC("+I", 1, "d")), "-D[5, a]", "+I[3, b]")
-	// [d, c, a]
-	h.expect(0, joinCs(joinC("-D", 3, "b")), "-D[3, b]", "+I[5, a]")
-	// NULL sorts first for ASC: [e, d, c, a].
-	h.expect(0, joinCs(joinC("+I", nil, "e")), "-D[5, a]", "+I[1, d]")
+	// With an offset the changes are per rank position (Flink's Top-N
+	// with an offset), without the number. [b, c, a]:
+	h.expect(0, joinCs(joinC("+I", 4, "c")), "-U[5, a]", "+U[4, c]", "+I[5, a]")
+	// [d, b, c, a]: rank 2 c -> b, rank 3 a -> c.
+	h.expect(0, joinCs(joinC("+I", 1, "d")), "-U[4, c]", "+U[3, b]", "-U[5, a]", "+U[4, c]")
+	// [d, c, a]: rank 2 b -> c, rank 3 c -> a.
+	h.expect(0, joinCs(joinC("-D", 3, "b")), "-U[3, b]", "+U[4, c]", "-U[4, c]", "+U[5, a]")
+	// NULL sorts first for ASC: [e, d, c, a]: rank 2 c -> d, rank 3 a -> c.
+	h.expect(0, joinCs(joinC("+I", nil, "e")), "-U[4, c]", "+U[1, d]", "-U[5, a]", "+U[4, c]")
 	h.expectTable("[1, d]", "[4, c]")
 }
 

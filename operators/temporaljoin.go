@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -41,9 +42,11 @@ type TemporalJoinSpec struct {
 // lt — the right row with the largest time <= lt — if there is one, it is
 // not a deletion and the residual condition holds. Otherwise an inner
 // join drops the row and a LEFT join emits it padded with NULLs. Each
-// left row yields exactly one output row or none, as +I: the output is
-// insert-only. A left row with a NULL key or time never matches (a LEFT
-// join pads it at once).
+// left row yields exactly one output row or none, of the left row's kind,
+// as Flink's: an updating left input (-U, +U, -D rows) gives an updating
+// output, each retraction joined with the version valid at its own time.
+// A left row with a NULL key or time never matches (a LEFT join pads it
+// at once).
 //
 // State is cleaned by the watermark: once the watermark reaches a
 // version's successor, no left row still to come (time > watermark) can
@@ -94,7 +97,7 @@ type temporalJoinOp struct {
 	dataflow.BaseOperator
 	spec     TemporalJoinSpec
 	name     string
-	left     state.MapState[ijRows]
+	left     state.MapState[tjLeftRows]
 	versions state.MapState[tjVersion]
 	timers   *eventTimers
 	shape    joinOp
@@ -123,7 +126,7 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	}
 	j.outer = s.Join.Type == LeftJoin
 	var err error
-	if j.left, err = state.NewMapState[ijRows](ctx.State, "temporaljoin.left", ijRowsCodec{}); err != nil {
+	if j.left, err = state.NewMapState[tjLeftRows](ctx.State, "temporaljoin.left", tjLeftCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	if j.versions, err = state.NewMapState[tjVersion](ctx.State, "temporaljoin.versions", tjVersionCodec{}); err != nil {
@@ -169,9 +172,6 @@ func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 
 func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
 	row := ch.Row
-	if !ch.Kind.IsAccumulate() {
-		return fmt.Errorf("%s: %s row on the left; an event-time temporal join takes an append-only left input", j.name, ch.Kind)
-	}
 	if len(row) != j.shape.width[0] {
 		return fmt.Errorf("%s: left row has %d columns, want %d", j.name, len(row), j.shape.width[0])
 	}
@@ -182,7 +182,7 @@ func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
 	key, hasNull := joinEncodeKey(nil, row, j.spec.Join.LeftKeys)
 	if !ok || hasNull {
 		if j.outer {
-			em.add(dyntable.Insert, j.shape.pad(0, row))
+			em.add(ch.Kind, j.shape.pad(0, row))
 		}
 		return nil
 	}
@@ -191,7 +191,7 @@ func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	nv := cur.with(false, row)
+	nv := cur.withKind(ch.Kind, row)
 	if err := j.left.Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
@@ -223,10 +223,11 @@ func (j *temporalJoinOp) processRight(ch dyntable.Change) error {
 
 // tjOut is an output row with its sort position.
 type tjOut struct {
-	ts  int64
-	key string
-	seq int
-	row types.Row
+	ts   int64
+	key  string
+	seq  int
+	kind dyntable.RowKind // the left row's
+	row  types.Row
 }
 
 // ProcessWatermark joins the left rows the watermark reached and drops
@@ -258,7 +259,7 @@ func (j *temporalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 	})
 	var em emitter
 	for _, o := range outs {
-		em.add(dyntable.Insert, o.row)
+		em.add(o.kind, o.row)
 	}
 	em.flush(out)
 	return nil
@@ -283,7 +284,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 	// The left rows the watermark reached, in time order.
 	var done [][]byte
 	var rangeErr error
-	err = j.left.Range(key, func(mk []byte, v ijRows) bool {
+	err = j.left.Range(key, func(mk []byte, v tjLeftRows) bool {
 		lt := sortableTime(mk)
 		if lt > wm {
 			return false
@@ -291,7 +292,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 		done = append(done, append([]byte(nil), mk...))
 		// The version valid at lt: the last one with time <= lt.
 		i := sort.Search(len(vers), func(i int) bool { return vers[i].ts > lt }) - 1
-		for _, row := range v.Rows {
+		for ri, row := range v.Rows {
 			var joined types.Row
 			if i >= 0 && !vers[i].v.Deleted {
 				joined = j.shape.concat(0, row, vers[i].v.Row)
@@ -310,7 +311,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 				joined = j.shape.pad(0, row)
 			}
 			if joined != nil {
-				outs = append(outs, tjOut{ts: lt, key: string(key), seq: len(outs), row: joined})
+				outs = append(outs, tjOut{ts: lt, key: string(key), seq: len(outs), kind: v.Kinds[ri], row: joined})
 			}
 		}
 		return true
@@ -338,4 +339,63 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 		}
 	}
 	return outs, nil
+}
+
+// tjLeftRows are the pending left rows of one key and time, with their
+// row kinds.
+type tjLeftRows struct {
+	Rows  []types.Row
+	Kinds []dyntable.RowKind
+}
+
+// withKind returns v with row of kind k appended (in place, as ijRows.with).
+func (v tjLeftRows) withKind(k dyntable.RowKind, row types.Row) tjLeftRows {
+	v.Rows = append(v.Rows, row)
+	v.Kinds = append(v.Kinds, k)
+	return v
+}
+
+// tjLeftCodec serializes tjLeftRows in ijRowsCodec's layout with the
+// row kind in the flag byte: state written when the left input was
+// append-only (flag 0) reads back as +I rows.
+type tjLeftCodec struct{}
+
+func (tjLeftCodec) Encode(dst []byte, v tjLeftRows) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v.Rows)))
+	var enc []byte
+	for i, r := range v.Rows {
+		enc = types.EncodeRow(enc[:0], r)
+		dst = append(dst, byte(v.Kinds[i]))
+		dst = binary.AppendUvarint(dst, uint64(len(enc)))
+		dst = append(dst, enc...)
+	}
+	return dst
+}
+
+func (tjLeftCodec) Decode(b []byte) (tjLeftRows, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row count")
+	}
+	kinds := make([]dyntable.RowKind, 0, n)
+	rest := b[k:]
+	for i := uint64(0); i < n; i++ {
+		if len(rest) == 0 {
+			return tjLeftRows{}, fmt.Errorf("temporal join state: truncated row")
+		}
+		if rest[0] > byte(dyntable.Delete) {
+			return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row kind %d", rest[0])
+		}
+		kinds = append(kinds, dyntable.RowKind(rest[0]))
+		l, k := binary.Uvarint(rest[1:])
+		if k <= 0 || l > uint64(len(rest)-1-k) {
+			return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row length")
+		}
+		rest = rest[1+k+int(l):]
+	}
+	v, err := ijRowsCodec{}.Decode(b) // reads the flag byte 1 as matched; unused here
+	if err != nil {
+		return tjLeftRows{}, err
+	}
+	return tjLeftRows{Rows: v.Rows, Kinds: kinds}, nil
 }

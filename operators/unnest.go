@@ -8,9 +8,10 @@ import (
 
 // Unnest is the stateless operator of CROSS JOIN UNNEST(e): each input
 // change becomes one change of the same kind per element of e's ARRAY
-// (or entry of its MAP), the row followed by the element's values. A
-// NULL or empty collection gives no change, as a cross join with an empty
-// table does.
+// (or entry of its MAP), the row followed by the element's values (and,
+// WITH ORDINALITY, its number from 1). A NULL or empty collection gives
+// no change, as a cross join with an empty table does, unless Outer
+// (LEFT JOIN UNNEST ... ON TRUE) keeps the row padded with NULLs.
 //
 // Lifecycle: built per subtask; ProcessChunk runs on the subtask's
 // goroutine; it holds no state, so checkpoints carry nothing of it.
@@ -21,6 +22,10 @@ type Unnest struct {
 	// and value, a ROW element its fields, anything else itself.
 	mapEntries, rowFields bool
 	width                 int // the columns added to each row
+	// Outer keeps a row whose collection is NULL or empty, padded with
+	// NULLs (LEFT JOIN UNNEST ... ON TRUE); Ordinality makes the last
+	// added column the element's number from 1 (WITH ORDINALITY).
+	Outer, Ordinality bool
 }
 
 var _ dataflow.Operator = (*Unnest)(nil)
@@ -39,13 +44,19 @@ func (u *Unnest) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector)
 		if err != nil {
 			return err
 		}
-		if v.IsNull() {
-			continue
+		var es []types.Value
+		if !v.IsNull() {
+			es = v.Elems()
 		}
-		es := v.Elems()
 		step := 1
 		if u.mapEntries {
 			step = 2
+		}
+		if len(es) < step && u.Outer {
+			row := make(types.Row, len(ch.Row)+u.width) // padded with NULLs
+			copy(row, ch.Row)
+			changes = append(changes, dyntable.Change{Kind: ch.Kind, Row: row})
+			continue
 		}
 		for i := 0; i+step <= len(es); i += step {
 			var add []types.Value
@@ -62,6 +73,9 @@ func (u *Unnest) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector)
 			row := make(types.Row, len(ch.Row)+u.width)
 			copy(row, ch.Row)
 			copy(row[len(ch.Row):], add)
+			if u.Ordinality {
+				row[len(row)-1] = types.NewInt(int64(i/step + 1))
+			}
 			changes = append(changes, dyntable.Change{Kind: ch.Kind, Row: row})
 		}
 	}

@@ -33,7 +33,9 @@ type WindowJoinSpec struct {
 // window's state is dropped. The output is insert-only, and so must the
 // inputs be. A row whose window has already fired (window_end - 1 ms <=
 // watermark) is late, dropped and counted in
-// streamsql_late_records_dropped_total; a row with a NULL key is dropped.
+// streamsql_late_records_dropped_total. A row with a NULL key matches
+// nothing: of an inner side it is dropped, of an outer side it is padded
+// when its window fires, as in Flink.
 //
 // Output order: windows in (window_end, key) order; within a window, the
 // left rows in arrival order, each with its matches in right arrival
@@ -127,9 +129,11 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 			continue
 		}
 		key, hasNull := joinEncodeKey(nil, row, j.keys[input])
-		if hasNull {
-			continue // never matches; Flink drops it too
+		if hasNull && !j.outer[input] {
+			continue // never matches and is never padded
 		}
+		// A row with a NULL key of an outer side is kept under its key to
+		// be padded when its window fires; fire never matches it.
 		cur, _, err := j.sides[input].Get(key)
 		if err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
@@ -177,6 +181,15 @@ func (j *windowJoinOp) fire(key []byte, em *emitter) error {
 	rightMatched := make([]bool, len(rows[1]))
 	for _, l := range rows[0] {
 		matched := false
+		if _, null := joinEncodeKey(nil, l, j.keys[0]); null {
+			// NULL equals nothing: an outer left row is padded, and the
+			// right rows under this key (their keys NULL too) stay
+			// unmatched, to be padded if the right side is outer.
+			if j.outer[0] {
+				em.add(dyntable.Insert, j.shape.pad(0, l))
+			}
+			continue
+		}
 		for ri, r := range rows[1] {
 			joined := j.shape.concat(0, l, r)
 			if c := j.spec.Join.Condition; c != nil {

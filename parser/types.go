@@ -287,6 +287,12 @@ type Unnest struct {
 	Alias     string
 	Columns   []string // the column aliases; nil if none were written
 	Line, Col int      // of the UNNEST keyword
+	// Left is LEFT [OUTER] JOIN UNNEST(...) ... ON TRUE: a row whose
+	// collection is NULL or empty is kept, padded with NULLs.
+	Left bool
+	// Ordinality is WITH ORDINALITY: a last column numbering the elements
+	// from 1.
+	Ordinality bool
 }
 
 // IsUnnestPlaceholder reports whether a table name in the AST stands for
@@ -309,26 +315,36 @@ func (c *stmtCtx) rewriteUnnest() *posError {
 			continue
 		}
 		join := i - 1
+		left := false
 		switch {
 		case c.isPunct(join, ","):
 		case c.isKw(join, "JOIN") && c.isKw(join-1, "CROSS"):
 			join--
-		case c.isKw(join, "JOIN") && !c.isKw(join-1, "LEFT") && !c.isKw(join-1, "RIGHT") && !c.isKw(join-1, "FULL"):
+		case c.isKw(join, "JOIN") && c.isKw(join-1, "LEFT"):
+			join, left = join-1, true
+		case c.isKw(join, "JOIN") && c.isKw(join-1, "OUTER") && c.isKw(join-2, "LEFT"):
+			join, left = join-2, true
+		case c.isKw(join, "JOIN") && !c.isKw(join-1, "RIGHT") && !c.isKw(join-1, "FULL") && !c.isKw(join-1, "OUTER"):
 			if c.isKw(join-1, "INNER") {
 				join--
 			}
 		default:
-			return c.errAt(i, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x) or , UNNEST(...) AS t(x)")
+			return c.errAt(i, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x), , UNNEST(...) AS t(x) or LEFT JOIN UNNEST(...) AS t(x) ON TRUE")
 		}
 		open, close := i+1, c.match[i+1]
 		k := close + 1
+		ordinality := false
+		if c.isKw(k, "WITH") && c.isKw(k+1, "ORDINALITY") {
+			ordinality = true
+			k += 2
+		}
 		if c.isKw(k, "AS") {
 			k++
 		}
 		if !c.isName(k) {
 			return c.errAt(k, "UNNEST(...) needs an alias: UNNEST(...) AS t(x)")
 		}
-		u := &Unnest{Alias: c.nameValue(k)}
+		u := &Unnest{Alias: c.nameValue(k), Left: left, Ordinality: ordinality}
 		u.Line, u.Col = c.st.pos.at(c.toks[i].start)
 		end := k
 		if c.isPunct(k+1, "(") {
@@ -340,8 +356,15 @@ func (c *stmtCtx) rewriteUnnest() *posError {
 			}
 			end = c.match[k+1]
 		}
-		if c.isKw(end+1, "ON") || c.isKw(end+1, "WITH") {
-			return c.errAt(end+1, "UNNEST is supported as CROSS JOIN UNNEST(...) AS t(x), without ON or WITH ORDINALITY")
+		if c.isKw(end+1, "WITH") {
+			return c.errAt(end+1, "WITH ORDINALITY goes before the alias: UNNEST(...) WITH ORDINALITY AS t(x, n)")
+		}
+		onTrue := left && c.isKw(end+1, "ON") && c.isKw(end+2, "TRUE")
+		if left && !onTrue {
+			return c.errAt(end+1, "LEFT JOIN UNNEST(...) AS t(x) takes ON TRUE, as in Flink")
+		}
+		if !left && c.isKw(end+1, "ON") {
+			return c.errAt(end+1, "CROSS JOIN UNNEST(...) takes no ON; write LEFT JOIN UNNEST(...) AS t(x) ON TRUE to keep rows without elements")
 		}
 		if c.st.Unnests == nil {
 			c.st.Unnests = map[string]*Unnest{}
@@ -351,7 +374,10 @@ func (c *stmtCtx) rewriteUnnest() *posError {
 		// [CROSS] JOIN UNNEST( -> CROSS JOIN __unnest_n AS `t` ON __unnest(
 		c.replaceSpan(join, open, c.toks[join].start, c.toks[open].end,
 			fmt.Sprintf(" CROSS JOIN %s AS `%s` ON %s(", name, strings.ReplaceAll(u.Alias, "`", "``"), unnestFunc), c.toks[i].start)
-		// ) AS t(c1, ...) -> )
+		// ) [WITH ORDINALITY] AS t(c1, ...) [ON TRUE] -> )
+		if onTrue {
+			end += 2
+		}
 		c.replaceSpan(close+1, end, c.toks[close].end, c.toks[end].end, "", c.toks[close].end)
 	}
 	return nil

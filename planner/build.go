@@ -345,14 +345,35 @@ func unqualified(cols []expr.Column) []expr.Column {
 func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 	conj := splitAnd(where, nil)
 	var rest []ast.ExprNode
+	// Conjuncts on a pending rank number close its range (build_agg.go).
+	var rank *RankNode
+	var rankAt ast.ExprNode
+	lo, hi := int64(1), int64(-1)
 	for _, c := range conj {
-		folded, err := b.foldRankFilter(in, c)
+		rk, l, h, folded, err := b.rankBound(in, c)
 		if err != nil {
 			return rel{}, err
 		}
 		if !folded {
 			rest = append(rest, c)
+			continue
 		}
+		rank, rankAt = rk, c
+		lo = max(lo, l)
+		if h >= 0 && (hi < 0 || h < hi) {
+			hi = h
+		}
+	}
+	if rank != nil {
+		if hi < 0 {
+			return rel{}, b.errf(rankAt, "the rank number needs an upper bound: add rn <= N")
+		}
+		if hi < lo {
+			return rel{}, b.errf(rankAt, "the rank range %d..%d is empty", lo, hi)
+		}
+		// Closing the range completes the rank (its mode and key follow
+		// from it): the one change made to a node after it is built.
+		rank.Offset, rank.Limit = lo-1, hi-lo+1
 	}
 	var filter expr.Expr
 	var subqueries []ast.ExprNode // [NOT] IN / EXISTS: build_subquery.go

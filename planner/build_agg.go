@@ -481,7 +481,7 @@ func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operator
 
 // buildRank plans ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...). The
 // rank range is left open; the enclosing query's WHERE on the rank
-// number closes it (foldRankFilter).
+// number closes it (rankBound, buildWhere).
 func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, []expr.Column, error) {
 	if !strings.EqualFold(w.Name, "row_number") {
 		return nil, nil, b.errf(w, "window function %s is not supported yet; ROW_NUMBER is", strings.ToUpper(w.Name))
@@ -540,13 +540,15 @@ func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, []expr.Co
 	return rk, outScope, nil
 }
 
-// foldRankFilter recognises a WHERE conjunct on a pending rank number
-// (rn <= N, rn < N, rn = N, N >= rn, rn BETWEEN a AND b) and turns it
-// into the rank's range. It reports whether the conjunct was consumed.
-func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
+// rankBound recognises a WHERE conjunct on a pending rank number (rn <=
+// N, rn < N, rn = N, rn > N, rn >= N, N >= rn, rn BETWEEN a AND b) and
+// returns the rank with the range lo..hi the conjunct allows (hi < 0: no
+// upper bound). buildWhere intersects the ranges of every such conjunct
+// (rn > 1 AND rn <= 3 is 2..3) and closes the rank with the result.
+func (b *builder) rankBound(in rel, c ast.ExprNode) (_ *RankNode, lo, hi int64, _ bool, _ error) {
 	rk, rnCol := pendingRankOf(in.node)
 	if rk == nil {
-		return false, nil
+		return nil, 0, 0, false, nil
 	}
 	isRn := func(e ast.ExprNode) bool {
 		cn, ok := unparen(e).(*ast.ColumnNameExpr)
@@ -556,7 +558,7 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 		idx, ok := resolveColumn(cn, in.scope)
 		return ok && idx == rnCol
 	}
-	var lo, hi int64 = 1, -1
+	lo, hi = 1, -1
 	switch x := unparen(c).(type) {
 	case *ast.BinaryOperationExpr:
 		l, r, op := x.L, x.R, x.Op
@@ -574,11 +576,11 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 			}
 		}
 		if !isRn(l) {
-			return false, nil
+			return nil, 0, 0, false, nil
 		}
 		n, ok := intLiteral(r)
 		if !ok {
-			return false, b.errf(c, "the rank number must be compared with an integer literal")
+			return nil, 0, 0, false, b.errf(c, "the rank number must be compared with an integer literal")
 		}
 		switch op {
 		case opcode.LE:
@@ -587,29 +589,27 @@ func (b *builder) foldRankFilter(in rel, c ast.ExprNode) (bool, error) {
 			hi = n - 1
 		case opcode.EQ:
 			lo, hi = n, n
+		case opcode.GT:
+			lo = n + 1
+		case opcode.GE:
+			lo = n
 		default:
-			return false, b.errf(c, "unsupported condition on the rank number; use rn <= N, rn < N or rn = N")
+			return nil, 0, 0, false, b.errf(c, "unsupported condition on the rank number; use rn <= N, rn < N, rn = N, rn > N or rn >= N")
 		}
 	case *ast.BetweenExpr:
 		if !isRn(x.Expr) || x.Not {
-			return false, nil
+			return nil, 0, 0, false, nil
 		}
 		a, ok1 := intLiteral(x.Left)
 		z, ok2 := intLiteral(x.Right)
 		if !ok1 || !ok2 {
-			return false, b.errf(c, "the rank number must be compared with integer literals")
+			return nil, 0, 0, false, b.errf(c, "the rank number must be compared with integer literals")
 		}
 		lo, hi = a, z
 	default:
-		return false, nil
+		return nil, 0, 0, false, nil
 	}
-	if lo < 1 || hi < lo {
-		return false, b.errf(c, "the rank range %d..%d is empty", lo, hi)
-	}
-	// Closing the range completes the rank (its mode and key follow
-	// from it): the one change made to a node after it is built.
-	rk.Offset, rk.Limit = lo-1, hi-lo+1
-	return true, nil
+	return rk, max(lo, 1), hi, true, nil
 }
 
 // pendingRankOf finds a rank with an open range under n, looking through

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/types"
@@ -279,8 +280,11 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 		return nil, b.errf(asOf.TsExpr, "FOR SYSTEM_TIME AS OF needs a rowtime attribute of the left side (a column with a WATERMARK); %s is not one (or a PROCTIME() attribute, for a lookup join)", te)
 	}
 	ln, rn := jn.inputs[0], jn.inputs[1]
-	if !ln.Mode().IsInsertOnly() {
-		return nil, b.errf(asOf.TsExpr, "an event-time temporal join needs an append-only left input; it is updating (%s)", ln.Mode())
+	// An updating left input gives an updating output: each row keeps
+	// its kind, as in Flink. It must retract with -U (an upsert stream's
+	// +U alone could not be joined with the version its old row saw).
+	if m := ln.Mode(); m.HasUpdates() && !m.Contains(dyntable.UpdateBefore) {
+		return nil, b.errf(asOf.TsExpr, "an event-time temporal join takes an updating left input only with -U rows; it is an upsert stream (%s)", m)
 	}
 	pk := rn.UpsertKey()
 	var rts []int

@@ -15,7 +15,7 @@
 //     windows becomes an interval, temporal, lookup or window join
 //     (build_timejoin.go, build_lookupjoin.go); a window function is fused
 //     into the window aggregation over it (build_window_agg.go); a
-//     filter on a rank number closes the rank's range (foldRankFilter);
+//     filter on a rank number closes the rank's range (rankBound, buildWhere);
 //     a WHERE conjunct over both sides of a join without ON becomes its
 //     condition (build_commajoin.go); [NOT] IN and [NOT] EXISTS become
 //     semi and anti joins (build_subquery.go); GROUPING SETS, ROLLUP

@@ -88,7 +88,9 @@ func (n *RankNode) windowEnd() (endCol int, ok bool) {
 // insert-only input never deletes (a key keeps a row once it has one),
 // but it is not insert-only: a row that arrives later with a smaller
 // ORDER BY value (an out-of-order event time) replaces the kept row
-// with -U/+U. Only ordering by arrival would make it insert-only.
+// with -U/+U. Only ordering by arrival would make it insert-only. A
+// Top-N without its rank number in the output emits Flink's changelog
+// without row number: rows entering (+I) and leaving (-D) the top N.
 func (n *RankNode) Mode() dyntable.ChangelogMode {
 	switch n.kind() {
 	case rankWindowTopN, rankWindowDeduplicate:
@@ -98,6 +100,9 @@ func (n *RankNode) Mode() dyntable.ChangelogMode {
 	}
 	if len(n.OrderBy) == 0 && n.inputs[0].Mode().IsInsertOnly() {
 		return dyntable.InsertOnly
+	}
+	if !n.OutputRank && n.Offset == 0 { // rows enter (+I) and leave (-D) the top N
+		return dyntable.ModeI | dyntable.ModeD
 	}
 	return dyntable.Retract
 }

@@ -54,7 +54,8 @@ type TemporalJoinNode struct {
 	LeftTime, RightTime int
 }
 
-func (n *TemporalJoinNode) Mode() dyntable.ChangelogMode { return dyntable.InsertOnly }
+// Mode: each output row has its left row's kind, as in Flink.
+func (n *TemporalJoinNode) Mode() dyntable.ChangelogMode { return n.inputs[0].Mode() }
 
 func (n *TemporalJoinNode) Explain() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()

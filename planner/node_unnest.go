@@ -17,6 +17,10 @@ import (
 type UnnestNode struct {
 	nodeBase
 	Coll expr.Expr
+	// Left keeps a row whose collection is NULL or empty, padded with
+	// NULLs (LEFT JOIN UNNEST ... ON TRUE); Ordinality adds the element's
+	// number from 1 as the last column (WITH ORDINALITY).
+	Left, Ordinality bool
 }
 
 func (n *UnnestNode) Mode() dyntable.ChangelogMode { return n.inputs[0].Mode() }
@@ -28,7 +32,15 @@ func (n *UnnestNode) timeAttrs() []timeAttr {
 }
 
 func (n *UnnestNode) Explain() string {
-	return "Correlate(invocation=[UNNEST(" + n.Coll.String() + ")], fields=[" + allNames(n.cols) + "])"
+	s := "Correlate(invocation=[UNNEST(" + n.Coll.String() + ")"
+	if n.Ordinality {
+		s += " WITH ORDINALITY"
+	}
+	s += "], fields=[" + allNames(n.cols) + "]"
+	if n.Left {
+		s += ", joinType=[LEFT]"
+	}
+	return s + ")"
 }
 
 func (n *UnnestNode) translate(_ *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
@@ -37,9 +49,12 @@ func (n *UnnestNode) translate(_ *translator, ins []*dataflow.Node) (*dataflow.N
 	mapEntries := t.ID == types.Map
 	rowFields := t.ID == types.Array && t.Elem().ID == types.RowT
 	coll, width := scalar(n.Coll), len(n.cols)-len(n.inputs[0].Columns())
+	left, ord := n.Left, n.Ordinality
 	return &dataflow.Node{Name: "Unnest", Parallelism: p, Inputs: []dataflow.Edge{e},
 		NewOperator: func(int) (dataflow.Operator, error) {
-			return operators.NewUnnest(coll, mapEntries, rowFields, width), nil
+			u := operators.NewUnnest(coll, mapEntries, rowFields, width)
+			u.Outer, u.Ordinality = left, ord
+			return u, nil
 		}}, nil
 }
 
@@ -88,6 +103,9 @@ func (b *builder) buildUnnestJoin(j *ast.Join) (_ rel, ok bool, _ error) {
 	default:
 		return rel{}, true, b.stmt.ErrorAt(u.Line, u.Col, "UNNEST needs an ARRAY or a MAP, got %s", t)
 	}
+	if u.Ordinality {
+		names, ts2 = append(names, "ORDINALITY"), append(ts2, types.TypeBigInt)
+	}
 	if u.Columns != nil {
 		if len(u.Columns) != len(names) {
 			return rel{}, true, b.stmt.ErrorAt(u.Line, u.Col, "UNNEST of %s gives %d columns, but %d aliases are written", t, len(names), len(u.Columns))
@@ -96,8 +114,12 @@ func (b *builder) buildUnnestJoin(j *ast.Join) (_ rel, ok bool, _ error) {
 	}
 	scope := append([]expr.Column(nil), l.scope...)
 	for i, name := range names {
-		scope = append(scope, expr.Column{Name: name, Table: u.Alias, Type: ts2[i].Nullable()})
+		ct := ts2[i].Nullable()
+		if u.Ordinality && i == len(names)-1 && !u.Left {
+			ct = ct.WithNotNull(true)
+		}
+		scope = append(scope, expr.Column{Name: name, Table: u.Alias, Type: ct})
 	}
-	node := &UnnestNode{nodeBase: nodeBase{cols: unqualified(scope), inputs: []Node{l.node}}, Coll: coll}
+	node := &UnnestNode{nodeBase: nodeBase{cols: unqualified(scope), inputs: []Node{l.node}}, Coll: coll, Left: u.Left, Ordinality: u.Ordinality}
 	return rel{node: node, scope: scope}, true, nil
 }

@@ -37,12 +37,51 @@ func optimize(root Node) Node {
 			out = n.withInputs(newIns)
 		}
 		if c, ok := out.(*CalcNode); ok {
+			out = pruneRankNumber(c)
+		}
+		if c, ok := out.(*CalcNode); ok {
 			out = pruneScan(c)
 		}
 		done[n] = out
 		return out
 	}
 	return walk(root)
+}
+
+// pruneRankNumber drops the rank number of a Top-N whose consumer, c,
+// does not use it: the Rank then emits Flink's changelog without row
+// number, rows leaving (-D) and entering (+I) the top N, instead of
+// updates per rank position. With an offset (rn > 1 AND rn <= 3) Flink
+// keeps the per-position updates, without the number: the number stays
+// and c drops it. It returns c's replacement, or c.
+func pruneRankNumber(c *CalcNode) Node {
+	rk, ok := c.inputs[0].(*RankNode)
+	if !ok || !rk.OutputRank || rk.Offset > 0 {
+		return c
+	}
+	rn := len(rk.cols) - 1
+	used := false
+	visit := func(e expr.Expr) {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if idx, ok := expr.ColumnIndex(x); ok && idx == rn {
+				used = true
+			}
+			return !used
+		})
+	}
+	if c.Filter != nil {
+		visit(c.Filter)
+	}
+	for _, p := range c.Proj {
+		visit(p)
+	}
+	if used {
+		return c
+	}
+	nr := *rk
+	nr.OutputRank = false
+	nr.cols = rk.cols[:rn:rn]
+	return c.withInputs([]Node{&nr})
 }
 
 // pruneScan narrows the scan under c to the columns c uses (and, when
