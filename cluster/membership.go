@@ -51,6 +51,7 @@ func protocolName(fp string) string {
 // every join with what the worker owns then; AssignGroups runs on the
 // leader only.
 type balancer struct {
+	topic    string // the tasks topic
 	fp       string
 	name     string
 	tasks    []TaskID
@@ -80,10 +81,7 @@ func (b *balancer) advertised() []int {
 }
 
 func (b *balancer) AssignGroups(gm []kafka.GroupMember, partitions []kafka.Partition) kafka.GroupMemberAssignments {
-	topic := ""
-	if len(gm) > 0 && len(gm[0].Topics) > 0 {
-		topic = gm[0].Topics[0]
-	}
+	topic := b.topic
 	n := len(b.tasks)
 	if len(partitions) < n {
 		// The worker checked the topic before joining; a topic changed

@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	connkafka "github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/metrics"
 )
 
@@ -45,8 +46,9 @@ type WorkerConfig struct {
 	HeartbeatInterval time.Duration
 	// RebalanceTimeout is how long a rebalance waits for every member to
 	// rejoin. Workers rejoin at once (their tasks keep running through a
-	// rebalance), so it only matters for a worker that died meanwhile.
-	// Default 20 s.
+	// rebalance), so it only matters for a worker that is slow to answer,
+	// on a loaded machine: past it, the group goes on without it and it
+	// has to rejoin. Default 30 s.
 	RebalanceTimeout time.Duration
 	// Observe, when set, is called after each generation is applied,
 	// with the tasks now running on this worker (tests and tools).
@@ -80,7 +82,7 @@ func (c *WorkerConfig) defaults() error {
 	def(&c.ConnectTimeout, 30*time.Second)
 	def(&c.SessionTimeout, 10*time.Second)
 	def(&c.HeartbeatInterval, time.Second)
-	def(&c.RebalanceTimeout, 20*time.Second)
+	def(&c.RebalanceTimeout, 30*time.Second)
 	return nil
 }
 
@@ -95,7 +97,8 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if err := cfg.defaults(); err != nil {
 		return err
 	}
-	w := &worker{cfg: cfg, log: cfg.Log, tasks: sortedTasks(cfg.Runner.Tasks()), running: map[int]*runningTask{}}
+	w := &worker{cfg: cfg, log: cfg.Log, tasks: sortedTasks(cfg.Runner.Tasks()), running: map[int]*runningTask{},
+		migrated: make(chan struct{}, 1)}
 	if len(w.tasks) == 0 {
 		return fmt.Errorf("cluster: job %s has no tasks", cfg.Job)
 	}
@@ -110,6 +113,9 @@ type worker struct {
 	mu      sync.Mutex
 	running map[int]*runningTask // by task index: running, finished, or stopping
 	wg      sync.WaitGroup
+	// migrated receives when a task found itself fenced: another worker
+	// runs it, so this one's view of the group is stale.
+	migrated chan struct{}
 }
 
 type runningTask struct {
@@ -147,13 +153,13 @@ func (w *worker) run(ctx context.Context) error {
 		return fmt.Errorf("cluster: cannot reach the Kafka brokers %s within %s: %w", brokers, w.cfg.ConnectTimeout, err)
 	}
 
-	// Requests to the group coordinator time out after a third of the
-	// session: a worker cut off from Kafka notices it, and stops its
-	// tasks, before the session expires and the group hands them to
-	// others (Kafka fences a stale owner's transactions; a database
-	// sink's would not be).
-	reqTimeout := w.cfg.SessionTimeout / 3
-	bal := &balancer{fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
+	// Requests to the group coordinator time out after 10 s: a JoinGroup
+	// waits up to the rebalance timeout plus this, and must outlast the
+	// broker's wait for the other members on a loaded machine, or the
+	// member rejoins under a new id and leaves a ghost member behind
+	// that every rebalance then waits for.
+	const reqTimeout = 10 * time.Second
+	bal := &balancer{topic: topic, fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                GroupID(w.cfg.Job),
 		Brokers:           w.cfg.Brokers,
@@ -217,7 +223,14 @@ func (w *worker) run(ctx context.Context) error {
 			if rejoin {
 				return // ends the generation: this worker rejoins at once
 			}
-			<-gctx.Done()
+			select {
+			case <-gctx.Done():
+			case <-w.migrated:
+				// Kafka Streams' TaskMigrated: stop every task, since the
+				// group may have given any of them away, and rejoin.
+				w.log.Warn("a task was fenced by another worker running it; stopping this worker's tasks and rejoining the group")
+				w.stopAll()
+			}
 		})
 	}
 }
@@ -307,8 +320,16 @@ func (w *worker) start(ctx context.Context, i int, fail context.CancelCauseFunc)
 		case err == nil:
 			// It stays owned here, so that it is not run again.
 			w.log.Info("task finished: its input ended", "task", id.String())
+		case errors.Is(err, connkafka.ErrFenced):
+			w.log.Warn("task fenced: another worker runs it now", "task", id.String(), "err", err)
+			select {
+			case w.migrated <- struct{}{}:
+			default:
+			}
+		case strings.HasPrefix(err.Error(), "cluster: task "+id.String()+":"):
+			fail(fmt.Errorf("cluster: job %s: %w", w.cfg.Job, err)) // RunTask named the task
 		default:
-			fail(fmt.Errorf("cluster: task %s of job %s: %w", id, w.cfg.Job, err))
+			fail(fmt.Errorf("cluster: job %s: task %s: %w", w.cfg.Job, id, err))
 		}
 	}()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	connkafka "github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 )
 
@@ -53,6 +54,9 @@ func (f *fakeRunner) Tasks() []TaskID {
 func (f *fakeRunner) RunTask(ctx context.Context, id TaskID) error {
 	f.tr.mu.Lock()
 	if err := f.tr.fail[id]; err != nil {
+		if errors.Is(err, connkafka.ErrFenced) {
+			delete(f.tr.fail, id) // once
+		}
 		f.tr.mu.Unlock()
 		return err
 	}
@@ -315,7 +319,7 @@ func TestWorkerTaskFailureStopsWorker(t *testing.T) {
 	w := c.start("a", "fp1")
 	select {
 	case err := <-w.done:
-		if err == nil || !strings.Contains(err.Error(), "task s0-p1 of job j: checkpoint store 'file:///ro' is not writable") {
+		if err == nil || !strings.Contains(err.Error(), "cluster: job j: task s0-p1: checkpoint store 'file:///ro' is not writable") {
 			t.Fatalf("got %v", err)
 		}
 		w.done <- nil
@@ -326,5 +330,26 @@ func TestWorkerTaskFailureStopsWorker(t *testing.T) {
 	defer c.tr.mu.Unlock()
 	if len(c.tr.running) != 0 {
 		t.Fatalf("tasks left running: %v", slices.Collect(maps.Keys(c.tr.running)))
+	}
+}
+
+// A task fenced by another worker's producer is not a failure of the
+// worker: it stops its tasks, rejoins, and runs what it is given again.
+func TestWorkerFencedTaskRejoins(t *testing.T) {
+	c := newTestCluster(t, 1, 2)
+	c.tr.fail[TaskID{0, 1}] = fmt.Errorf("cluster: task s0-p1: sink: %w", connkafka.ErrFenced)
+	w := c.start("a", "fp1")
+	c.waitSpread("a")
+	select {
+	case err := <-w.done:
+		t.Fatalf("the worker ended: %v", err)
+		w.done <- nil
+	default:
+	}
+	w.mu.Lock()
+	gens := len(w.gens)
+	w.mu.Unlock()
+	if gens < 2 {
+		t.Fatalf("the worker did not rejoin after the fenced task: %d generations", gens)
 	}
 }

@@ -54,7 +54,27 @@ type MiniBatchGroupAgg struct {
 	keyBytes  []byte
 	changes   []dyntable.Change
 	next      []int32 // next change of the same group, -1 at the end
-	wmBatch   int64   // the watermark that last ended a batch
+	clock     batchClock
+	// merge is set for GlobalGroupAggregate: the input rows are partial
+	// aggregates of LocalGroupAggregate, merged instead of added.
+	merge bool
+}
+
+// batchClock decides which watermarks end a mini-batch: the final one,
+// and one at least the latency of event time past the watermark that
+// last ended a batch (the first one too).
+type batchClock struct {
+	latency time.Duration
+	last    int64
+	seen    bool
+}
+
+func (c *batchClock) ends(wm int64) bool {
+	if wm != dataflow.MaxWatermark && c.seen && wm-c.last < int64(c.latency) {
+		return false
+	}
+	c.last, c.seen = wm, true
+	return true
 }
 
 type bufGroup struct {
@@ -74,7 +94,7 @@ func NewMiniBatchGroupAgg(spec GroupAggSpec, mb MiniBatch) (*MiniBatchGroupAgg, 
 	if err != nil {
 		return nil, err
 	}
-	return &MiniBatchGroupAgg{GroupAgg: g, mb: mb, index: map[string]int32{}, wmBatch: dataflow.MinWatermark}, nil
+	return &MiniBatchGroupAgg{GroupAgg: g, mb: mb, index: map[string]int32{}, clock: batchClock{latency: mb.Latency}}, nil
 }
 
 // ProcessChunk implements dataflow.Operator: it buffers c's changes and
@@ -126,9 +146,12 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 		for c := bg.head; c >= 0; c = m.next[c] {
 			ch := &m.changes[c]
 			last = ch.Row
-			if ch.Kind.IsAccumulate() {
+			switch {
+			case m.merge:
+				err = m.mergePartial(&gs, ch.Row)
+			case ch.Kind.IsAccumulate():
 				_, err = m.add(&gs, ch.Row)
-			} else {
+			default:
 				if gs.rows == 0 {
 					return fmt.Errorf("GroupAggregate: %s for group [%s] that has no state", ch.Kind,
 						types.FormatRow(keyRow(ch.Row, m.spec.GroupKeys), nil, ", "))
@@ -203,10 +226,9 @@ func (m *MiniBatchGroupAgg) reset() {
 // MiniBatch.Latency past the one that ended the last batch, or the
 // final one, ends the batch before it is passed on.
 func (m *MiniBatchGroupAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
-	if wm != dataflow.MaxWatermark && m.wmBatch != dataflow.MinWatermark && wm-m.wmBatch < int64(m.mb.Latency) {
+	if !m.clock.ends(wm) {
 		return nil
 	}
-	m.wmBatch = wm
 	return m.flush(out)
 }
 

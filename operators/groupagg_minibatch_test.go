@@ -279,3 +279,60 @@ func TestMiniBatchNeedsLatencyAndSize(t *testing.T) {
 		}
 	}
 }
+
+// countingState counts the state accesses of an aggregation.
+type countingState struct {
+	state.ValueState[groupState]
+	gets, puts, deletes int
+}
+
+func (c *countingState) Get(k []byte) (groupState, bool, error) {
+	c.gets++
+	return c.ValueState.Get(k)
+}
+
+func (c *countingState) Put(k []byte, v groupState) error {
+	c.puts++
+	return c.ValueState.Put(k, v)
+}
+
+func (c *countingState) Delete(k []byte) error {
+	c.deletes++
+	return c.ValueState.Delete(k)
+}
+
+// TestMiniBatchOneStateAccessPerGroup: a batch of 300 rows over 3
+// groups reads and writes each group's state once, where GroupAgg
+// reads and writes it once per row.
+func TestMiniBatchOneStateAccessPerGroup(t *testing.T) {
+	spec := GroupAggSpec{GroupKeys: []int{0}, Aggs: gaAggs[:3]}
+	var in []dyntable.Change
+	for i := range 300 {
+		in = append(in, gaC(dyntable.Insert, types.NewInt(int64(i%3)), types.NewInt(int64(i))))
+	}
+	m := mbOpen(t, spec, MiniBatch{Latency: time.Hour, Size: 1000})
+	cs := &countingState{ValueState: m.GroupAgg.groups}
+	m.GroupAgg.groups = cs
+	col := &gaCollector{t: t}
+	if err := m.ProcessChunk(0, &dyntable.Chunk{Changes: in}, col); err != nil {
+		t.Fatal(err)
+	}
+	if cs.gets+cs.puts != 0 {
+		t.Fatalf("state accessed before the batch ended: %d gets, %d puts", cs.gets, cs.puts)
+	}
+	if err := m.Finish(col); err != nil {
+		t.Fatal(err)
+	}
+	if cs.gets != 3 || cs.puts != 3 || len(col.changes) != 3 {
+		t.Fatalf("one batch of 3 groups: %d gets, %d puts, %d changes; want 3 each", cs.gets, cs.puts, len(col.changes))
+	}
+	g := gaOpen(t, spec)
+	gs := &countingState{ValueState: g.groups}
+	g.groups = gs
+	if _, err := gaPush(t, g, in...); err != nil {
+		t.Fatal(err)
+	}
+	if gs.gets != 300 || gs.puts != 300 {
+		t.Fatalf("without mini-batch: %d gets, %d puts; want 300 each", gs.gets, gs.puts)
+	}
+}

@@ -28,7 +28,10 @@ func (p *Planner) miniBatch() (operators.MiniBatch, error) {
 }
 
 // withMiniBatch gives a group aggregation the session's mini-batch
-// setting; other nodes are returned as they are.
+// setting, and splits it in two phases (LocalAggNode, GlobalAggNode)
+// when table.optimizer.agg-phase-strategy allows and the aggregation
+// can be split (operators.Mergeable), as Flink does: only with
+// mini-batch on. Other nodes are returned as they are.
 func (b *builder) withMiniBatch(n Node) (Node, error) {
 	agg, ok := n.(*AggNode)
 	if !ok {
@@ -39,5 +42,12 @@ func (b *builder) withMiniBatch(n Node) (Node, error) {
 		return nil, err
 	}
 	agg.MiniBatch = mb
-	return agg, nil
+	if !mb.On() || b.p.Conf.Get("table.optimizer.agg-phase-strategy") == "ONE_PHASE" || !operators.Mergeable(agg.spec()) {
+		return agg, nil
+	}
+	local, err := newLocalAgg(agg)
+	if err != nil {
+		return nil, err
+	}
+	return newGlobalAgg(agg, local), nil
 }

@@ -73,8 +73,12 @@ func aggSelect(text []string, cols []expr.Column) []string {
 	return sel
 }
 
+func (n *AggNode) spec() operators.GroupAggSpec {
+	return operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
+}
+
 func (n *AggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
+	spec := n.spec()
 	if _, err := operators.NewGroupAgg(spec); err != nil {
 		return nil, err
 	}

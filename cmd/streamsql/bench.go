@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,9 +23,20 @@ const benchUsage = `Usage: streamsql bench nexmark --query qN [--events N] [--pa
 
 Runs a Nexmark query of examples/nexmark (built into the binary) over N
 generated events and prints events/s, CPU seconds, events per CPU second,
-peak RSS and the rows the sink received. --query all (or a comma list)
-runs each query in a process of its own, so that each peak RSS is the
-query's, and prints a Markdown table.
+peak RSS, the size of the checkpoint directory at the end, and the rows
+the sink received. --query all (or a comma list) runs each query in a
+process of its own, so that each peak RSS is the query's, and prints a
+Markdown table.
+
+--profile flink-reference sets the conditions of Flink's published
+Nexmark figures (nexmark's flink-conf.yaml and sql-client-defaults.yaml),
+except that checkpoints are taken every 10 s instead of every 3 min:
+Pebble state, exactly-once incremental checkpoints every 10 s into a
+temporary directory, mini-batch 2 s / 50,000 rows with two-phase
+aggregation. --set options apply after the profile's.
+
+--compare key=value (repeatable) runs each query twice in a row, without
+and with those options, for an A/B comparison taken under the same load.
 
 Flags:
 `
@@ -38,7 +50,19 @@ type benchResult struct {
 	CPUSeconds float64 `json:"cpu_seconds"`
 	PeakRSSMB  float64 `json:"peak_rss_mb"`
 	OutputRows int64   `json:"output_rows"`
-	Error      string  `json:"error,omitempty"`
+	// CheckpointMB is the size of the checkpoint directory at the end.
+	CheckpointMB float64 `json:"checkpoint_mb"`
+	Error        string  `json:"error,omitempty"`
+}
+
+// flinkReference is --profile flink-reference (see benchUsage).
+var flinkReference = []string{
+	"state.backend.type=pebble",
+	"execution.checkpointing.interval=10s",
+	"table.exec.mini-batch.enabled=true",
+	"table.exec.mini-batch.allow-latency=2s",
+	"table.exec.mini-batch.size=50000",
+	"table.optimizer.agg-phase-strategy=AUTO",
 }
 
 func (r benchResult) eventsPerSec() float64    { return float64(r.Events) / r.Seconds }
@@ -56,14 +80,24 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	par := fs.Int("parallelism", 1, "parallelism.default of the job")
 	span := fs.Duration("span", 10*time.Second, "event time the events span ('first-event.rate' = events / span), 10 s as in the reference's published runs")
 	asJSON := fs.Bool("json", false, "print one JSON object per query")
-	var sets setFlags
+	profile := fs.String("profile", "", "a set of options: flink-reference")
+	var sets, compare setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
+	fs.Var(&compare, "compare", "also run each query with this option, `key=value`, added; may be repeated")
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
 	if *query == "" || *events <= 0 || *par < 1 || *span < time.Millisecond || fs.NArg() > 0 {
 		fs.Usage()
+		return 2
+	}
+	switch *profile {
+	case "":
+	case "flink-reference":
+		sets = append(append(setFlags{}, flinkReference...), sets...)
+	default:
+		fmt.Fprintf(stderr, "streamsql bench: unknown profile %q (known: flink-reference)\n", *profile)
 		return 2
 	}
 	qs := strings.Split(*query, ",")
@@ -76,7 +110,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if len(qs) == 1 {
+	if len(qs) == 1 && len(compare) == 0 {
 		r := benchQuery(qs[0], *events, *par, *span, sets)
 		if *asJSON {
 			b, _ := json.Marshal(r)
@@ -98,29 +132,40 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Nexmark, %d events per query over %s of event time, parallelism %d, GOMAXPROCS %d, options %v, %s\n\n",
 		*events, *span, *par, runtime.GOMAXPROCS(0), []string(sets), time.Now().UTC().Format("2006-01-02"))
-	fmt.Fprintln(stdout, "| query | events/s | CPU s | events per CPU s | peak RSS MB | output rows |")
-	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
+	variants := []setFlags{sets}
+	if len(compare) > 0 {
+		fmt.Fprintf(stdout, "A: those options; B: also %v, run right after A.\n\n", []string(compare))
+		variants = append(variants, append(append(setFlags{}, sets...), compare...))
+	}
+	fmt.Fprintln(stdout, "| query | events/s | CPU s | events per CPU s | peak RSS MB | checkpoints MB | output rows |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
 	failed := false
 	for _, q := range qs {
-		args := []string{"bench", "nexmark", "--json", "--query", q,
-			"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par), "--span", span.String()}
-		for _, kv := range sets {
-			args = append(args, "--set", kv)
+		for vi, vsets := range variants {
+			label := q
+			if len(variants) > 1 {
+				label += " " + string(rune('A'+vi))
+			}
+			args := []string{"bench", "nexmark", "--json", "--query", q,
+				"--events", strconv.FormatInt(*events, 10), "--parallelism", strconv.Itoa(*par), "--span", span.String()}
+			for _, kv := range vsets {
+				args = append(args, "--set", kv)
+			}
+			cmd := exec.Command(self, args...)
+			cmd.Stderr = stderr
+			out, _ := cmd.Output()
+			var r benchResult
+			if err := json.Unmarshal(lastLine(out), &r); err != nil {
+				r = benchResult{Query: q, Error: fmt.Sprintf("no result (%v)", err)}
+			}
+			if r.Error != "" {
+				failed = true
+				fmt.Fprintf(stdout, "| %s | failed: %s | | | | | |\n", label, r.Error)
+				continue
+			}
+			fmt.Fprintf(stdout, "| %s | %s | %.1f | %s | %.0f | %.0f | %d |\n", label, thousands(r.eventsPerSec()),
+				r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.CheckpointMB, r.OutputRows)
 		}
-		cmd := exec.Command(self, args...)
-		cmd.Stderr = stderr
-		out, _ := cmd.Output()
-		var r benchResult
-		if err := json.Unmarshal(lastLine(out), &r); err != nil {
-			r = benchResult{Query: q, Error: fmt.Sprintf("no result (%v)", err)}
-		}
-		if r.Error != "" {
-			failed = true
-			fmt.Fprintf(stdout, "| %s | failed: %s | | | | |\n", q, r.Error)
-			continue
-		}
-		fmt.Fprintf(stdout, "| %s | %s | %.1f | %s | %.0f | %d |\n", q, thousands(r.eventsPerSec()),
-			r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.OutputRows)
 	}
 	if failed {
 		return 1
@@ -141,8 +186,8 @@ func printBench(w io.Writer, r benchResult) {
 		fmt.Fprintf(w, "%s: failed: %s\n", r.Query, r.Error)
 		return
 	}
-	fmt.Fprintf(w, "%s: %d events in %.2f s: %s events/s; CPU %.2f s (%s events per CPU second); peak RSS %.0f MB; %d output rows\n",
-		r.Query, r.Events, r.Seconds, thousands(r.eventsPerSec()), r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.OutputRows)
+	fmt.Fprintf(w, "%s: %d events in %.2f s: %s events/s; CPU %.2f s (%s events per CPU second); peak RSS %.0f MB; checkpoints %.0f MB; %d output rows\n",
+		r.Query, r.Events, r.Seconds, thousands(r.eventsPerSec()), r.CPUSeconds, thousands(r.eventsPerCPUSec()), r.PeakRSSMB, r.CheckpointMB, r.OutputRows)
 }
 
 func thousands(f float64) string {
@@ -206,6 +251,20 @@ func benchQuery(q string, events int64, par int, span time.Duration, sets []stri
 			return fail(err)
 		}
 	}
+	// Checkpoints without a directory go to a temporary one, measured at
+	// the end and removed.
+	ckptDir := s.Conf.Get("state.checkpoints.dir")
+	if s.Conf.Duration("execution.checkpointing.interval") > 0 && ckptDir == "" {
+		dir, err := os.MkdirTemp("", "nexmark-checkpoints-")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+		if err := s.Conf.Set("state.checkpoints.dir", dir); err != nil {
+			return fail(err)
+		}
+		ckptDir = dir
+	}
 	stmts, err := parser.Parse(ddl + "\n" + text)
 	if err != nil {
 		return fail(err)
@@ -238,5 +297,22 @@ func benchQuery(q string, events int64, par int, span time.Duration, sets []stri
 	r.CPUSeconds = cpuSeconds() - cpu0
 	_, r.OutputRows = job.Records()
 	r.PeakRSSMB = peakRSSMB()
+	if ckptDir != "" {
+		r.CheckpointMB = float64(dirBytes(ckptDir)) / (1 << 20)
+	}
 	return r
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -35,7 +35,7 @@ Runs a cluster job on this machine: a local Kafka-protocol broker, a
 checkpoint directory, and --workers 'streamsql worker' processes. It
 prints where each task runs whenever that changes; Ctrl-C stops it all.
 In the job file, ${bootstrap} is the broker's host:port and
-${checkpoints} the checkpoint directory, unless given with --var.
+${checkpoints} the checkpoint store (file://DIR), unless given with --var.
 
 Flags:
 `
@@ -105,10 +105,14 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 	if _, ok := vars["bootstrap"]; !ok {
 		vars["bootstrap"] = b.Addr()
 	}
+	// The store as a file:// URL: each worker then keeps its tasks'
+	// working state in a directory of its own, as on separate machines,
+	// and only checkpoints go to the shared directory.
+	store := "file://" + dir
 	if _, ok := vars["checkpoints"]; !ok {
-		vars["checkpoints"] = dir
+		vars["checkpoints"] = store
 	}
-	wf := &workerFlags{bootstrap: b.Addr(), file: *file, init: *init, sets: append(setFlags{"state.checkpoints.dir=" + dir}, sets...), vars: vars}
+	wf := &workerFlags{bootstrap: b.Addr(), file: *file, init: *init, sets: append(setFlags{"state.checkpoints.dir=" + store}, sets...), vars: vars}
 	// Compiled here too: a job file error shows once, before any worker
 	// starts, and the task list names the group's partitions below.
 	job, err := loadClusterJob(context.Background(), wf, stderr, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -124,7 +128,7 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		return a.Partition - b.Partition
 	})
 	fmt.Fprintf(stdout, "cluster: job %s, %d tasks, %d workers; broker %s, checkpoints %s; Ctrl-C stops it\n",
-		job.Name(), len(tasks), *n, b.Addr(), dir)
+		job.Name(), len(tasks), *n, b.Addr(), store)
 
 	wargs := []string{"worker", "--bootstrap-servers", b.Addr(), "-f", *file}
 	if *init != "" {
@@ -179,11 +183,12 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		out.Unlock()
 	})
 
-	code := 0
+	code, running := 0, len(procs)
 	select {
 	case <-stop:
 		fmt.Fprintln(stdout, "cluster: stopping the workers")
 	case p := <-exited:
+		running--
 		err := <-p.done
 		fmt.Fprintf(stderr, "streamsql cluster: %s exited (%v); stopping the others\n", p.name, err)
 		code = 1
@@ -193,7 +198,7 @@ func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	deadline := time.After(time.Minute)
-	for range procs {
+	for range running {
 		select {
 		case <-exited:
 		case <-deadline:

@@ -20,7 +20,7 @@ SET 'state.checkpoints.dir' = '` + dir + `';
 SET 'cluster.partitions' = '2';
 SET 'pipeline.name' = 'wtest';
 CREATE TABLE src (k INT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '50',
-  'fields.k.min' = '1', 'fields.k.max' = '5');
+  'fields.k.min' = '1', 'fields.k.max' = '5', 'fields.v.min' = '1', 'fields.v.max' = '100');
 CREATE TABLE sink (k INT, s INT) WITH ('connector' = 'blackhole');
 INSERT INTO sink SELECT k, ` + agg + `(v) FROM src GROUP BY k;
 `
@@ -103,4 +103,23 @@ func TestWorkerJobFileMismatch(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatalf("the first worker: %v", err)
 	}
+}
+
+// A checkpoint store the worker cannot write to stops it with an error
+// that names the store. (Tests run as root here, so the store is made
+// unwritable by putting it under a regular file, not by permissions.)
+func TestWorkerCheckpointStoreNotWritable(t *testing.T) {
+	b, err := broker.Start(broker.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	blocker := writeFile(t, "not-a-dir", "x")
+	job := writeFile(t, "job.sql", clusterScript(blocker+"/ckpt", "SUM"))
+	code, _, errOut := runCLI(t, "", "worker", "--bootstrap-servers", b.Addr(), "-f", job)
+	if code != 1 || !strings.Contains(errOut, "streamsql worker: cluster: job wtest: cluster: task s") ||
+		!strings.Contains(errOut, "checkpoint") || !strings.Contains(errOut, blocker) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Log(errOut[strings.LastIndex(errOut, "streamsql worker:"):])
 }

@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ func (h *harness) start(name string, hookAt int) {
 	}
 	cmd := exec.Command(h.bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
+	// The workers' local directories (a file:// store's working state)
+	// in the test's own temporary directory, out of other processes' way.
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(h.dir, "tmp"))
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
@@ -119,6 +123,7 @@ func (h *harness) check() int {
 				h.start(name, 0)
 				continue
 			}
+			delete(h.live, name)
 			msg, _ := os.ReadFile(h.logPath(name))
 			h.t.Fatalf("worker %s ended by itself: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
 		default:
@@ -140,15 +145,17 @@ func (h *harness) stop(name string) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-p.done:
+		delete(h.live, name)
 		if err != nil {
 			msg, _ := os.ReadFile(h.logPath(name))
 			h.t.Fatalf("worker %s did not stop cleanly on SIGTERM: %v\n%s", name, err, billstest.Tail(string(msg), 4000))
 		}
 	case <-time.After(time.Minute):
 		_ = p.cmd.Process.Kill()
+		<-p.done
+		delete(h.live, name)
 		h.t.Fatalf("worker %s did not stop within a minute of SIGTERM", name)
 	}
-	delete(h.live, name)
 }
 
 func (h *harness) stopAll() {
@@ -166,20 +173,33 @@ func (h *harness) names() []string {
 	return ns
 }
 
-// waitMembers waits until the job's group is stable with n members,
-// each with an assignment: a rebalance finished.
-func (h *harness) waitMembers(addr string, n int) {
+// waitGroup waits until the job's group is stable with exactly the live
+// workers as members: a rebalance finished, and the members of killed
+// incarnations are gone (a worker killed while it waited in a JoinGroup
+// stays a member until the next rebalance drops it).
+func (h *harness) waitGroup(addr string) {
 	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second}
-	deadline := time.Now().Add(2 * time.Minute)
+	want := strings.Join(h.names(), ",")
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string
 	for time.Now().Before(deadline) {
 		h.check()
 		res, err := c.DescribeGroups(context.Background(), &kafka.DescribeGroupsRequest{GroupIDs: []string{cluster.GroupID(job)}})
-		if err == nil && len(res.Groups) == 1 && res.Groups[0].GroupState == "Stable" && len(res.Groups[0].Members) == n {
-			return
+		if err == nil && len(res.Groups) == 1 {
+			g := res.Groups[0]
+			var got []string
+			for _, m := range g.Members {
+				got = append(got, m.ClientID)
+			}
+			slices.Sort(got)
+			last = g.GroupState + " " + strings.Join(got, ",")
+			if g.GroupState == "Stable" && strings.Join(got, ",") == want {
+				return
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	h.t.Fatalf("the group did not settle with %d members", n)
+	h.t.Fatalf("the group did not settle with members %s; last seen: %s", want, last)
 }
 
 var genRE = regexp.MustCompile(`generation=(\d+)`)
@@ -222,6 +242,23 @@ func TestClusterCrashLoop(t *testing.T) {
 	}
 
 	dir := t.TempDir()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// Keep the workers' logs of a failed run.
+		keep, err := os.MkdirTemp("", "streamsql-cluster-crash-logs-")
+		if err != nil {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "w*.log"))
+		for _, l := range logs {
+			if data, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(keep, filepath.Base(l)), data, 0o644)
+			}
+		}
+		t.Logf("the workers' logs are in %s", keep)
+	})
 	bin := filepath.Join(dir, "streamsql")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/streamsql").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -239,16 +276,20 @@ func TestClusterCrashLoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	prodDone := make(chan error, 1)
-	// Keep bills flowing through the whole kill phase (about 4 s a kill,
-	// plus the rescale), so that every run has transactions in flight.
-	perSec := max(100, len(recs)/(*kills*4+30))
+	// Keep bills flowing through most of the kill phase (a kill, the
+	// restart and the group settling take about 15 s, plus the rescale),
+	// so that every run has transactions in flight.
+	perSec := max(100, len(recs)/(*kills*15+30))
 	go func() { prodDone <- bills.Produce(ctx, b.Addr(), "bills", recs, perSec, nil) }()
 
+	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	examples, _ := filepath.Abs("../../examples/billing")
 	h := &harness{t: t, bin: bin, dir: dir, live: map[string]*proc{}, args: []string{"worker",
-		"--bootstrap-servers", b.Addr(), "--session-timeout", "6s",
+		"--bootstrap-servers", b.Addr(), "--session-timeout", "15s", "--connect-timeout", "2m",
 		"-i", filepath.Join(examples, "tables.sql"), "-f", filepath.Join(examples, "cluster.sql"),
-		"--var", "bootstrap=" + b.Addr(), "--var", "checkpoints=" + filepath.Join(dir, "ckpt"), "--var", "mysql_url=" + dsn}}
+		"--var", "bootstrap=" + b.Addr(), "--var", "checkpoints=file://" + filepath.Join(dir, "ckpt"), "--var", "mysql_url=" + dsn}}
 	defer func() {
 		for name := range h.live {
 			h.kill(name)
@@ -257,7 +298,7 @@ func TestClusterCrashLoop(t *testing.T) {
 	for range 3 {
 		h.newWorker()
 	}
-	h.waitMembers(b.Addr(), 3)
+	h.waitGroup(b.Addr())
 
 	r := rand.New(rand.NewPCG(*seed, 14))
 	killed, rescaled := 0, false
@@ -267,10 +308,10 @@ func TestClusterCrashLoop(t *testing.T) {
 		if !rescaled && killed >= *kills/2 {
 			// 3 → 2: one worker leaves for good; 2 → 4: two new ones.
 			h.stop(h.names()[r.IntN(len(h.live))])
-			h.waitMembers(b.Addr(), 2)
+			h.waitGroup(b.Addr())
 			h.newWorker()
 			h.newWorker()
-			h.waitMembers(b.Addr(), 4)
+			h.waitGroup(b.Addr())
 			rescaled = true
 			continue
 		}
@@ -287,6 +328,11 @@ func TestClusterCrashLoop(t *testing.T) {
 			hookAt = 1 + r.IntN(8)
 		}
 		h.start(victim, hookAt)
+		// Most kills wait for the group to settle first; every fourth
+		// comes while it may still be rebalancing.
+		if restarts%4 != 0 {
+			h.waitGroup(b.Addr())
+		}
 	}
 
 	// A worker still waiting for its hook runs on without it.

@@ -82,6 +82,9 @@ func CheckTopic(t testing.TB, addr, topic string, ref map[int64]bills.Total) (sh
 		case !ok || g.Bills < w.Bills:
 			short++
 		case g != w:
+			if wrong < 3 {
+				t.Logf("topic %s: user %d ends at %+v, want %+v", topic, u, g, w)
+			}
 			wrong++
 		}
 	}
