@@ -24,6 +24,10 @@ import (
 type Txn[P any] struct {
 	Changes *dyntable.Chunk
 	End     P
+	// Tables, when a source fills it, names the table of each change
+	// ("schema.table", parallel to Changes.Changes); mysql-cdc's chunked
+	// snapshot sorts changes by it. Pump does not read it.
+	Tables []string
 }
 
 // Pump runs read on a goroutine of its own until it fails or ctx ends,

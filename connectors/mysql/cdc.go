@@ -25,13 +25,13 @@ import (
 // from the snapshot's exact position (cdc_source.go, cdc_binlog.go).
 //
 // The snapshot is chunked by default (cdc_chunked.go, Flink CDC 2.x's
-// lock-free algorithm): for one captured table with a one-column integer
-// primary key, chunks of rows are read in key order between the binlog's
+// lock-free algorithm): for captured tables with one-column integer
+// primary keys, chunks of rows are read in key order between the binlog's
 // transactions and reconciled with the binlog up to a high watermark
 // after each, and checkpoints complete during it.
 //
-// Otherwise ('scan.incremental.snapshot.enabled' = 'false', several
-// tables, another key) the snapshot is one transaction, START
+// Otherwise ('scan.incremental.snapshot.enabled' = 'false', or a table
+// with another key) the snapshot is one transaction, START
 // TRANSACTION WITH CONSISTENT SNAPSHOT, whose binlog position the server
 // reports with it (MariaDB's binlog_snapshot_file /
 // binlog_snapshot_position; on MySQL, which has no such status, a brief
@@ -64,7 +64,7 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "scan.startup.specific-offset.pos", Kind: sessconfig.Int, Description: "the position in that file, for scan.startup.mode = specific-offset"},
 	{Key: "scan.startup.specific-offset.gtid-set", Description: "the GTID set to start after, for scan.startup.mode = specific-offset: MySQL's executed set ('uuid:1-19') or MariaDB's position ('0-1-42'); it takes precedence over .file and .pos"},
 	{Key: "scan.startup.timestamp-millis", Kind: sessconfig.Int, Description: "milliseconds since the epoch, for scan.startup.mode = timestamp; the binlog is read from its oldest file and earlier changes are skipped"},
-	{Key: "scan.incremental.snapshot.enabled", Kind: sessconfig.Bool, Default: "true", Description: "initial mode reads the snapshot in chunks by primary key, without a lock or a long transaction, reconciled with the binlog read along (Flink CDC 2.x's algorithm), and checkpoints complete during it; for one captured table whose primary key is one integer column. Otherwise, or with 'false', the snapshot is one consistent transaction (checkpoints declined until it is emitted)"},
+	{Key: "scan.incremental.snapshot.enabled", Kind: sessconfig.Bool, Default: "true", Description: "initial mode reads the snapshot in chunks by primary key, without a lock or a long transaction, reconciled with the binlog read along (Flink CDC 2.x's algorithm), and checkpoints complete during it; for captured tables whose primary keys are one integer column. Otherwise, or with 'false', the snapshot is one consistent transaction (checkpoints declined until it is emitted)"},
 	{Key: "scan.incremental.snapshot.chunk.size", Kind: sessconfig.Int, Min: 1, Default: "8096", Description: "rows per chunk of the chunked snapshot"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
 	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},

@@ -177,6 +177,7 @@ func (s *cdcSource) checkPosition(ctx context.Context) error {
 func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gset gmysql.GTIDSet, txns chan<- cdcpump.Txn[binlogPos]) error {
 	file := s.pos.File
 	cur := &dyntable.Chunk{}
+	var tables []string // the table of each change in cur
 	since := uint32(s.cfg.startTS / 1000)
 	next := "" // the GTID of the transaction being read
 	inTxn := false
@@ -192,7 +193,7 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gs
 	}
 	commit := func(h *replication.EventHeader) error {
 		inTxn = false
-		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}}
+		t := cdcpump.Txn[binlogPos]{Changes: cur, End: binlogPos{File: file, Pos: h.LogPos}, Tables: tables}
 		if gset != nil {
 			if next != "" {
 				if err := gset.Update(next); err != nil {
@@ -203,9 +204,9 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gs
 		}
 		next = ""
 		if s.cfg.mode == startTimestamp && h.Timestamp < since {
-			t.Changes = &dyntable.Chunk{} // committed before the start time
+			t.Changes, t.Tables = &dyntable.Chunk{}, nil // committed before the start time
 		}
-		cur = &dyntable.Chunk{}
+		cur, tables = &dyntable.Chunk{}, nil
 		return send(t)
 	}
 	// progress moves the position past an event between transactions
@@ -265,7 +266,7 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gs
 				}
 			}
 		case *replication.RowsEvent:
-			if err := s.rows(ctx, ev.Header, e, cur); err != nil {
+			if err := s.rows(ctx, ev.Header, e, cur, &tables); err != nil {
 				return err
 			}
 		}
@@ -273,7 +274,8 @@ func (s *cdcSource) read(ctx context.Context, st *replication.BinlogStreamer, gs
 }
 
 // rows adds a rows event's changes, when its table is captured.
-func (s *cdcSource) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent, cur *dyntable.Chunk) error {
+// Each change's table goes to tables.
+func (s *cdcSource) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent, cur *dyntable.Chunk, tables *[]string) error {
 	db, table := string(e.Table.Schema), string(e.Table.Table)
 	if !s.matches(db, table) {
 		return nil
@@ -308,6 +310,7 @@ func (s *cdcSource) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			return s.errorf("%w", err)
 		}
 		cur.Append(kinds[i%len(kinds)], r)
+		*tables = append(*tables, db+"."+table)
 	}
 	return nil
 }

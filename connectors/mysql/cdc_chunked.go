@@ -14,13 +14,14 @@ import (
 )
 
 // The chunked, lock-free snapshot ('scan.incremental.snapshot.enabled',
-// Flink CDC 2.x's algorithm after DBLog), for a captured table whose
-// primary key is one integer column.
+// Flink CDC 2.x's algorithm after DBLog), for captured tables whose
+// primary keys are one integer column each.
 //
 // The binlog is read from the position where the snapshot starts, and
-// the table is read in chunks of 'scan.incremental.snapshot.chunk.size'
-// rows in key order, between the binlog's transactions, by plain
-// statements (no lock, no long transaction):
+// the tables are read one after the other (by name) in chunks of
+// 'scan.incremental.snapshot.chunk.size' rows in key order, between the
+// binlog's transactions, by plain statements (no lock, no long
+// transaction):
 //
 //  1. SELECT the next chunk: the rows with a key above the last one
 //     emitted, in key order, LIMIT the chunk size. Its keys span
@@ -31,8 +32,11 @@ import (
 //     delete removes it): the SELECT saw the table at some moment
 //     between the start of this window and H, and replaying the window's
 //     changes in order over it gives the rows as of H. A change of a key
-//     at or below after (an emitted chunk) is emitted; a change of a key
-//     above hi is dropped: the SELECT of its chunk, later, sees it.
+//     at or below after (an emitted chunk), or of a table done before,
+//     is emitted; a change of a key above hi, or of a table after this
+//     one, is dropped: the SELECT of its chunk, later, sees it. A table
+//     that was not there when the snapshot started has all its rows in
+//     the binlog: its changes are emitted.
 //  4. Emit the chunk's rows, as of H, as inserts.
 //
 // The binlog then goes on from H with every key emitted. So each row is
@@ -40,8 +44,9 @@ import (
 // watermark once by the binlog: no gap and no duplicate, and the -U/-D
 // of a change always follows the +I of the row it changes.
 //
-// The checkpoint position is the binlog position plus the last key
-// emitted ('snap'); a restore selects the next chunk after that key and
+// The checkpoint position is the binlog position plus the table being
+// read and the last key emitted ('snap'); a restore selects the next
+// chunk after that key and
 // reads the binlog from the position, so checkpoints complete during the
 // snapshot, unlike the one-transaction snapshot's. The snapshot still
 // runs in the one subtask of the source (the binlog is one stream).
@@ -50,52 +55,75 @@ import (
 
 // snapPos is the chunked snapshot's progress in a checkpoint position.
 type snapPos struct {
-	// After is the last key emitted; nil before the first chunk.
+	// Table is the table being read ("schema.table"); "" before the first.
+	Table string `json:"table,omitempty"`
+	// After is the last key of Table emitted; nil before its first chunk.
 	After *int64 `json:"after,omitempty"`
 }
 
-// chunkable returns the one captured table and the streamsql column of
-// its integer key, or ok false when the chunked snapshot does not
-// apply (several tables, or a key that is not one integer column).
-func (s *cdcSource) chunkable() (ct *capturedTable, key int, ok bool) {
-	if len(s.tables) != 1 {
-		return nil, 0, false
-	}
-	for _, t := range s.tables {
-		ct = t
-	}
-	if len(ct.pk) != 1 {
-		return nil, 0, false
-	}
-	for i, c := range s.t.Columns {
-		if strings.EqualFold(c.Name, ct.pk[0]) && c.Type.IsInteger() {
-			return ct, i, true
+// chunkTable is a table the chunked snapshot reads.
+type chunkTable struct {
+	name  string // "schema.table"
+	query string // SELECT of the mapped columns, in the streamsql order
+	key   int    // the streamsql column of its key
+	ident *capturedTable
+}
+
+// chunkable returns the captured tables in name order with their keys,
+// or ok false when one of them has a key that is not one integer column
+// of the streamsql table (the chunked snapshot does not apply). The
+// reader goroutine may map a table again (a DDL): the SELECTs use their
+// own copies of the columns.
+func (s *cdcSource) chunkable() (list []chunkTable, ok bool) {
+	for name, ct := range s.tables {
+		if len(ct.pk) != 1 {
+			return nil, false
 		}
+		key := -1
+		for i, c := range s.t.Columns {
+			if strings.EqualFold(c.Name, ct.pk[0]) && c.Type.IsInteger() {
+				key = i
+			}
+		}
+		if key < 0 {
+			return nil, false
+		}
+		cols := make([]string, len(ct.cols))
+		for i, c := range ct.cols {
+			cols[i] = quoteIdent(c.name)
+		}
+		ident := &capturedTable{schema: ct.schema, name: ct.name, idx: make([]int, len(cols)), cols: slices.Clone(ct.cols)}
+		for i := range ident.idx {
+			ident.idx[i] = i
+		}
+		list = append(list, chunkTable{name: name, key: key, ident: ident,
+			query: "SELECT " + strings.Join(cols, ", ") + " FROM " + quoteIdent(ct.schema) + "." + quoteIdent(ct.name)})
 	}
-	return nil, 0, false
+	slices.SortFunc(list, func(a, b chunkTable) int { return strings.Compare(a.name, b.name) })
+	return list, len(list) > 0
 }
 
 // chunkedSnapshot runs the snapshot from s.pos (whose Snap says how far
 // it got) and returns with s.pos at the high watermark of the last
 // chunk, Snap nil, for the stream to go on from.
 func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutput) error {
-	ct, key, ok := s.chunkable()
+	list, ok := s.chunkable()
 	if !ok {
-		return s.errorf("the snapshot restored from the checkpoint is chunked, and the captured tables no longer allow it (one table with a one-column integer primary key); restart the job without its checkpoint")
+		return s.errorf("the snapshot restored from the checkpoint is chunked, and the captured tables no longer allow it (one-column integer primary keys); restart the job without its checkpoint")
 	}
-	// The reader goroutine may map the table again (a DDL): the SELECT
-	// uses its own copy of the columns.
-	cols := make([]string, len(ct.cols))
-	for i, c := range ct.cols {
-		cols[i] = quoteIdent(c.name)
+	known := map[string]int{} // table -> its place in list
+	for i, ct := range list {
+		known[ct.name] = i
 	}
-	ident := &capturedTable{schema: ct.schema, name: ct.name, idx: make([]int, len(cols)), cols: slices.Clone(ct.cols)}
-	for i := range ident.idx {
-		ident.idx[i] = i
+	cur := 0 // the table being read
+	if t := s.pos.Snap.Table; t != "" {
+		for cur < len(list) && list[cur].name < t {
+			cur++
+		}
+		if cur == len(list) || list[cur].name != t {
+			s.pos.Snap.After = nil // that table is gone: go on with the next
+		}
 	}
-	query := "SELECT " + strings.Join(cols, ", ") + " FROM " + quoteIdent(ct.schema) + "." + quoteIdent(ct.name)
-	keyName := quoteIdent(ct.cols[key].name)
-
 	syncer, streamer, gset, err := s.openBinlog(ctx)
 	if err != nil {
 		return err
@@ -109,11 +137,31 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 		cancel()
 		<-errc
 	}()
-	s.log.Info("mysql-cdc chunked snapshot", "source", s.t.Name, "table", ct.schema+"."+ct.name, "binlog", s.pos.String(),
-		"chunk", s.cfg.chunkSize)
+	s.log.Info("mysql-cdc chunked snapshot", "source", s.t.Name, "tables", len(list), "binlog", s.pos.String(), "chunk", s.cfg.chunkSize)
+	for ; cur < len(list); cur++ {
+		ct := list[cur]
+		if s.pos.Snap.Table != ct.name {
+			s.pos.Snap = &snapPos{Table: ct.name}
+		}
+		if err := s.chunkTable(ctx, out, list, known, cur, txns, errc); err != nil {
+			return err
+		}
+	}
+	s.pos.Snap = nil
+	s.log.Info("mysql-cdc chunked snapshot done", "source", s.t.Name, "binlog", s.pos.String())
+	return nil
+}
+
+// chunkTable reads list[cur] chunk by chunk from s.pos.Snap.After on.
+// When it returns, every row of the table is emitted and s.pos.Snap.After
+// is its last key.
+func (s *cdcSource) chunkTable(ctx context.Context, out dataflow.SourceOutput, list []chunkTable, known map[string]int, cur int,
+	txns <-chan cdcpump.Txn[binlogPos], errc chan error) error {
+	ct := list[cur]
+	keyName := quoteIdent(ct.ident.cols[ct.key].name)
 	for {
 		after := s.pos.Snap.After
-		q, args := query, []any(nil)
+		q, args := ct.query, []any(nil)
 		if after != nil {
 			q += " WHERE " + keyName + " > ?"
 			args = append(args, *after)
@@ -121,13 +169,13 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 		q += " ORDER BY " + keyName + " LIMIT " + strconv.Itoa(s.cfg.chunkSize)
 		rows, err := s.db.QueryContext(ctx, q, args...)
 		if err != nil {
-			return s.errorf("reading a chunk of %s.%s: %w", ct.schema, ct.name, err)
+			return s.errorf("reading a chunk of %s: %w", ct.name, err)
 		}
 		chunk := map[int64]types.Row{}
 		var hi int64
 		n := 0
-		err = s.scanRows(ident, rows, func(r types.Row) {
-			hi = r[key].Int()
+		err = s.scanRows(ct.ident, rows, func(r types.Row) {
+			hi = r[ct.key].Int()
 			chunk[hi] = r
 			n++
 		})
@@ -140,8 +188,13 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 			return s.errorf("the chunk's high watermark: %w", err)
 		}
 		// region: -1 emitted, 0 this chunk, 1 later.
-		region := func(k int64) int {
+		region := func(table string, k int64) int {
+			i, ok := known[table]
 			switch {
+			case !ok || i < cur:
+				return -1
+			case i > cur:
+				return 1
 			case after != nil && k <= *after:
 				return -1
 			case last || k <= hi:
@@ -153,7 +206,12 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 			select {
 			case t := <-txns:
 				c := &dyntable.Chunk{}
-				window(t.Changes, key, region, chunk, c)
+				window(t.Changes, t.Tables, func(table string) int {
+					if i, ok := known[table]; ok {
+						return list[i].key
+					}
+					return ct.key // a table unknown at the start: emitted, whatever its key
+				}, region, chunk, c)
 				snap := s.pos.Snap
 				s.pos = t.End
 				s.pos.Snap = snap
@@ -177,7 +235,9 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 			}
 		}
 		// Emit the chunk as of the high watermark, in key order; the
-		// position moves to each piece's last key before it goes out.
+		// position moves to each piece's last key before it goes out (to
+		// hi with the chunk's last piece: rows of the chunk deleted in the
+		// window are gone).
 		keys := make([]int64, 0, len(chunk))
 		for k := range chunk {
 			keys = append(keys, k)
@@ -185,47 +245,46 @@ func (s *cdcSource) chunkedSnapshot(ctx context.Context, out dataflow.SourceOutp
 		slices.Sort(keys)
 		for i := 0; i < len(keys); i += chunkRows {
 			c := &dyntable.Chunk{}
-			for _, k := range keys[i:min(i+chunkRows, len(keys))] {
+			end := min(i+chunkRows, len(keys))
+			for _, k := range keys[i:end] {
 				c.Append(dyntable.Insert, chunk[k])
 			}
-			k := keys[min(i+chunkRows, len(keys))-1]
-			if i+chunkRows >= len(keys) && !last {
-				k = max(k, hi) // rows of the chunk deleted in the window are gone
+			k := keys[end-1]
+			if end == len(keys) && !last {
+				k = max(k, hi)
 			}
-			s.pos.Snap = &snapPos{After: &k}
-			if i+chunkRows >= len(keys) && last {
-				s.pos.Snap = nil
-			}
+			s.pos.Snap = &snapPos{Table: ct.name, After: &k}
 			if err := out.Emit(c); err != nil {
 				return err
 			}
 		}
 		if last {
-			s.pos.Snap = nil
-			s.log.Info("mysql-cdc chunked snapshot done", "source", s.t.Name, "binlog", s.pos.String())
 			return nil
 		}
 		if len(keys) == 0 {
-			s.pos.Snap = &snapPos{After: &hi}
+			s.pos.Snap = &snapPos{Table: ct.name, After: &hi}
 		}
 	}
 }
 
 // window sorts a transaction's changes read during a chunk's window:
 // changes of emitted keys go to out, changes of the chunk's keys are
-// applied to chunk, changes of later keys are dropped. An update that
-// moves a row's key across regions is split: its old row's half and its
-// new row's half each go where their key belongs (a delete or an insert
-// when the other half is not emitted).
-func window(in *dyntable.Chunk, key int, region func(int64) int, chunk map[int64]types.Row, out *dyntable.Chunk) {
+// applied to chunk, changes of later keys are dropped. tables names each
+// change's table, keyOf its key column, region(table, key) its place.
+// An update that moves a row's key across regions is split: its old
+// row's half and its new row's half each go where their key belongs (a
+// delete or an insert when the other half is not emitted).
+func window(in *dyntable.Chunk, tables []string, keyOf func(string) int, region func(string, int64) int, chunk map[int64]types.Row, out *dyntable.Chunk) {
 	ch := in.Changes
 	for i := 0; i < len(ch); i++ {
 		c := ch[i]
+		table := tables[i]
+		key := keyOf(table)
 		if c.Kind == dyntable.UpdateBefore && i+1 < len(ch) && ch[i+1].Kind == dyntable.UpdateAfter {
 			a := ch[i+1]
 			i++
 			kb, ka := c.Row[key].Int(), a.Row[key].Int()
-			rb, ra := region(kb), region(ka)
+			rb, ra := region(table, kb), region(table, ka)
 			switch {
 			case rb < 0 && ra < 0:
 				out.Append(dyntable.UpdateBefore, c.Row)
@@ -245,7 +304,7 @@ func window(in *dyntable.Chunk, key int, region func(int64) int, chunk map[int64
 			continue
 		}
 		k := c.Row[key].Int()
-		switch region(k) {
+		switch region(table, k) {
 		case -1:
 			out.Append(c.Kind, c.Row)
 		case 0:

@@ -8,13 +8,18 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// window's sorting of a transaction's changes, worked out by hand:
-// emitted keys are <= 10, the chunk is (10, 20], later keys above 20.
+// window's sorting of a transaction's changes, worked out by hand: the
+// chunk is (10, 20] of table m; emitted are keys <= 10 of m and table a
+// (done before m); later are keys above 20 of m and table z.
 func TestChunkWindow(t *testing.T) {
 	row := func(k int64, v string) types.Row { return types.Row{types.NewInt(k), types.NewString(v)} }
 	after, hi := int64(10), int64(20)
-	region := func(k int64) int {
+	region := func(table string, k int64) int {
 		switch {
+		case table == "a":
+			return -1
+		case table == "z":
+			return 1
 		case k <= after:
 			return -1
 		case k <= hi:
@@ -37,13 +42,20 @@ func TestChunkWindow(t *testing.T) {
 	in.Append(dyntable.UpdateAfter, row(4, "e2"))
 	in.Append(dyntable.UpdateBefore, row(22, "f")) // from a later key into the chunk
 	in.Append(dyntable.UpdateAfter, row(19, "f"))
+	tables := make([]string, in.Len())
+	for i := range tables {
+		tables[i] = "m"
+	}
+	in.Append(dyntable.Insert, row(14, "other table, done"))
+	in.Append(dyntable.Delete, row(16, "other table, later"))
+	tables = append(tables, "a", "z")
 	out := &dyntable.Chunk{}
-	window(in, 0, region, chunk, out)
+	window(in, tables, func(string) int { return 0 }, region, chunk, out)
 	var got []string
 	for _, c := range out.Changes {
 		got = append(got, dyntable.FormatChange(c, []types.Type{types.TypeBigInt, types.TypeString}))
 	}
-	want := []string{"+I[5, x]", "+I[7, c]", "-D[3, d]", "-U[4, e]", "+U[4, e2]"}
+	want := []string{"+I[5, x]", "+I[7, c]", "-D[3, d]", "-U[4, e]", "+U[4, e2]", "+I[14, other table, done]"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("emitted %v, want %v", got, want)
 	}

@@ -257,7 +257,7 @@ func (s *cdcSource) RestorePosition(b []byte) error {
 
 func (s *cdcSource) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	if !s.restored {
-		if _, _, ok := s.chunkable(); ok && s.cfg.mode == startInitial && s.cfg.chunked {
+		if _, ok := s.chunkable(); ok && s.cfg.mode == startInitial && s.cfg.chunked {
 			p, err := s.masterStatus(ctx, s.db)
 			if err != nil {
 				return s.errorf("%w", err)
