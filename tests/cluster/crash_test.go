@@ -48,7 +48,7 @@ import (
 )
 
 var (
-	kills  = flag.Int("kills", 8, "SIGKILLs of workers before the job may finish (at least 2)")
+	kills  = flag.Int("kills", 6, "SIGKILLs of workers before the job may finish (at least 2)")
 	nBills = flag.Int("bills", 20_000, "distinct bills")
 	seed   = flag.Uint64("seed", 1, "random seed for kill times and victims")
 )
