@@ -40,6 +40,7 @@ type bucketStore struct {
 	b     *blob.Bucket
 	name  string // the location, redacted
 	local string
+	lock  io.Closer // holds local while the store is open (localdir.go)
 
 	mu sync.Mutex
 	// index holds the files of the newest checkpoint committed or
@@ -80,12 +81,12 @@ func openBucketStore(ctx context.Context, loc string) (*bucketStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: opening the checkpoint store %s: %s", name, redactText(err.Error()))
 	}
-	local, err := os.MkdirTemp("", "streamsql-checkpoints-")
+	local, lock, err := newLocalDir()
 	if err != nil {
 		_ = b.Close()
 		return nil, fmt.Errorf("checkpoint: a local directory for the checkpoint store %s: %w", name, err)
 	}
-	return &bucketStore{b: b, name: name, local: local, index: map[string]File{}, refs: map[string]map[string]bool{}}, nil
+	return &bucketStore{b: b, name: name, local: local, lock: lock, index: map[string]File{}, refs: map[string]map[string]bool{}}, nil
 }
 
 func (s *bucketStore) Local() string  { return s.local }
@@ -96,6 +97,7 @@ func (s *bucketStore) Close() error {
 	if rerr := os.RemoveAll(s.local); err == nil {
 		err = rerr
 	}
+	_ = s.lock.Close()
 	return err
 }
 

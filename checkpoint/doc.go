@@ -37,4 +37,27 @@
 // its metadata is relative, so it can be copied anywhere. Its state is in
 // the canonical key-group format (state/canonical.go), which either
 // backend restores.
+//
+// Stores (store.go). The coordinator keeps checkpoints through one small
+// interface, Store, with two implementations:
+//
+//	localStore   state.checkpoints.dir is a path: the layout above,
+//	             snapshots written in place, nothing to upload
+//	bucketStore  a URL, file:///dir (a shared volume) or
+//	             s3://bucket/prefix?region=… (gocloud.dev/blob): the same
+//	             layout as objects; the work/ directory and the snapshots
+//	             are written to a local temporary directory first
+//
+// With a bucket, each subtask uploads its snapshot once written (PutState,
+// on the snapshot's goroutine), and the coordinator writes chk-<n>/_metadata
+// last, once every subtask has acknowledged: a reader that finds the
+// metadata finds every file it lists. The completion notices, and with
+// them the two-phase-commit sinks' commits, follow the metadata. A file
+// identical to one of the previous checkpoint (same subtask, name, size
+// and checksum: Pebble's SSTs, unchanged key-group files) is not uploaded
+// again; the metadata names the object that holds it, and pruning keeps
+// every object a retained checkpoint names. Restoring lists chk-<n> in the
+// store, reads the metadata newest first, skips one that is missing or
+// corrupt, downloads the state of the first good one to the local
+// directory and restores from there as from a local checkpoint.
 package checkpoint

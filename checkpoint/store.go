@@ -143,7 +143,7 @@ func Redact(loc string) string {
 		}
 	}
 	u.RawQuery = strings.Join(parts, "&")
-	return u.String()
+	return strings.Replace(u.String(), ":"+url.PathEscape(secrets.Redacted)+"@", ":"+secrets.Redacted+"@", 1)
 }
 
 // urlInText finds the URLs in a text, such as an error of a driver

@@ -142,3 +142,95 @@ GROUP BY k, window_start, window_end;
 		sameMultiset(t, got, want)
 	})
 }
+
+// TestSingleExchange runs a global aggregate: a single exchange into a
+// stage of one task (its topic has one partition), then a hash exchange
+// on the sink's primary key back to 4 partitions. The final value of the
+// one result row must be the single-process one, and the total count
+// must be the number of bids generated.
+func TestSingleExchange(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	const query = `
+CREATE TABLE totals (k STRING, num BIGINT, total BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');
+INSERT INTO totals SELECT 'all', COUNT(*), SUM(price) FROM bid;
+`
+	upsert := func(topic string) string {
+		return mustReplace(t, nexmarkDDL(t, testEvents, 0)+query, "'connector' = 'blackhole'", fmt.Sprintf(
+			"'connector' = 'upsert-kafka', 'topic' = '%s', 'properties.bootstrap.servers' = '%s', 'key.format' = 'json', 'value.format' = 'json', "+
+				"'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = '%s'", topic, addr, topic))
+	}
+	last := func(rows []string) string {
+		if len(rows) == 0 {
+			t.Fatal("no result")
+		}
+		return rows[len(rows)-1]
+	}
+	want := last(runSingle(t, addr, upsert("totals-single"), "totals-single"))
+	// 46 bids in every 50 events (the generator's default proportions).
+	if !strings.Contains(want, fmt.Sprintf(`"num":%d`, testEvents/50*46)) {
+		t.Fatalf("single-process result %s does not count %d bids", want, testEvents/50*46)
+	}
+	j, err := Compile(t.Context(), Config{Script: clusterSettings(t, 4, "100 ms") + upsert("totals-cluster"), File: "totals.sql",
+		BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", j.Describe())
+	var single *Stage
+	for _, st := range j.Stages() {
+		for _, x := range st.Inputs {
+			if x.Partitions == 1 {
+				single = st
+			}
+		}
+	}
+	if single == nil || single.Parallelism != 1 {
+		t.Fatalf("no stage of one task behind a one-partition topic:\n%s", j.Describe())
+	}
+	runAll(t, j, 3*time.Minute, nil)
+	if got := last(readTopic(t, addr, "totals-cluster")); got != want {
+		t.Fatalf("cluster result %s, single-process %s", got, want)
+	}
+}
+
+// TestStatementSet runs two INSERTs as one job reading the bids once:
+// the source stage writes two exchanges (two topics, two transactional
+// writers per task), each read by a stage of its own.
+func TestStatementSet(t *testing.T) {
+	b := startBroker(t)
+	addr := b.Addr()
+	sink := func(name, cols, topic string) string {
+		return fmt.Sprintf("CREATE TABLE %s (%s) WITH ('connector' = 'kafka', 'topic' = '%s', 'properties.bootstrap.servers' = '%s', "+
+			"'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = '%s');\n", name, cols, topic, addr, topic)
+	}
+	script := func(suffix string) string {
+		return nexmarkDDL(t, testEvents, 0) +
+			sink("by_auction", "auction BIGINT, wstart TIMESTAMP(3), num BIGINT", "auction-"+suffix) +
+			sink("by_bidder", "bidder BIGINT, wstart TIMESTAMP(3), top BIGINT", "bidder-"+suffix) + `
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO by_auction SELECT auction, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+  GROUP BY auction, window_start, window_end;
+INSERT INTO by_bidder SELECT bidder, window_start, MAX(price) FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(dateTime), INTERVAL '10' SECOND))
+  GROUP BY bidder, window_start, window_end;
+END;
+`
+	}
+	runSingle(t, addr, script("single"), "auction-single")
+	j, err := Compile(t.Context(), Config{Script: clusterSettings(t, 4, "100 ms") + script("cluster"), File: "set.sql", BootstrapServers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", j.Describe())
+	if n := len(j.Stages()[0].Outputs); n != 2 {
+		t.Fatalf("the source stage writes %d exchanges, want 2:\n%s", n, j.Describe())
+	}
+	runAll(t, j, 3*time.Minute, nil)
+	for _, topic := range []string{"auction", "bidder"} {
+		want := readTopic(t, addr, topic+"-single")
+		if len(want) < 100 {
+			t.Fatalf("%s: the single-process run wrote %d rows", topic, len(want))
+		}
+		sameMultiset(t, readTopic(t, addr, topic+"-cluster"), want)
+	}
+}

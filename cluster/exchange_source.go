@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/metrics"
 )
 
 // stageSource reads a task's partition of one exchange's topic,
@@ -148,12 +150,14 @@ func (s *stageSource) Run(ctx context.Context, out dataflow.SourceOutput) error 
 			}
 			err := func() error {
 				defer r.Recycle(&b)
+				now := time.Now().UnixMilli()
 				for _, rec := range b.Records {
 					d, err := decodeRecord(rec.Value, upstream)
 					if err != nil {
 						return fmt.Errorf("cluster: topic '%s' partition %d offset %d: %w", s.topic, s.partition, rec.Offset, err)
 					}
 					if d.typ == recRow {
+						metrics.StageExchangeLatency.Observe(float64(max(now-rec.Time, 0)) / 1e3)
 						if chunk == nil {
 							chunk = &dyntable.Chunk{Changes: make([]dyntable.Change, 0, 64)}
 						}

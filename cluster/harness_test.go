@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/examples/nexmark"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -53,14 +55,15 @@ func readFile(t testing.TB, path string) string {
 // nexmarkDDL is examples/nexmark/ddl.sql reading n events spread over
 // n/testRate seconds of event time; tps > 0 limits the wall-clock rate.
 func nexmarkDDL(t testing.TB, n, tps int) string {
-	ddl := readFile(t, filepath.Join("..", "examples", "nexmark", "ddl.sql"))
-	opts := fmt.Sprintf("'events.num' = '%d'", n)
+	extra := []string{"'first-event.time' = '" + firstEvent + "'", "'seed' = '1'"}
 	if tps > 0 {
-		opts += fmt.Sprintf(", 'tps' = '%d'", tps)
+		extra = append(extra, fmt.Sprintf("'tps' = '%d'", tps))
 	}
-	ddl = mustReplace(t, ddl, "'events.num' = '10000000'", opts)
-	return mustReplace(t, ddl, "'first-event.rate' = '1000000'",
-		fmt.Sprintf("'first-event.rate' = '%d', 'first-event.time' = '%s', 'seed' = '1'", testRate, firstEvent))
+	ddl, err := nexmark.Configure(int64(n), strconv.Itoa(testRate), extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ddl
 }
 
 // nexmarkQuery is examples/nexmark/<q>.sql writing into a Kafka topic,

@@ -44,12 +44,13 @@ func TestSetChecksKeysAndValues(t *testing.T) {
 	for _, bad := range [][2]string{
 		{"parallelism.default", "0"}, {"parallelism.default", "x"}, {"nope", "1"},
 		{"sql-client.execution.result-mode", "pretty"}, {"table.exec.mini-batch.enabled", "yes"},
+		{"table.exec.mini-batch.size", "-1"}, {"table.exec.mini-batch.allow-latency", "soon"},
 	} {
 		if err := c.Set(bad[0], bad[1]); err == nil {
 			t.Errorf("Set(%q, %q) accepted", bad[0], bad[1])
 		}
 	}
-	note, err := c.SetNote("table.exec.mini-batch.enabled", "true")
+	note, err := c.SetNote("sql-client.display.show-line-numbers", "true")
 	if err != nil || note == "" {
 		t.Fatalf("a pending option must say it has no effect yet: %q %v", note, err)
 	}

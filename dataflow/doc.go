@@ -24,8 +24,9 @@
 //     whose senders are all idle says so downstream;
 //   - aligns barriers: once a sender has delivered barrier n, its later
 //     elements are held back until every sender has delivered barrier n;
-//     then the operator puts its extra state into its store
-//     (SnapshotState), the checkpointer snapshots the store, and the
+//     then the operator emits what it held back (a mini-batch's buffer,
+//     PrepareSnapshotPreBarrier) and puts its extra state into its
+//     store (SnapshotState), the checkpointer snapshots the store, and the
 //     barrier is forwarded;
 //   - hands the first copy of each checkpoint-complete notice to the
 //     operator (NotifyCheckpointComplete) and forwards it;

@@ -297,6 +297,13 @@ func (nr *nodeRuntime) maybeAligned() error {
 		return nil
 	}
 	b := nr.pendingBarrier
+	err := nr.op.PrepareSnapshotPreBarrier(b, &nr.collector)
+	if err != nil {
+		err = fmt.Errorf("before barrier %d: %w", b.CheckpointID, err)
+	}
+	if err := nr.check(err); err != nil {
+		return err
+	}
 	if err := nr.snapshot(b); err != nil {
 		return err
 	}

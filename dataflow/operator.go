@@ -48,6 +48,12 @@ type Collector interface {
 // when it becomes active again; the runtime tells downstream after it
 // returns (an operator that ends the dataflow, such as a cluster stage's
 // sink, passes it on itself).
+// PrepareSnapshotPreBarrier is called once barrier b has been aligned
+// over every input, before SnapshotState: an operator that holds rows
+// back outside its store (a mini-batch's buffer) emits them here, so
+// that they precede the barrier downstream and the checkpoint holds
+// their effect (Flink's prepareSnapshotPreBarrier); an error from it
+// fails the job, since part of the buffer may be out.
 // SnapshotState is called once barrier b has been aligned over every
 // input, before the runtime snapshots the subtask's store and forwards
 // the barrier: the operator puts into its store whatever it keeps outside
@@ -67,6 +73,7 @@ type Operator interface {
 	ProcessChunk(input int, c *dyntable.Chunk, out Collector) error
 	ProcessWatermark(wm int64, out Collector) error
 	ProcessIdle(idle bool, out Collector) error
+	PrepareSnapshotPreBarrier(b Barrier, out Collector) error
 	SnapshotState(b Barrier) error
 	NotifyCheckpointComplete(checkpointID int64) error
 	ProcessingTimeInterval() time.Duration
@@ -76,19 +83,21 @@ type Operator interface {
 }
 
 // BaseOperator gives an embedding operator the default of every call but
-// ProcessChunk: nothing to open, watermarks only forwarded, nothing kept
-// outside the store, no processing-time calls, nothing to finish or close.
+// ProcessChunk: nothing to open, watermarks and idleness only forwarded,
+// nothing held back before a barrier, nothing kept outside the store, no
+// processing-time calls, nothing to finish or close.
 type BaseOperator struct{}
 
-func (BaseOperator) Open(*OpContext) error                       { return nil }
-func (BaseOperator) ProcessWatermark(int64, Collector) error     { return nil }
-func (BaseOperator) ProcessIdle(bool, Collector) error           { return nil }
-func (BaseOperator) SnapshotState(Barrier) error                 { return nil }
-func (BaseOperator) NotifyCheckpointComplete(int64) error        { return nil }
-func (BaseOperator) ProcessingTimeInterval() time.Duration       { return 0 }
-func (BaseOperator) OnProcessingTime(time.Time, Collector) error { return nil }
-func (BaseOperator) Finish(Collector) error                      { return nil }
-func (BaseOperator) Close() error                                { return nil }
+func (BaseOperator) Open(*OpContext) error                              { return nil }
+func (BaseOperator) ProcessWatermark(int64, Collector) error            { return nil }
+func (BaseOperator) ProcessIdle(bool, Collector) error                  { return nil }
+func (BaseOperator) PrepareSnapshotPreBarrier(Barrier, Collector) error { return nil }
+func (BaseOperator) SnapshotState(Barrier) error                        { return nil }
+func (BaseOperator) NotifyCheckpointComplete(int64) error               { return nil }
+func (BaseOperator) ProcessingTimeInterval() time.Duration              { return 0 }
+func (BaseOperator) OnProcessingTime(time.Time, Collector) error        { return nil }
+func (BaseOperator) Finish(Collector) error                             { return nil }
+func (BaseOperator) Close() error                                       { return nil }
 
 // SourceOutput receives what a source produces, in order, and hands the
 // source the control elements the runtime has for it.

@@ -20,6 +20,15 @@ var (
 		Help:    "Time from a two-phase-commit sink's pre-commit on a checkpoint barrier to the commit of that transaction after the checkpoint completed.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14), // 1 ms .. ~8 s
 	})
+	// StageExchangeLatency observes, per row crossing a stage boundary of
+	// a cluster job, the time from its write into the internal topic to
+	// its read by the next stage: mostly the wait for the writing task's
+	// checkpoint to complete and commit it.
+	StageExchangeLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "streamsql_cluster_exchange_latency_seconds",
+		Help:    "Time from a row's write into a cluster job's internal topic to its read by the next stage (the wait for the writer's checkpoint to commit included).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15), // 1 ms .. ~16 s
+	})
 )
 
 // KafkaSkippedRecords counts malformed Kafka records skipped because of
@@ -46,5 +55,5 @@ var (
 
 // Collectors lists the instruments above, for registering them.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, KafkaSkippedRecords, ClusterTasksRunning, ClusterGenerations}
+	return []prometheus.Collector{LateRecordsDropped, SinkCommitLatency, StageExchangeLatency, KafkaSkippedRecords, ClusterTasksRunning, ClusterGenerations}
 }

@@ -224,7 +224,9 @@ func (b *builder) selectList(in rel, sel *ast.SelectStmt, fields []field, replac
 		return rel{}, err
 	}
 	if sel.Distinct {
-		out = b.distinct(out)
+		if out, err = b.distinct(out); err != nil {
+			return rel{}, err
+		}
 	}
 	return b.orderLimit(out, sel.OrderBy, sel.Limit)
 }
@@ -507,12 +509,16 @@ func (b *builder) sortColumn(in rel, e ast.ExprNode) (int, error) {
 }
 
 // distinct is SELECT DISTINCT: a group aggregation over every column.
-func (b *builder) distinct(in rel) rel {
+func (b *builder) distinct(in rel) (rel, error) {
 	keys := make([]int, len(in.scope))
 	for i := range keys {
 		keys[i] = i
 	}
-	return rel{node: newAgg(in.node, keys, nil, nil, unqualified(in.scope)), scope: in.scope}
+	n, err := b.withMiniBatch(newAgg(in.node, keys, nil, nil, unqualified(in.scope)))
+	if err != nil {
+		return rel{}, err
+	}
+	return rel{node: n, scope: in.scope}, nil
 }
 
 func restore(n ast.Node, sb *strings.Builder) error {

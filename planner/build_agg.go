@@ -210,7 +210,10 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 			aggCols[i].Type = aggCols[i].Type.Nullable()
 		}
 		withE := append(append(append([]expr.Column(nil), aggCols[:nk]...), preNode.Columns()[len(pre)]), aggCols[nk:]...)
-		agg := newAgg(preNode, keys, aggs, aggText, withE)
+		agg, err := b.withMiniBatch(newAgg(preNode, keys, aggs, aggText, withE))
+		if err != nil {
+			return rel{}, err
+		}
 		// Drop $e again, and add the GROUPING(...) columns.
 		var proj []expr.Expr
 		var cols []expr.Column
@@ -236,6 +239,9 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 		// GROUP BY window_start, window_end: a window aggregation (build_window_agg.go).
 		var err error
 		if aggNode, err = b.windowAggregate(newAgg(preNode, keys, aggs, aggText, aggCols)); err != nil {
+			return rel{}, err
+		}
+		if aggNode, err = b.withMiniBatch(aggNode); err != nil {
 			return rel{}, err
 		}
 	}

@@ -39,7 +39,7 @@ func (b *builder) combineSetInputs(ins []setInput) (rel, error) {
 		switch *in.op {
 		case ast.Union, ast.UnionAll:
 			if out, err = b.union(out, in.r, in.at); err == nil && *in.op == ast.Union {
-				out = b.distinct(out)
+				out, err = b.distinct(out)
 			}
 		default:
 			out, err = b.setOp(out, in.r, *in.op, in.at)

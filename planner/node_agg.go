@@ -17,6 +17,9 @@ type AggNode struct {
 	GroupKeys []int // input columns
 	Aggs      []operators.AggCall
 	AggText   []string // for EXPLAIN
+	// MiniBatch is the mini-batch setting (table.exec.mini-batch.*),
+	// zero when off.
+	MiniBatch operators.MiniBatch
 }
 
 func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
@@ -47,10 +50,14 @@ func (n *AggNode) Explain() string {
 		sel = append(sel, in[k].Name)
 	}
 	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.GroupKeys):])...)
-	if len(n.GroupKeys) == 0 {
-		return fmt.Sprintf("GroupAggregate(select=[%s])", strings.Join(sel, ", "))
+	mb := ""
+	if n.MiniBatch.On() {
+		mb = ", miniBatch=[" + n.MiniBatch.String() + "]"
 	}
-	return fmt.Sprintf("GroupAggregate(groupBy=[%s], select=[%s])", colNames(in, n.GroupKeys), strings.Join(sel, ", "))
+	if len(n.GroupKeys) == 0 {
+		return fmt.Sprintf("GroupAggregate(select=[%s]%s)", strings.Join(sel, ", "), mb)
+	}
+	return fmt.Sprintf("GroupAggregate(groupBy=[%s], select=[%s]%s)", colNames(in, n.GroupKeys), strings.Join(sel, ", "), mb)
 }
 
 // aggSelect renders aggregate calls for EXPLAIN, each with the name of
@@ -71,8 +78,11 @@ func (n *AggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node
 	if _, err := operators.NewGroupAgg(spec); err != nil {
 		return nil, err
 	}
-	return t.keyed(n, ins, &dataflow.Node{Name: "GroupAggregate", StateTTL: true,
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }}), nil
+	newOp := func(int) (dataflow.Operator, error) { return operators.NewGroupAgg(spec) }
+	if mb := n.MiniBatch; mb.On() {
+		newOp = func(int) (dataflow.Operator, error) { return operators.NewMiniBatchGroupAgg(spec, mb) }
+	}
+	return t.keyed(n, ins, &dataflow.Node{Name: "GroupAggregate", StateTTL: true, NewOperator: newOp}), nil
 }
 
 func (n *AggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

@@ -75,7 +75,7 @@ func (s *ExchangeSink) WriteRecord(ctx context.Context, txn twophase.Transaction
 	if partition < 0 || partition >= s.nparts {
 		return fmt.Errorf("kafka: internal error: record for partition %d of topic '%s' of %d partitions", partition, s.cfg.topic, s.nparts)
 	}
-	return txn.(*kafkaTxn).p.add(ctx, partition, key, value, time.Time{})
+	return txn.(*kafkaTxn).p.add(ctx, partition, key, value, time.Now())
 }
 
 // EnsureTopic creates topic with partitions partitions if it does not
@@ -119,7 +119,10 @@ func EnsureTopic(ctx context.Context, servers []string, topic string, partitions
 // ExchangeRecord is one committed record of an internal topic. Key and
 // Value alias the batch's memory: they are valid until Recycle.
 type ExchangeRecord struct {
-	Offset     int64
+	Offset int64
+	// Time is the record's timestamp, in ms since the epoch: when the
+	// writer added it to its transaction.
+	Time       int64
 	Key, Value []byte
 }
 
@@ -194,7 +197,7 @@ func (r *ExchangeReader) Run(ctx context.Context, out chan<- ExchangeBatch) erro
 		b := ExchangeBatch{Next: next, res: res}
 		for _, pd := range res.parts {
 			for _, rec := range pd.recs {
-				b.Records = append(b.Records, ExchangeRecord{Offset: rec.offset, Key: rec.key, Value: rec.value})
+				b.Records = append(b.Records, ExchangeRecord{Offset: rec.offset, Time: rec.timestamp, Key: rec.key, Value: rec.value})
 			}
 			b.Next = max(b.Next, pd.next)
 		}

@@ -179,8 +179,9 @@ func (h *txnHandler) BeginTransaction(ctx context.Context, _ int64) (twophase.Tr
 func (h *txnHandler) Write(ctx context.Context, txn twophase.Transaction, c *dyntable.Chunk) error {
 	t := txn.(*kafkaTxn)
 	if h.records != nil {
+		now := time.Now() // the records' timestamp: when they were written
 		return h.records(c, h.nparts, func(partition int, key, value []byte) error {
-			return t.p.add(ctx, partition, key, value, time.Time{})
+			return t.p.add(ctx, partition, key, value, now)
 		})
 	}
 	for _, ch := range h.enc.prepare(c).Changes {

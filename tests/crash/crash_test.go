@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/streamsql/streamsql/internal/s3test"
 )
 
 var (
@@ -142,12 +144,29 @@ func TestCrashLoop(t *testing.T) {
 		t.Skip("the crash loop takes a minute; it runs in CI without -short")
 	}
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) { crashLoop(t, b.name, backendKills(*kills, b.div)) })
+		t.Run(b.name, func(t *testing.T) { crashLoop(t, b.name, backendKills(*kills, b.div), "") })
 	}
 }
 
-func crashLoop(t *testing.T, backend string, kills int) {
+// TestCrashLoopS3 is the crash loop with the checkpoints in S3 (an
+// in-process server in the test, which outlives every killed job
+// process): a job killed while uploading, or after uploading and before
+// its metadata, restores from the bucket alone.
+func TestCrashLoopS3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash loop takes a minute; it runs in CI without -short")
+	}
+	s := s3test.Start(t, "crash")
+	crashLoop(t, "pebble", backendKills(*kills, 5), s.Location("jobs"))
+}
+
+// crashLoop runs the loop with the checkpoints in ckpt, or in a local
+// directory if it is empty.
+func crashLoop(t *testing.T, backend string, kills int, ckpt string) {
 	dir := t.TempDir()
+	if ckpt == "" {
+		ckpt = filepath.Join(dir, "ckpt")
+	}
 	bin := filepath.Join(dir, "streamsql")
 	build := exec.Command("go", "build", "-o", bin, "../../cmd/streamsql")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -157,7 +176,7 @@ func crashLoop(t *testing.T, backend string, kills int) {
 	data := filepath.Join(dir, "bills.jsonl")
 	ref := generate(t, data, r)
 	script := filepath.Join(dir, "job.sql")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(job, backend, filepath.Join(dir, "ckpt"), data)), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(job, backend, ckpt, data)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	view := map[string]agg{}
