@@ -328,11 +328,10 @@ func TestClusterCrashLoop(t *testing.T) {
 			hookAt = 1 + r.IntN(8)
 		}
 		h.start(victim, hookAt)
-		// Most kills wait for the group to settle first; every fourth
-		// comes while it may still be rebalancing.
-		if restarts%4 != 0 {
-			h.waitGroup(b.Addr())
-		}
+		// The next kill waits for the group to settle: kills faster than
+		// the group's rebalances pile up members of dead incarnations
+		// that each rebalance must wait out.
+		h.waitGroup(b.Addr())
 	}
 
 	// A worker still waiting for its hook runs on without it.
