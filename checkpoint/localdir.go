@@ -11,6 +11,9 @@ import (
 // os.TempDir().
 const localDirPrefix = "streamsql-checkpoints-"
 
+// newLocalDirPrefix names a local directory while it is being created.
+const newLocalDirPrefix = "streamsql-new-checkpoints-"
+
 // newLocalDir creates the local directory of a bucket store and holds
 // it for the life of the process: a lock file inside it stays locked
 // until the store closes it or the process dies. Before that, it removes
@@ -32,10 +35,11 @@ func newLocalDir() (dir string, lock io.Closer, err error) {
 			}
 		}
 	}
-	// The directory gets its lock before it gets its name: under the
-	// name, another process's scan would take an unlocked directory for
-	// a dead one's and remove it.
-	fresh, err := os.MkdirTemp(tmp, ".new-"+localDirPrefix)
+	// The directory is locked under a name the sweep above ignores, and
+	// only then renamed into its final name: another store sweeping at
+	// the same moment (the tasks of a cluster worker open theirs at once)
+	// would otherwise take an unlocked new directory for a dead one.
+	fresh, err := os.MkdirTemp(tmp, newLocalDirPrefix)
 	if err != nil {
 		return "", nil, err
 	}
@@ -44,7 +48,7 @@ func newLocalDir() (dir string, lock io.Closer, err error) {
 		_ = os.RemoveAll(fresh)
 		return "", nil, &os.PathError{Op: "lock", Path: fresh, Err: os.ErrPermission}
 	}
-	dir = filepath.Join(tmp, localDirPrefix+strings.TrimPrefix(filepath.Base(fresh), ".new-"+localDirPrefix))
+	dir = filepath.Join(tmp, localDirPrefix+strings.TrimPrefix(filepath.Base(fresh), newLocalDirPrefix))
 	if err := os.Rename(fresh, dir); err != nil {
 		_ = l.Close()
 		_ = os.RemoveAll(fresh)

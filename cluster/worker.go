@@ -153,12 +153,13 @@ func (w *worker) run(ctx context.Context) error {
 		return fmt.Errorf("cluster: cannot reach the Kafka brokers %s within %s: %w", brokers, w.cfg.ConnectTimeout, err)
 	}
 
-	// Requests to the group coordinator time out after 10 s: a JoinGroup
+	// Requests to the group coordinator time out after 30 s. A JoinGroup
 	// waits up to the rebalance timeout plus this, and must outlast the
-	// broker's wait for the other members on a loaded machine, or the
-	// member rejoins under a new id and leaves a ghost member behind
-	// that every rebalance then waits for.
-	const reqTimeout = 10 * time.Second
+	// broker's wait for the other members on a loaded machine (a broker
+	// restarts that wait whenever a member comes or goes): a member whose
+	// join times out rejoins under a new id and leaves a ghost member
+	// behind, which makes the next rebalance longer still.
+	const reqTimeout = 30 * time.Second
 	bal := &balancer{topic: topic, fp: w.cfg.Fingerprint, name: w.cfg.Name, tasks: w.tasks, log: w.log, owned: w.owned}
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:                GroupID(w.cfg.Job),

