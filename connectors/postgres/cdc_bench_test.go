@@ -116,7 +116,7 @@ func BenchmarkCDC(b *testing.B) {
 					b.Fatal("no slot after 30 s")
 				}
 				time.Sleep(50 * time.Millisecond)
-				lsn = pgtest.Rows(b, c, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '"+slot+"'")
+				lsn = pgtest.Rows(b, c, "SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = '"+slot+"' AND confirmed_flush_lsn IS NOT NULL")
 			}
 			close(stop)
 			<-done

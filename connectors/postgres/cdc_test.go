@@ -227,9 +227,12 @@ func TestCDCConfirmsOnCompletionAndRestores(t *testing.T) {
 		}
 	}
 	// latest-offset: the slot is created when the source runs; wait for it.
-	for i := 0; len(pgtest.Rows(t, c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slot+"'")) == 0; i++ {
-		if i == 200 {
-			t.Fatal("no slot")
+	// The slot's row appears while it is still being built; changes are
+	// decoded only from its consistent point, when confirmed_flush_lsn
+	// gets a value.
+	for i := 0; len(pgtest.Rows(t, c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slot+"' AND confirmed_flush_lsn IS NOT NULL")) == 0; i++ {
+		if i == 600 {
+			t.Fatal("no slot at its consistent point after 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -366,9 +369,12 @@ func TestCDCReconnectsAfterServerRestart(t *testing.T) {
 func TestCDCStartupModes(t *testing.T) {
 	s, c, name, slot := cdcFixture(t)
 	r, errc, stop := startCDC(t, cdcTable(s, name, slot, map[string]string{"scan.startup.mode": "latest-offset"}), nil)
-	for i := 0; len(pgtest.Rows(t, c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slot+"'")) == 0; i++ {
-		if i == 200 {
-			t.Fatal("no slot")
+	// The slot's row appears while it is still being built; changes are
+	// decoded only from its consistent point, when confirmed_flush_lsn
+	// gets a value.
+	for i := 0; len(pgtest.Rows(t, c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = '"+slot+"' AND confirmed_flush_lsn IS NOT NULL")) == 0; i++ {
+		if i == 600 {
+			t.Fatal("no slot at its consistent point after 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
