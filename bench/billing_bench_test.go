@@ -13,7 +13,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/mysql/mysqltest"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/examples/billing/bills"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/repl"
 )

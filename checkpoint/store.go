@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/internal/fsutil"
-	"github.com/streamsql/streamsql/secrets"
+	"github.com/streamsql/streamsql/internal/secrets"
 )
 
 // Store is where checkpoints are kept: a directory of the local file

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/parser"
 )
 

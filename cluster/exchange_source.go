@@ -10,7 +10,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 )
 
 // stageSource reads a task's partition of one exchange's topic,

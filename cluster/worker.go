@@ -14,7 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	connkafka "github.com/streamsql/streamsql/connectors/kafka"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 )
 
 // WorkerConfig configures RunWorker. Brokers, Job, Fingerprint and

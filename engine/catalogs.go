@@ -7,9 +7,9 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 // Flink's catalog statements: catalogs, databases, SHOW and DESCRIBE.

@@ -24,9 +24,9 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/planner"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 // Session is one user's SQL session. It is not safe for concurrent

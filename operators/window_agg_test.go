@@ -11,7 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )

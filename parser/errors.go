@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/streamsql/streamsql/secrets"
+	"github.com/streamsql/streamsql/internal/secrets"
 )
 
 // Error is a parse or planning error positioned in the user's original text.

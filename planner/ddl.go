@@ -10,8 +10,8 @@ import (
 	tidbtypes "github.com/pingcap/tidb/pkg/parser/types"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
-	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/types"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 // withHints returns table t as read or written under the OPTIONS hint of

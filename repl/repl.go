@@ -17,8 +17,8 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 // The prompts.

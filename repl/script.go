@@ -12,8 +12,8 @@ import (
 
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
-	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/types"
 )
 

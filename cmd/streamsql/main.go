@@ -28,9 +28,9 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/httpapi"
+	"github.com/streamsql/streamsql/internal/httpapi"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/repl"
-	"github.com/streamsql/streamsql/secrets"
 	"github.com/streamsql/streamsql/sqltest"
 	"golang.org/x/term"
 )

@@ -20,9 +20,9 @@ import (
 
 	"github.com/streamsql/streamsql/cluster"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/httpapi"
+	"github.com/streamsql/streamsql/internal/httpapi"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/repl"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 const workerUsage = `Usage: streamsql worker --bootstrap-servers host:port -f job.sql [flags]

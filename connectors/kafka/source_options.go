@@ -9,7 +9,7 @@ import (
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 )
 
 // sourceOptionDefs are the source's options, Flink's names.

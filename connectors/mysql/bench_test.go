@@ -8,7 +8,7 @@ import (
 
 	"github.com/streamsql/streamsql/connectors/mysql"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 )
 
 // BenchmarkXASink runs SQL jobs into the exactly-once MySQL sink with a

@@ -11,7 +11,7 @@ import (
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
-	"github.com/streamsql/streamsql/connectors/cdcpump"
+	"github.com/streamsql/streamsql/connectors/internal/cdcpump"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 )

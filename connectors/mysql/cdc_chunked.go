@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamsql/streamsql/connectors/cdcpump"
+	"github.com/streamsql/streamsql/connectors/internal/cdcpump"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"

@@ -16,7 +16,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/jdbcscan"
+	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 )
 
 // Semantic is what 'sink.semantic' selects.

@@ -18,7 +18,7 @@ import (
 	"github.com/streamsql/streamsql/connectors/mysql"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )

@@ -40,7 +40,7 @@ import (
 	"fmt"
 
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"

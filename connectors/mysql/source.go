@@ -10,7 +10,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/jdbcscan"
+	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"

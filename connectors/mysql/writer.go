@@ -9,7 +9,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 
-	"github.com/streamsql/streamsql/connectors/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )

@@ -36,7 +36,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/connectors/jdbc"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/jdbcscan"
+	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"

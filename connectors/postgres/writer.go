@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/streamsql/streamsql/connectors/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/types"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/state"
 )
 

@@ -32,9 +32,9 @@ import (
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 	"github.com/streamsql/streamsql/engine"
 	"github.com/streamsql/streamsql/examples/billing/bills"
+	"github.com/streamsql/streamsql/internal/secrets"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/repl"
-	"github.com/streamsql/streamsql/secrets"
 )
 
 func main() {

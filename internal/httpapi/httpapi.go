@@ -32,7 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/engine"
-	"github.com/streamsql/streamsql/metrics"
+	"github.com/streamsql/streamsql/internal/metrics"
 )
 
 // Jobs is what the endpoint reads: an *engine.Session.
