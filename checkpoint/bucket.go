@@ -40,14 +40,14 @@ import (
 // change once written, so a checkpoint uploads roughly what changed since
 // the previous one.
 type bucketStore struct {
-	b     *blob.Bucket
-	name  string // the location, redacted
+	b    *blob.Bucket
+	name string // the location, redacted
 	// fileRoot is the directory of a file:// store: Create links files
 	// there itself, since fileblob's IfNotExist is atomic only within
 	// one process.
 	fileRoot string
-	local string
-	lock  io.Closer // holds local while the store is open (localdir.go)
+	local    string
+	lock     io.Closer // holds local while the store is open (localdir.go)
 
 	mu sync.Mutex
 	// index holds the files of the newest checkpoint committed or
