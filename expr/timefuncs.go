@@ -1122,7 +1122,8 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		if len(args) == 2 && a.Type().ID != types.String {
 			return nil, b.argErr(x.Args[0], name, 0, 2, a, wantString)
 		}
-		if a.Type().ID != types.String {
+		if a.Type().ID == types.TimestampLTZ { // an instant: its epoch seconds
+		} else if a.Type().ID != types.String {
 			if a, err = b.timeArg(x, name, 0, a); err != nil {
 				return nil, err
 			}
@@ -1139,6 +1140,7 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 	if err != nil {
 		return nil, err
 	}
+	loc := b.loc
 	conv := func(s types.Value, p *types.Value) (types.Value, error) {
 		ns, ok, err := parseWith(fixed, s.Str(), p)
 		if err != nil {
@@ -1147,7 +1149,8 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		if !ok { // Flink's value for text that does not parse
 			return types.NewInt(math.MinInt64), nil
 		}
-		return types.NewInt(civil.FloorDiv(ns, nsPerSec)), nil
+		// The text is a wall clock in the session zone, as in Flink.
+		return types.NewInt(civil.FloorDiv(types.InstantNanos(ns, loc), nsPerSec)), nil
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
 	if len(args) == 2 {
@@ -1173,6 +1176,7 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if len(args) == 1 {
 		fixed, _ = compileDateFormat(defaultTimeFormat)
 	}
+	loc := b.loc
 	conv := func(n types.Value, p *types.Value) (types.Value, error) {
 		var secs float64
 		if n.Kind() == types.KindInt {
@@ -1191,7 +1195,8 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 			}
 		}
 		var buf [32]byte
-		return types.NewString(string(f.format(buf[:0], splitTS(int64(secs)*nsPerSec)))), nil
+		// The instant's wall clock in the session zone, as in Flink.
+		return types.NewString(string(f.format(buf[:0], splitTS(types.LocalNanos(int64(secs)*nsPerSec, loc))))), nil
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
 	if len(args) == 2 {
@@ -1205,9 +1210,9 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 // buildToTimestampLTZ binds TO_TIMESTAMP_LTZ(epoch[, precision]), the
 // epoch counted in units of 10^-precision seconds (0..9, default 3), and
 // TO_TIMESTAMP_LTZ(text[, format[, zone]]), the text read in the zone
-// (default UTC). streamsql shows every instant in UTC, so the result is
-// the UTC wall clock: TIMESTAMP(3), or TIMESTAMP(p) for a precision or a
-// literal format's fraction digits above 3.
+// (default UTC, as Flink's). The result is the instant, TIMESTAMP_LTZ(3),
+// or TIMESTAMP_LTZ(p) for a precision or a literal format's fraction
+// digits above 3.
 func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
@@ -1231,7 +1236,7 @@ func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, err
 		}
 		outP = max(3, int(p))
 	}
-	return &call{name: name, args: args, typ: strictType(types.TimestampType(outP), args...), strict: true,
+	return &call{name: name, args: args, typ: strictType(types.TimestampLTZType(outP), args...), strict: true,
 		f2: func(v, pv types.Value) (types.Value, error) {
 			p := pv.Int()
 			if p < 0 || p > 9 {
@@ -1287,7 +1292,7 @@ func (b *binder) toTimestampLTZText(x *ast.FuncCallExpr, name string, args []Exp
 			return nil, err
 		}
 	}
-	return &call{name: name, args: args, typ: types.TimestampType(outP), strict: true,
+	return &call{name: name, args: args, typ: types.TimestampLTZType(outP), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
 			var pat *types.Value
 			if len(vs) > 1 {
@@ -1325,21 +1330,39 @@ func buildNow(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		}
 		p = int(v)
 	}
+	// As in Flink: CURRENT_TIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() and
+	// PROCTIME() are the instant, TIMESTAMP_LTZ(3); LOCALTIMESTAMP and
+	// CURRENT_DATE are the wall clock and date in the session zone.
+	// (UTC_TIMESTAMP, UTC_DATE and SYSDATE are MySQL's: UTC wall clock.)
+	loc := b.loc
 	switch name {
 	case "CURRENT_DATE", "CURDATE", "UTC_DATE":
+		if name == "UTC_DATE" {
+			loc = time.UTC
+		}
 		return &call{name: name, typ: types.Type{ID: types.Date, NotNull: true}, nondet: true,
 			render: func([]Expr) string { return name },
 			f0: func() (types.Value, error) {
-				return types.NewDate(civil.FloorDiv(nowFunc().Unix(), 86400)), nil
+				return types.NewDate(civil.FloorDiv(types.LocalNanos(nowFunc().UnixNano(), loc), nsPerDay)), nil
 			}}, nil
 	}
 	render := func([]Expr) string { return name + "()" }
 	if name == "CURRENT_TIMESTAMP" || name == "LOCALTIMESTAMP" || name == "LOCALTIME" {
 		render = func([]Expr) string { return name }
 	}
+	switch name {
+	case "CURRENT_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP", "PROCTIME":
+		return &call{name: name, typ: types.Type{ID: types.TimestampLTZ, Precision: p, NotNull: true}, nondet: true,
+			render: render,
+			f0: func() (types.Value, error) {
+				return types.NewTimestamp(truncNanos(nowFunc().UnixNano(), p)), nil
+			}}, nil
+	case "UTC_TIMESTAMP", "SYSDATE":
+		loc = time.UTC
+	}
 	return &call{name: name, typ: types.Type{ID: types.Timestamp, Precision: p, NotNull: true}, nondet: true,
 		render: render,
 		f0: func() (types.Value, error) {
-			return types.NewTimestamp(truncNanos(nowFunc().UnixNano(), p)), nil
+			return types.NewTimestamp(truncNanos(types.LocalNanos(nowFunc().UnixNano(), loc), p)), nil
 		}}, nil
 }

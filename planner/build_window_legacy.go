@@ -172,7 +172,7 @@ func (b *builder) legacyCall(fc *ast.FuncCallExpr, name string, scope []expr.Col
 	}
 	var ds []int64
 	for _, a := range fc.Args[1:] {
-		e, err := expr.Bind(a, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(a, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}

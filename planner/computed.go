@@ -3,6 +3,7 @@ package planner
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/connectors"
@@ -110,7 +111,7 @@ func (t *TableEntry) schemaKey() []int {
 
 // schemaProjection is the Calc above the table's scan that makes its
 // schema from its read columns; nil when they are the same.
-func (t *TableEntry) schemaProjection(in Node) (Node, error) {
+func (t *TableEntry) schemaProjection(in Node, zone *time.Location) (Node, error) {
 	if t.declared == nil {
 		return in, nil
 	}
@@ -121,7 +122,7 @@ func (t *TableEntry) schemaProjection(in Node) (Node, error) {
 			proj[i] = expr.NewColumnRef(c.read, c.Name, read[c.read].Type)
 			continue
 		}
-		e, err := expr.Bind(c.expr, &expr.Scope{Columns: read}, c.stmt.ErrorAtNode)
+		e, err := expr.Bind(c.expr, &expr.Scope{Zone: zone, Columns: read}, c.stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}

@@ -214,7 +214,7 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 		}
 		row := make(types.Row, len(l))
 		for i, v := range l {
-			e, err := expr.Bind(v, &expr.Scope{}, b.stmt.ErrorAtNode)
+			e, err := expr.Bind(v, &expr.Scope{Zone: b.p.zone()}, b.stmt.ErrorAtNode)
 			if err != nil {
 				return nil, err
 			}
