@@ -710,8 +710,10 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, err = b.timeArg(x, name, 0, e); err != nil {
-		return nil, err
+	if e.Type().ID != types.TimestampLTZ {
+		if e, err = b.timeArg(x, name, 0, e); err != nil {
+			return nil, err
+		}
 	}
 	n, err := b.bind(x.Args[1])
 	if err != nil {
@@ -725,9 +727,28 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if name == "DATE_SUB" || name == "SUBDATE" {
 		sign = -1
 	}
-	return newDateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
+	return b.dateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
 		return name + "(" + a[0].String() + ", " + renderInterval(a[1], unit) + ")"
 	}), nil
+}
+
+// dateArith is newDateArith, also for a TIMESTAMP_LTZ: a fixed amount
+// of days and smaller units moves the instant (ts_ltz - INTERVAL '5'
+// SECOND, a watermark); months and amounts known only at run time move
+// its wall clock in the session zone, and the result is the instant that
+// clock shows there.
+func (b *binder) dateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, frac int, render func([]Expr) string) Expr {
+	et := e.Type()
+	if et.ID != types.TimestampLTZ {
+		return newDateArith(name, e, n, unit, sign, fixed, frac, render)
+	}
+	p := max(et.Precision, unitPrecision(unit), frac)
+	if fixed != nil && fixed.months == 0 {
+		return newTsShift(name, e, n, sign*fixed.nanos, strictType(types.TimestampLTZType(p), e, n), render)
+	}
+	local := &castExpr{e: e, to: types.TimestampType(et.Precision).WithNotNull(et.NotNull), loc: b.loc}
+	r := newDateArith(name, local, n, unit, sign, fixed, frac, render)
+	return &castExpr{e: r, to: types.TimestampLTZType(p).WithNotNull(r.Type().NotNull), loc: b.loc}
 }
 
 func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -750,14 +771,16 @@ func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if err != nil {
 		return nil, err
 	}
-	if e, err = b.timeArg(x, name, 2, e); err != nil {
-		return nil, err
+	if e.Type().ID != types.TimestampLTZ {
+		if e, err = b.timeArg(x, name, 2, e); err != nil {
+			return nil, err
+		}
 	}
 	fixed, frac, err := b.intervalAmount(x.Args[1], n, unit)
 	if err != nil {
 		return nil, err
 	}
-	return newDateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
+	return b.dateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
 		return name + "(" + unit + ", " + a[1].String() + ", " + a[0].String() + ")"
 	}), nil
 }
@@ -1123,7 +1146,12 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 			return nil, b.argErr(x.Args[0], name, 0, 2, a, wantString)
 		}
 		if a.Type().ID == types.TimestampLTZ { // an instant: its epoch seconds
-		} else if a.Type().ID != types.String {
+			return &call{name: name, args: []Expr{a}, typ: strictType(types.TypeBigInt, a), strict: true,
+				f1: func(v types.Value) (types.Value, error) {
+					return types.NewInt(civil.FloorDiv(v.Timestamp(), nsPerSec)), nil
+				}}, nil
+		}
+		if a.Type().ID != types.String {
 			if a, err = b.timeArg(x, name, 0, a); err != nil {
 				return nil, err
 			}

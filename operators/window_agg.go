@@ -130,11 +130,12 @@ func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
 // the checkpoint with the slices and timers.
 func (w *WindowAgg) SnapshotState(dataflow.Barrier) error { return w.timers.saveWatermark(w.wm) }
 
+// now is the processing time, as the wall clock the windows divide.
 func (w *WindowAgg) now() int64 {
 	if w.spec.Clock != nil {
-		return w.spec.Clock().UnixNano()
+		return w.spec.Window.local(w.spec.Clock().UnixNano())
 	}
-	return time.Now().UnixNano()
+	return w.spec.Window.local(time.Now().UnixNano())
 }
 
 // ProcessChunk implements dataflow.Operator.
@@ -158,7 +159,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 			if v.IsNull() {
 				continue // a row without event time belongs to no window
 			}
-			ts = v.Timestamp()
+			ts = win.local(v.Timestamp())
 		}
 		se := win.sliceEnd(ts)
 		if fired(win.lastWindowEnd(se), w.wm) {
@@ -251,7 +252,7 @@ func (w *WindowAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		}
 		return w.fire(w.now()-WindowTimeOffset, out)
 	}
-	w.wm = max(w.wm, wm) // after a restore the restored watermark may be ahead
+	w.wm = max(w.wm, w.spec.Window.local(wm)) // after a restore the restored watermark may be ahead
 	return w.fire(w.wm, out)
 }
 
@@ -391,12 +392,12 @@ func (w *WindowAgg) outputRow(acc *groupState, keyVals types.Row, ws, we int64) 
 	if w.spec.Window.Kind == WindowAssigned {
 		ws = keyVals[w.spec.StartKey].Timestamp()
 	}
-	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we)
+	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we, w.spec.Window)
 }
 
 // windowRow lays out a window result: the grouping columns as out says,
 // then the aggregates.
-func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.Row, ws, we int64) types.Row {
+func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.Row, ws, we int64, win WindowSpec) types.Row {
 	row := make(types.Row, len(out)+len(g.plan))
 	for i, c := range out {
 		switch c.Kind {
@@ -407,7 +408,7 @@ func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.R
 		case WinEnd:
 			row[i] = types.NewTimestamp(we)
 		case WinTime:
-			row[i] = types.NewTimestamp(we - WindowTimeOffset)
+			row[i] = types.NewTimestamp(win.windowTime(we))
 		}
 	}
 	res := row[len(out):]

@@ -212,7 +212,7 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		return string(done[i].key) < string(done[j].key)
 	})
 	for _, f := range done {
-		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.out, f.start, f.end))
+		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.out, f.start, f.end, s.spec.Window))
 	}
 	em.flush(out)
 	return nil

@@ -346,7 +346,7 @@ func newWindowJoin(jn *JoinNode) *WindowJoinNode {
 	for i := range jn.LeftKeys {
 		lw, lc, lok := windowColOf(ln, jn.LeftKeys[i])
 		rw, rc, rok := windowColOf(rn, jn.RightKeys[i])
-		if !lok || !rok || lc != rc || procTimeWindow(lw) || procTimeWindow(rw) {
+		if !lok || !rok || lc != rc || procTimeWindow(lw) || procTimeWindow(rw) || zonedWindow(lw) || zonedWindow(rw) {
 			continue
 		}
 		switch lc {

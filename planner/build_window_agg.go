@@ -114,7 +114,7 @@ func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
 	var keys []int
 	for i, k := range agg.GroupKeys {
 		if wn, kind, ok := windowColOf(pre, k); ok && (win == nil || wn == win) {
-			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && (kind == operators.WinStart || kind == operators.WinEnd) {
+			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && wa.Window.Zone == nil && (kind == operators.WinStart || kind == operators.WinEnd) {
 				win = wn
 				out[i] = operators.WindowOutCol{Kind: kind}
 				if kind == operators.WinStart {

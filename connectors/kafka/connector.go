@@ -64,7 +64,7 @@ func (connector) MetadataKeys() map[string]types.Type {
 		"topic":     types.TypeString,
 		"partition": types.TypeInt,
 		"offset":    types.TypeBigInt,
-		"timestamp": types.TimestampType(3),
+		"timestamp": types.TimestampLTZType(3),
 	}
 }
 
