@@ -88,7 +88,7 @@ func FuzzJSONDecoder(f *testing.F) {
 func checkAgainstOracle(t *testing.T, line []byte) {
 	t.Helper()
 	want, ok := oracle(line)
-	got, err := decodeStrings(NewJSONDecoder(oracleCols, JSONOptions{}), line)
+	got, err := decodeStrings(NewJSONDecoder(oracleCols, nil, JSONOptions{}), line)
 	if ok != (err == nil) {
 		t.Fatalf("%q: encoding/json ok=%v, decoder err=%v", line, ok, err)
 	}
@@ -99,7 +99,7 @@ func checkAgainstOracle(t *testing.T, line []byte) {
 
 // The decoder is reused for many lines: state from a line must not leak.
 func TestJSONDecoderReuse(t *testing.T) {
-	d := NewJSONDecoder(oracleCols, JSONOptions{FailOnMissingField: true})
+	d := NewJSONDecoder(oracleCols, nil, JSONOptions{FailOnMissingField: true})
 	if _, err := decodeStrings(d, []byte(`{"a":"\u00e91","b":"2","ab":"3","é":"4"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestJSONNested(t *testing.T) {
 	}
 	mt, _ := types.ParseType("MAP<STRING, INT>")
 	cols := []connectors.Column{{Name: "p", Type: pt}, {Name: "m", Type: mt}, {Name: "n", Type: types.TypeInt}}
-	d := NewJSONDecoder(cols, JSONOptions{})
+	d := NewJSONDecoder(cols, nil, JSONOptions{})
 	line := `{"p": {"name": "ann", "id": "7", "extra": [1, {"q": 2}], "tags": ["a", null], "at": null}, "m": {"k": 1, "j": "2", "k": 3}, "n": 5}`
 	row := make(types.Row, 3)
 	if err := d.Decode([]byte(line), row); err != nil {

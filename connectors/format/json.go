@@ -43,7 +43,11 @@ type jsonDecoder struct {
 	scratch []byte // unescaped strings
 }
 
-func NewJSONDecoder(cs []connectors.Column, o JSONOptions) *jsonDecoder {
+// NewJSONDecoder returns a decoder of rows of the columns cs, or, when
+// fields is not nil, of the columns fields of cs (indexes, in row order):
+// the fields of the other columns are then skipped as extra fields are.
+func NewJSONDecoder(cs []connectors.Column, fields []int, o JSONOptions) *jsonDecoder {
+	cs = project(cs, fields)
 	d := &jsonDecoder{cols: makeColumns(cs), index: map[string]int{}, opts: o, seen: make([]uint32, len(cs))}
 	for i, c := range cs {
 		d.index[c.Name] = i
