@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -161,7 +162,8 @@ func cpuTime() time.Duration {
 // (filesystem source, blackhole sink, parallelism 1), one after the other
 // in each iteration. It reports rows/s of both (wall clock), rows per CPU
 // second of both (the engine's goroutines may use more than one core),
-// and the ratios loop ÷ engine. Before timing, the engine's final
+// and the ratios engine time ÷ loop time. Each side's time ends with a
+// forced collection of its garbage. Before timing, the engine's final
 // materialized result of the same SELECT must equal the loop's map.
 //
 //	go test -run=NONE -bench=JSONFileGroupBy -benchtime=3x ./bench
@@ -184,12 +186,17 @@ func BenchmarkJSONFileGroupBy(b *testing.B) {
 	var loopWall, loopCPU, engWall, engCPU time.Duration
 	b.ResetTimer()
 	for range b.N {
+		// Each side ends with a collection, so that it pays for its own
+		// garbage rather than leaving it to be collected in the other's time.
+		runtime.GC()
 		t0, c0 := time.Now(), cpuTime()
 		if _, m := handLoop(b, path); m != n {
 			b.Fatalf("the loop read %d lines, want %d", m, n)
 		}
+		runtime.GC()
 		t1, c1 := time.Now(), cpuTime()
 		runScript(b, insert)
+		runtime.GC()
 		t2, c2 := time.Now(), cpuTime()
 		loopWall, loopCPU = loopWall+t1.Sub(t0), loopCPU+c1-c0
 		engWall, engCPU = engWall+t2.Sub(t1), engCPU+c2-c1
