@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/dataflow"
@@ -133,6 +134,18 @@ type Env struct {
 	// Session holds session-scoped objects such as the rows of values
 	// tables. It outlives jobs.
 	Session *dataflow.Shared
+	// Zone, when set, returns the session time zone
+	// (table.local-time-zone), in which the print sink shows
+	// TIMESTAMP_LTZ values; a sink reads it once, when it is made.
+	Zone func() *time.Location
+}
+
+// LocalZone returns env's session time zone, UTC when it has none.
+func (env *Env) LocalZone() *time.Location {
+	if env == nil || env.Zone == nil {
+		return time.UTC
+	}
+	return env.Zone()
 }
 
 // OptionDef declares one connector option: its key, type, default and

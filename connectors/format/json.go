@@ -208,7 +208,7 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 		if err != nil {
 			return types.NullValue, j, err
 		}
-		if c.t.ID == types.Timestamp {
+		if c.t.IsTimestamp() {
 			if !isInt {
 				return types.NullValue, j, fieldError(c, fmt.Errorf("JSON number %s is not epoch milliseconds", b[i:j]))
 			}
