@@ -195,6 +195,28 @@ type ScanSource interface {
 	Create(subtask, parallelism int) (dataflow.Source, error)
 }
 
+// ProjectionPushDown is an optional interface of ScanSources that can
+// read only some of the table's columns (Flink's
+// SupportsProjectionPushDown), e.g. a format that skips the fields of
+// the other columns instead of converting them. Without it the planner
+// narrows the source's rows after they are read.
+//
+// The planner calls CreateProjected instead of Create when its scan
+// reads fewer columns than the table has. One ScanSource may serve scans
+// of different projections (a table read twice in one job).
+type ProjectionPushDown interface {
+	// CreateProjected is Create for a source whose rows hold only the
+	// table columns fields (indexes into Table.Columns, in row order,
+	// none twice). Values of the other columns are not read: a record
+	// whose other columns would not convert to their types is not an
+	// error.
+	//
+	// The planner does not push a projection into a source that also
+	// implements WatermarkPushDown: a pushed watermark is evaluated on
+	// whole table rows.
+	CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error)
+}
+
 // UpdatesHinter is an optional interface of an append-only TableSink:
 // how a table of its connector can take an updating query, for the
 // planner's error (e.g. "declare a PRIMARY KEY"). Without it the error
