@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +266,52 @@ func TestTopicPartitionMismatch(t *testing.T) {
 	}
 	if err := j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 4}); err == nil || !strings.Contains(err.Error(), "has 4 tasks") {
 		t.Fatalf("a task beyond the partitions: got %v", err)
+	}
+}
+
+// TestPlainCheckpointPath: state.checkpoints.dir given as a path is a
+// file:// store in cluster mode. Each task's checkpoints are in an owner
+// epoch's folder of the shared directory, and its working state is not:
+// no task's Pebble databases are worked on in the shared folder.
+func TestPlainCheckpointPath(t *testing.T) {
+	b := startBroker(t)
+	dir := t.TempDir()
+	settings := fmt.Sprintf("SET 'execution.checkpointing.interval' = '100 ms';\nSET 'state.checkpoints.dir' = '%s';\nSET 'cluster.partitions' = '2';\n"+
+		"SET 'state.backend.type' = 'pebble';\n", dir)
+	j, err := Compile(t.Context(), Config{Script: settings + nexmarkDDL(t, 2000, 0) + tumbleQuery, File: "plain.sql",
+		BootstrapServers: []string{b.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "file://" + filepath.ToSlash(dir) + "/plain/s1-p0"; j.checkpointDir(TaskID{1, 0}) != want {
+		t.Fatalf("checkpoint folder %s, want %s", j.checkpointDir(TaskID{1, 0}), want)
+	}
+	runAll(t, j, 2*time.Minute, nil)
+	var chk, work []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.IsDir() && d.Name() == "work", strings.HasSuffix(p, ".log"), strings.HasPrefix(d.Name(), "MANIFEST") && !strings.Contains(rel, "chk-"):
+			work = append(work, rel)
+		case d.Name() == "_metadata":
+			chk = append(chk, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(work) > 0 {
+		t.Errorf("working state in the shared folder: %v", work)
+	}
+	// Every task of both stages completed checkpoints in its epoch folder.
+	for _, id := range j.Tasks() {
+		prefix := filepath.Join("plain", id.String(), "e-1", "chk-")
+		if !slices.ContainsFunc(chk, func(s string) bool { return strings.HasPrefix(s, prefix) }) {
+			t.Errorf("task %s has no checkpoint under %s: %v", id, prefix, chk)
+		}
 	}
 }
