@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	connkafka "github.com/streamsql/streamsql/connectors/kafka"
 )
 
 // tumbleQuery counts bids and their highest price per auction and 10 s
@@ -312,6 +316,37 @@ func TestPlainCheckpointPath(t *testing.T) {
 		prefix := filepath.Join("plain", id.String(), "e-1", "chk-")
 		if !slices.ContainsFunc(chk, func(s string) bool { return strings.HasPrefix(s, prefix) }) {
 			t.Errorf("task %s has no checkpoint under %s: %v", id, prefix, chk)
+		}
+	}
+}
+
+// TestTaskOwnedTwice starts a second run of a task of each stage while
+// the first still runs, as when the group hands a task to a new worker
+// while its former one, stalled, has not noticed. The first run must
+// stop, fenced (by the checkpoint store's owner epoch or by the Kafka
+// transactional id), the second goes on from the newest checkpoint, and
+// the result is still exactly the single-process one.
+func TestTaskOwnedTwice(t *testing.T) {
+	var runs *taskSet
+	var twice []TaskID
+	compareModes(t, "twice", nexmarkDDL(t, testEvents, 4000)+tumbleQuery, 100, func(ts *taskSet) {
+		runs = ts
+		time.Sleep(700 * time.Millisecond)
+		for _, st := range ts.j.Stages() {
+			id := TaskID{Stage: st.ID, Partition: st.ID % st.Parallelism}
+			twice = append(twice, id)
+			ts.start(id) // the first run is not stopped
+		}
+	})
+	runs.mu.Lock()
+	defer runs.mu.Unlock()
+	for _, id := range twice {
+		ended := runs.ended[id]
+		if len(ended) != 2 {
+			t.Fatalf("task %s: %d runs ended, want 2", id, len(ended))
+		}
+		if first := ended[0]; !errors.Is(first, checkpoint.ErrFenced) && !errors.Is(first, connkafka.ErrFenced) {
+			t.Errorf("task %s: the first run ended with %v, want it fenced", id, first)
 		}
 	}
 }
