@@ -205,9 +205,10 @@ func init() {
 	registerBytesFuncs(registry) // funcs_bytes.go
 	registerHashFuncs(registry)
 	registerJSONFuncs(registry)
-	registerCompositeFuncs(registry)  // composite.go
-	registerValueFuncs(registry)      // values.go
-	registerCollectionFuncs(registry) // funcs_collection.go
+	registerCompositeFuncs(registry)   // composite.go
+	registerValueFuncs(registry)       // values.go
+	registerCollectionFuncs(registry)  // funcs_collection.go
+	registerCollectionFuncs2(registry) // funcs_collection2.go
 }
 
 func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {

@@ -17,6 +17,127 @@ import (
 func registerBytesFuncs(r map[string]funcDef) {
 	r["encode"] = funcDef{2, 2, buildEncode}
 	r["decode"] = funcDef{2, 2, buildEncode}
+	r["unhex"] = funcDef{1, 1, buildUnhex}
+	r["is_valid_utf8"] = funcDef{1, 1, buildUTF8Check}
+	r["make_valid_utf8"] = funcDef{1, 1, buildUTF8Check}
+}
+
+// buildUnhex binds UNHEX(string): the bytes the hexadecimal digits stand
+// for (either case), as Flink's; an odd number of digits reads as if
+// led by a 0; NULL if a character is not a hex digit.
+func buildUnhex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindTyped(x, name, isStringType, wantString)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: types.TypeBytes, strict: true,
+		f1: func(v types.Value) (types.Value, error) {
+			s := v.Str()
+			out := make([]byte, (len(s)+1)/2)
+			i, j := 0, 0
+			if len(s)%2 == 1 {
+				d, ok := hexDigit(s[0])
+				if !ok {
+					return types.NullValue, nil
+				}
+				out[0], i, j = d, 1, 1
+			}
+			for ; i < len(s); i, j = i+2, j+1 {
+				hi, ok1 := hexDigit(s[i])
+				lo, ok2 := hexDigit(s[i+1])
+				if !ok1 || !ok2 {
+					return types.NullValue, nil
+				}
+				out[j] = hi<<4 | lo
+			}
+			return types.NewBytes(out), nil
+		}}, nil
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// buildUTF8Check binds IS_VALID_UTF8(bytes), whether the bytes are
+// well-formed UTF-8 (no truncated or overlong sequences, surrogates or
+// code points past U+10FFFF), and MAKE_VALID_UTF8(bytes), the bytes as a
+// STRING with each ill-formed sequence replaced by U+FFFD (ValidUTF8).
+func buildUTF8Check(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, err := b.bindTyped(x, name, isBytesType, wantBytes)
+	if err != nil {
+		return nil, err
+	}
+	if name == "IS_VALID_UTF8" {
+		return &call{name: name, args: args, typ: strictType(types.TypeBoolean, args...), strict: true,
+			f1: func(v types.Value) (types.Value, error) { return types.NewBool(utf8.ValidString(v.Str())), nil }}, nil
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
+		f1: func(v types.Value) (types.Value, error) { return types.NewString(ValidUTF8(v.Str())), nil }}, nil
+}
+
+// ValidUTF8 returns s with each ill-formed UTF-8 sequence replaced by one
+// U+FFFD, a sequence being the longest start of a well-formed one (one
+// byte if none), as Java's decoders and the Unicode standard's
+// "maximal subpart" practice replace them: "\xe2\x82" (a truncated
+// three-byte sequence) is one U+FFFD, "\xff\xff" two.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError || n > 1 {
+			sb.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		sb.WriteRune(utf8.RuneError)
+		i += maximalSubpart(s[i:])
+	}
+	return sb.String()
+}
+
+// maximalSubpart is the length of the ill-formed sequence at the start
+// of s: its lead byte and the continuation bytes that may follow it.
+func maximalSubpart(s string) int {
+	c := s[0]
+	var n int
+	lo, hi := byte(0x80), byte(0xbf) // the second byte's range
+	switch {
+	case c >= 0xc2 && c <= 0xdf:
+		n = 2
+	case c == 0xe0:
+		n, lo = 3, 0xa0
+	case c == 0xed:
+		n, hi = 3, 0x9f
+	case c >= 0xe1 && c <= 0xef:
+		n = 3
+	case c == 0xf0:
+		n, lo = 4, 0x90
+	case c == 0xf4:
+		n, hi = 4, 0x8f
+	case c >= 0xf1 && c <= 0xf3:
+		n = 4
+	default:
+		return 1
+	}
+	k := 1
+	for ; k < n && k < len(s); k++ {
+		if s[k] < lo || s[k] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xbf
+	}
+	return k
 }
 
 func isBytesType(t types.Type) bool { return t.ID == types.Bytes || t.ID == types.Null }
@@ -100,7 +221,7 @@ func encodeCharset(s, cs string) []byte {
 func decodeCharset(b, cs string) string {
 	switch cs {
 	case "UTF-8":
-		return strings.ToValidUTF8(b, "\uFFFD")
+		return ValidUTF8(b)
 	case "US-ASCII", "ISO-8859-1":
 		var sb strings.Builder
 		for i := 0; i < len(b); i++ {

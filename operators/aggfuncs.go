@@ -32,11 +32,12 @@ const (
 	AggJSONArrayAgg  // the argument is each element's JSON text
 	AggJSONObjectAgg // the argument is each member's "key":value text
 	AggLag           // OVER only; Offset: rows back, Param: the default (aggfunc_lag.go)
+	AggArrayAgg      // ARRAY_AGG: the values in arrival order
 )
 
 var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX",
 	"STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE",
-	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "LAG"}
+	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "LAG", "ARRAY_AGG"}
 
 func (k AggKind) String() string { return aggNames[k] }
 
@@ -55,6 +56,7 @@ type AggCall struct {
 	//   FIRST_VALUE, LAST_VALUE -> the argument's type
 	//   LISTAGG, JSON_ARRAYAGG, JSON_OBJECTAGG -> STRING
 	//   PERCENTILE -> DOUBLE
+	//   ARRAY_AGG -> ARRAY of the argument's type
 	ArgType, ResultType types.Type
 	// Param is a constant second argument: LISTAGG's separator,
 	// PERCENTILE's percentage, LAG's default.
@@ -119,7 +121,7 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 			return nil, err
 		}
 		a = va
-	case AggFirstValue, AggLastValue, AggListAgg, AggJSONArrayAgg:
+	case AggFirstValue, AggLastValue, AggListAgg, AggJSONArrayAgg, AggArrayAgg:
 		sa := &seqAcc{kind: c.Kind, keep: retracts}
 		if c.Kind == AggListAgg {
 			if c.Param.Kind() != types.KindString {

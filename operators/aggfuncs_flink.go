@@ -315,7 +315,8 @@ func (a *varianceAcc) decode(b []byte) ([]byte, error) {
 }
 
 // ---------------------------------------------------------------------------
-// FIRST_VALUE, LAST_VALUE, LISTAGG, JSON_ARRAYAGG: values in arrival order
+// FIRST_VALUE, LAST_VALUE, LISTAGG, JSON_ARRAYAGG, ARRAY_AGG: values in
+// arrival order
 
 // seqAcc keeps the accumulated values in arrival order. A retraction
 // removes the earliest copy of the value, as Flink's retracting
@@ -380,6 +381,11 @@ func (a *seqAcc) result() types.Value {
 			return types.NullValue
 		}
 		return a.vals[len(a.vals)-1]
+	case AggArrayAgg:
+		if len(a.vals) == 0 {
+			return types.NullValue
+		}
+		return types.NewArray(append([]types.Value(nil), a.vals...))
 	case AggJSONArrayAgg:
 		var sb strings.Builder
 		sb.WriteByte('[')

@@ -17,6 +17,7 @@ var flinkAggregates = map[string]string{
 	"collect":                      "collect",
 	"percentile":                   "percentile",
 	"array_agg":                    "array_agg",
+	arrayAggDistinct:               "array_agg",
 	firstValueFunc:                 "first_value",
 	lastValueFunc:                  "last_value",
 	jsonArrayAgg:                   "json_arrayagg",
@@ -70,7 +71,7 @@ func (aggFixer) Leave(n ast.Node) (ast.Node, bool) {
 	if !ok {
 		return n, true
 	}
-	agg := &ast.AggregateFuncExpr{F: name, Args: fc.Args}
+	agg := &ast.AggregateFuncExpr{F: name, Args: fc.Args, Distinct: strings.EqualFold(fc.FnName.O, arrayAggDistinct)}
 	agg.SetOriginTextPosition(fc.OriginTextPosition())
 	agg.SetText(nil, fc.Text())
 	return agg, true

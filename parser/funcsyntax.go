@@ -28,6 +28,7 @@ import (
 //	(a, b) OVERLAPS (c, d)                      __overlaps(a, b, c, d)
 //	FIRST_VALUE(x), LAST_VALUE(x) without OVER  __first_value(x), __last_value(x)       (aggregates)
 //	STDDEV(x), VARIANCE(x)                      STDDEV_SAMP(x), VAR_SAMP(x)            (TiDB reads them as the _POP forms)
+//	ARRAY_AGG(DISTINCT x)                       __array_agg_distinct(x)                (back to ARRAY_AGG by fixAggregates)
 //	LISTAGG(x) OVER w (and kin)                 MAX(__over_listagg(x)) OVER w          (back to LISTAGG by fixAggregates)
 //	REGEXP(s, p), SPLIT(s, d), CARDINALITY(a)   __fn_regexp(s, p), __fn_split(s, d), ... (TiDB keywords)
 //
@@ -45,6 +46,8 @@ const (
 	lastValueFunc  = "__last_value"
 	jsonArrayAgg   = "__json_arrayagg"
 	jsonObjectAgg  = "__json_objectagg"
+	// arrayAggDistinct is ARRAY_AGG(DISTINCT x), as __array_agg_distinct(x).
+	arrayAggDistinct = "__array_agg_distinct"
 	// overPrefix marks an aggregate of flinkAggregates called OVER a
 	// window: MAX(__over_listagg(x)) OVER w is LISTAGG(x) OVER w.
 	overPrefix = "__over_"
@@ -637,6 +640,10 @@ func (c *stmtCtx) rewriteFunctionNames() *posError {
 			c.replace(i, i, firstValueFunc)
 		case c.isCall(i, "LAST_VALUE") && !c.isKw(c.match[i+1]+1, "OVER"):
 			c.replace(i, i, lastValueFunc)
+		case c.isCall(i, "ARRAY_AGG") && c.isKw(i+2, "DISTINCT"):
+			// TiDB takes DISTINCT only in its own aggregates' calls.
+			c.replace(i, i, arrayAggDistinct)
+			c.replace(i+2, i+2, "")
 		case c.isCall(i, "STDDEV"):
 			c.replace(i, i, "STDDEV_SAMP")
 		case c.isCall(i, "VARIANCE"):

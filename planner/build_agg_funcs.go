@@ -29,6 +29,7 @@ var flinkAggKinds = map[string]operators.AggKind{
 	"PERCENTILE":     operators.AggPercentile,
 	"JSON_ARRAYAGG":  operators.AggJSONArrayAgg,
 	"JSON_OBJECTAGG": operators.AggJSONObjectAgg,
+	"ARRAY_AGG":      operators.AggArrayAgg,
 }
 
 // AggregateNames lists the aggregate functions the planner computes, for
@@ -46,7 +47,7 @@ func isOverAggregateName(name string) bool {
 	switch name {
 	case "COUNT", "SUM", "AVG", "MIN", "MAX":
 		return true
-	case "JSON_ARRAYAGG", "JSON_OBJECTAGG": // not in OVER windows, as in Flink
+	case "JSON_ARRAYAGG", "JSON_OBJECTAGG", "ARRAY_AGG": // not in OVER windows, as in Flink
 		return false
 	}
 	if _, ok := flinkAggKinds[name]; ok {
@@ -116,6 +117,13 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 			return call, nil, "", b.errf(c, "%s of %s is not supported", name, at)
 		}
 		call.ResultType = at.Nullable()
+	case operators.AggArrayAgg:
+		if at.ID == types.Interval {
+			return call, nil, "", b.errf(c, "%s of %s is not supported", name, at)
+		}
+		// NULLs are skipped, as by every aggregate here (Flink keeps them
+		// unless IGNORE NULLS).
+		call.ResultType = types.ArrayType(at.WithNotNull(true))
 	case operators.AggListAgg:
 		if at.ID != types.String {
 			return call, nil, "", b.errf(c.Args[0], "LISTAGG expects STRING, got %s", at)

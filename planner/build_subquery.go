@@ -13,7 +13,8 @@ import (
 //	[NOT] EXISTS (SELECT ...)     a semi (anti) join on the subquery's
 //	                              correlation conditions
 //
-// filters the rows of the FROM clause by whether the subquery has a
+// Both may be correlated (x IN (SELECT y FROM t WHERE t.k = outer.k)).
+// Each filters the rows of the FROM clause by whether the subquery has a
 // matching row. NOT IN follows SQL's three-valued logic, as Flink's does:
 // x NOT IN (...) is TRUE only when no y equals x and the comparison is
 // never NULL, so a NULL y, or a NULL x against a non-empty subquery,
@@ -56,11 +57,11 @@ func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, erro
 	if !ok {
 		return rel{}, b.errf(x, "unsupported IN subquery")
 	}
+	if sel, simple := simpleSubquery(sub.Query); simple && b.correlated(in, sub.Query) {
+		return b.correlatedSemiJoin(in, sel, anti, x)
+	}
 	r, err := b.buildQuery(sub.Query)
 	if err != nil {
-		if b.correlated(in, sub.Query) {
-			return rel{}, b.errf(x, "a correlated IN subquery is not supported; write [NOT] EXISTS (SELECT ... WHERE ... AND <column> = %s)", exprText(x.Expr))
-		}
 		return rel{}, err
 	}
 	if len(r.scope) != 1 {
@@ -150,6 +151,18 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 		n := &SemiJoinNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node, r.node}}, Anti: anti}
 		return rel{node: n, scope: in.scope}, nil
 	}
+	return b.correlatedSemiJoin(in, sel, anti, nil)
+}
+
+// correlatedSemiJoin plans [NOT] EXISTS (sel), or with inx, the
+// correlated inx.Expr [NOT] IN (sel), as Flink decorrelates them: the
+// subquery's own WHERE conjuncts filter it, its equalities with the
+// enclosing query are the join keys and its other references to it the
+// join condition. IN adds x = y to the keys; NOT IN adds (x = y) IS NOT
+// FALSE to the condition when x or y can be NULL (SQL's NULL semantics:
+// among the rows the correlation selects, a NULL y, or a NULL x against
+// any row, drops the row), else x = y to the keys.
+func (b *builder) correlatedSemiJoin(in rel, sel *ast.SelectStmt, anti bool, inx *ast.PatternInExpr) (rel, error) {
 	from, where, err := b.commaJoins(sel.From.TableRefs, sel.Where)
 	if err != nil {
 		return rel{}, err
@@ -204,8 +217,60 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 		}
 		residual = andExpr(residual, e)
 	}
+	nullAware := false
+	if inx != nil {
+		if len(sel.Fields.Fields) != 1 || sel.Fields.Fields[0].WildCard != nil {
+			return rel{}, b.errf(inx, "the subquery of IN must return one column")
+		}
+		x, err := expr.Bind(inx.Expr, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		y, err := expr.Bind(sel.Fields.Fields[0].Expr, &expr.Scope{Columns: r.scope}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, b.errf(sel.Fields.Fields[0].Expr, "the column of a correlated IN subquery must be over the subquery's own tables: %v", err)
+		}
+		if !x.Type().Equal(y.Type()) {
+			ct, ok := expr.CommonType(x.Type(), y.Type())
+			if !ok {
+				return rel{}, b.errf(inx, "IN compares %s with a subquery of %s, which have no common type", x.Type(), y.Type())
+			}
+			if x, err = expr.ImplicitCast(x, ct); err != nil {
+				return rel{}, b.errf(inx, "%v", err)
+			}
+			if y, err = expr.ImplicitCast(y, ct); err != nil {
+				return rel{}, b.errf(inx, "%v", err)
+			}
+		}
+		// x and y go last among the key columns; they are keys unless
+		// the anti join must be NULL-aware.
+		nullAware = anti && (!x.Type().NotNull || !y.Type().NotNull)
+		lkeys, rkeys = append(lkeys, x), append(rkeys, y)
+	}
 	ln, lk := withKeyColumns(in.node, lkeys)
 	rn, rk := withKeyColumns(r.node, rkeys)
+	var nullCond expr.Expr // over ln ++ rn
+	if nullAware {
+		lx, ry := lk[len(lk)-1], rk[len(rk)-1]
+		lk, rk = lk[:len(lk)-1], rk[:len(rk)-1]
+		lm, rm := &ast.ColumnNameExpr{Name: &ast.ColumnName{}}, &ast.ColumnNameExpr{Name: &ast.ColumnName{}}
+		joined := append(append([]expr.Column(nil), ln.Columns()...), rn.Columns()...)
+		nln := len(ln.Columns())
+		cond, err := expr.Bind(&ast.IsTruthExpr{Expr: &ast.BinaryOperationExpr{Op: opcode.EQ, L: lm, R: rm}, Not: true, True: 0},
+			&expr.Scope{Columns: joined, Replace: func(e ast.ExprNode) (int, bool) {
+				switch e {
+				case ast.ExprNode(lm):
+					return lx, true
+				case ast.ExprNode(rm):
+					return nln + ry, true
+				}
+				return 0, false
+			}}, b.stmt.ErrorAtNode)
+		if err != nil {
+			return rel{}, err
+		}
+		nullCond = cond
+	}
 	if nle := len(ln.Columns()) - nl; residual != nil && nle > 0 {
 		m := map[int]int{}
 		for i := 0; i < nr; i++ {
@@ -214,7 +279,7 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 		residual = expr.RemapColumns(residual, m)
 	}
 	n := &SemiJoinNode{nodeBase: nodeBase{cols: ln.Columns(), inputs: []Node{ln, rn}}, Anti: anti,
-		LeftKeys: lk, RightKeys: rk, Cond: residual}
+		LeftKeys: lk, RightKeys: rk, Cond: andExpr(residual, nullCond)}
 	return b.dropKeyColumns(n, in), nil
 }
 

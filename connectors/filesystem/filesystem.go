@@ -1,9 +1,9 @@
-// Package filesystem reads files of JSON lines or CSV records, with
+// Package filesystem reads files of JSON lines, CSV records or raw lines, with
 // Flink's filesystem connector options:
 //
 //	'connector' = 'filesystem'
 //	'path'      = a file or a directory (a plain path or a file:// URI)
-//	'format'    = 'json' | 'csv'
+//	'format'    = 'json' | 'csv' | 'raw'
 //
 // A directory is read recursively: its regular files, in byte-wise
 // lexical order of their path relative to the directory; files and
@@ -82,12 +82,12 @@ func (connector) WritesPartitions() {}
 func (connector) Options() []connectors.OptionDef {
 	return format.OptionDefs([]connectors.OptionDef{
 		{Key: "path", Required: true, Description: "a file or a directory to read (a local path or a file:// URI)"},
-		{Key: "format", Required: true, Description: "'json' (JSON lines) or 'csv'; a sink may also write 'debezium-json', a changelog of Debezium events"},
+		{Key: "format", Required: true, Description: "'json' (JSON lines), 'csv' or 'raw' (one column, a line per row); a sink may also write 'debezium-json', a changelog of Debezium events"},
 		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism; files are assigned to subtasks round-robin"},
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
 		{Key: "sink.parallelism", Kind: config.Int, Min: 1, Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
 		{Key: "partition.default-name", Description: "the folder name of a NULL partition value of a PARTITIONED BY table (default __DEFAULT_PARTITION__)"},
-	}, format.JSONOptionDefs, format.CSVOptionDefs)
+	}, format.JSONOptionDefs, format.CSVOptionDefs, format.RawOptionDefs)
 }
 
 type fileFormat int
@@ -95,6 +95,7 @@ type fileFormat int
 const (
 	formatJSON fileFormat = iota
 	formatCSV
+	formatRaw
 )
 
 type scan struct {
@@ -105,6 +106,7 @@ type scan struct {
 	parallel int
 	json     format.JSONOptions
 	csv      format.CSVOptions
+	raw      format.RawOptions
 }
 
 func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
@@ -127,21 +129,25 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		s.format = formatJSON
 	case "csv":
 		s.format = formatCSV
+	case "raw":
+		s.format = formatRaw
 	case "debezium-json":
 		return nil, fmt.Errorf("format 'debezium-json' is written by the filesystem sink but not read by its source: %w", connectors.ErrWriteOnly)
 	default:
-		return nil, fmt.Errorf("option 'format' must be 'json' or 'csv', got '%s'", fmtName)
+		return nil, fmt.Errorf("option 'format' must be 'json', 'csv' or 'raw', got '%s'", fmtName)
 	}
 	for k := range o {
-		if f, _, ok := strings.Cut(k, "."); ok && (f == "json" || f == "csv") && f != fmtName {
+		if f, _, ok := strings.Cut(k, "."); ok && (f == "json" || f == "csv" || f == "raw") && f != fmtName {
 			return nil, fmt.Errorf("option '%s' does not apply to 'format' = '%s'", k, fmtName)
 		}
 	}
 	if s.parallel, err = connectors.Int(o, "scan.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
-	if s.ignore, err = connectors.Bool(o, fmtName+".ignore-parse-errors", false); err != nil {
-		return nil, err
+	if s.format != formatRaw {
+		if s.ignore, err = connectors.Bool(o, fmtName+".ignore-parse-errors", false); err != nil {
+			return nil, err
+		}
 	}
 	switch s.format {
 	case formatJSON:
@@ -153,6 +159,10 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		}
 	case formatCSV:
 		if s.csv, err = format.ParseCSVOptions(o); err != nil {
+			return nil, err
+		}
+	case formatRaw:
+		if s.raw, err = format.ParseRawOptions(o, t.Columns); err != nil {
 			return nil, err
 		}
 	}
@@ -211,11 +221,24 @@ func (s *scan) CreateProjected(subtask, parallelism int, fields []int) (dataflow
 }
 
 func (s *Source) newDecoder() format.Decoder {
-	if s.sc.format == formatCSV {
+	switch s.sc.format {
+	case formatCSV:
 		return format.NewCSVDecoder(s.sc.t.Columns, s.fields, s.sc.csv)
+	case formatRaw:
+		if s.fields != nil && len(s.fields) == 0 {
+			return noColumns{} // the raw value's one column is not read (COUNT(*))
+		}
+		return format.NewRawCodec(s.sc.t.Columns, s.sc.raw)
 	}
 	return format.NewJSONDecoder(s.sc.t.Columns, s.fields, s.sc.json)
 }
+
+// noColumns decodes a raw record for a projection that reads no column:
+// every record is a row, an empty one too, as the raw format's.
+type noColumns struct{}
+
+func (noColumns) Skip([]byte) bool               { return false }
+func (noColumns) Decode([]byte, types.Row) error { return nil }
 
 // width is the number of columns of a row of s.
 func (s *Source) width() int {
@@ -631,7 +654,7 @@ func (r *reader) readFile(idx int, off, line int64) error {
 		r.off += int64(len(raw))
 		r.line++
 		body := trimEOL(raw)
-		if recOff == 0 {
+		if recOff == 0 && r.s.sc.format != formatRaw {
 			body = bytes.TrimPrefix(body, utf8BOM)
 		}
 		if r.line&4095 == 0 {

@@ -266,7 +266,7 @@ func TestBadOptions(t *testing.T) {
 	for _, c := range []struct{ opts, want string }{
 		{"'path' = '" + p + "'", "requires option 'format'"},
 		{"'format' = 'json'", "requires option 'path'"},
-		{"'path' = '" + p + "', 'format' = 'avro'", "option 'format' must be 'json' or 'csv'"},
+		{"'path' = '" + p + "', 'format' = 'avro'", "option 'format' must be 'json', 'csv' or 'raw'"},
 		{"'path' = '" + p + "', 'format' = 'json', 'csv.field-delimiter' = ';'", "option 'csv.field-delimiter' does not apply to 'format' = 'json'"},
 		{"'path' = '" + p + "', 'format' = 'csv', 'csv.field-delimiter' = ';;'", "must be a single ASCII character"},
 		{"'path' = '" + p + "', 'format' = 'csv', 'csv.quote-character' = ';', 'csv.disable-quote-character' = 'true'", "cannot be set when"},

@@ -84,13 +84,20 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 		}
 		s.ext = ".csv"
 		s.enc = func() changeEncoder { return insertsOnly{format.NewCSVEncoder(t.Columns, co)} }
+	case "raw":
+		ro, err := format.ParseRawOptions(o, t.Columns)
+		if err != nil {
+			return nil, err
+		}
+		s.ext, s.raw = ".txt", true
+		s.enc = func() changeEncoder { return insertsOnly{format.NewRawCodec(t.Columns, ro)} }
 	case "debezium-json":
 		// A changelog as Debezium events: any query can write it.
 		s.ext = ".json"
 		s.encoding = dyntable.RetractEncoding
 		s.enc = func() changeEncoder { return format.NewDebeziumJSONEncoder(t.Columns) }
 	default:
-		return nil, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json' (sink only), got '%s'", f)
+		return nil, fmt.Errorf("option 'format' must be 'json', 'csv', 'raw' or 'debezium-json' (sink only), got '%s'", f)
 	}
 	if s.p, err = connectors.Int(o, "sink.parallelism", 0, 1); err != nil {
 		return nil, err
@@ -102,6 +109,7 @@ type fileSink struct {
 	t           *connectors.Table
 	dir         string
 	ext         string
+	raw         bool // the raw format: a line per row, which cannot be NULL
 	enc         func() changeEncoder
 	encoding    dyntable.SinkEncoding
 	p           int
@@ -289,6 +297,11 @@ func (h *fileHandler) Write(_ context.Context, txn twophase.Transaction, c *dynt
 			if p, err = h.part(t, h.partitionDir(ch.Row)); err != nil {
 				return err
 			}
+		}
+		if h.s.raw && ch.Row[0].IsNull() {
+			// Flink's raw format writes NULL as a null record, which a
+			// line of a file cannot be.
+			return fmt.Errorf("filesystem sink '%s': the 'raw' format cannot write a NULL %s to a file", h.s.t.Name, h.s.t.Columns[0].Name)
 		}
 		h.buf = h.enc.AppendChange(h.buf[:0], ch)
 		h.buf = append(h.buf, '\n')

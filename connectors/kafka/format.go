@@ -20,11 +20,12 @@ const (
 	formatJSON          = "json"
 	formatCSV           = "csv"
 	formatDebezium      = "debezium-json"
+	formatRaw           = "raw"
 	maxChangesPerRecord = 2 // debezium-json's update: -U and +U
 )
 
 // formatOptionDefs are the options of the value formats, Flink's names.
-var formatOptionDefs = format.OptionDefs(format.JSONOptionDefs, format.CSVOptionDefs, []connectors.OptionDef{
+var formatOptionDefs = format.OptionDefs(format.JSONOptionDefs, format.CSVOptionDefs, format.RawOptionDefs, []connectors.OptionDef{
 	{Key: "debezium-json.ignore-parse-errors", Kind: config.Bool, Default: "false", Description: "skip (and count) malformed records instead of failing"},
 	{Key: "debezium-json.schema-include", Kind: config.Bool, Default: "false", Description: "the messages carry Debezium's schema: {\"schema\": ..., \"payload\": {...}}"},
 })
@@ -43,7 +44,7 @@ type valueDecoder interface {
 func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, bool, error) {
 	o := t.Options
 	for k := range o {
-		if f, _, ok := strings.Cut(k, "."); ok && (f == formatJSON || f == formatCSV || f == formatDebezium) && f != name {
+		if f, _, ok := strings.Cut(k, "."); ok && (f == formatJSON || f == formatCSV || f == formatDebezium || f == formatRaw) && f != name {
 			return nil, false, fmt.Errorf("option '%s' does not apply to 'format' = '%s'", k, name)
 		}
 	}
@@ -58,6 +59,12 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 	}
 	cols := t.Columns
 	switch name {
+	case formatRaw:
+		ro, err := format.ParseRawOptions(o, cols)
+		if err != nil {
+			return nil, false, err
+		}
+		return func() valueDecoder { return &rawDecoder{rowDecoder{d: format.NewRawCodec(cols, ro)}} }, false, nil
 	case formatJSON:
 		var jo format.JSONOptions
 		if jo.FailOnMissingField, err = connectors.Bool(o, "json.fail-on-missing-field", false); err != nil {
@@ -80,7 +87,21 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 		}
 		return func() valueDecoder { return newDebeziumDecoder(cols, schema) }, ignore, nil
 	}
-	return nil, false, fmt.Errorf("option 'format' must be 'json', 'csv' or 'debezium-json', got '%s'", name)
+	return nil, false, fmt.Errorf("option 'format' must be 'json', 'csv', 'raw' or 'debezium-json', got '%s'", name)
+}
+
+// nullDecoder is a valueDecoder that reads a null record value (a
+// tombstone, which other formats skip) as a row.
+type nullDecoder interface {
+	decodeNull(b *chunkBuilder)
+}
+
+// rawDecoder reads the raw format: one column, the whole value; a null
+// value is a row holding NULL, as in Flink.
+type rawDecoder struct{ rowDecoder }
+
+func (r *rawDecoder) decodeNull(b *chunkBuilder) {
+	b.add(dyntable.Insert, b.row()) // rows handed out are NULL
 }
 
 // rowDecoder reads one insert per record ('json', 'csv').

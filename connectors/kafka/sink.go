@@ -56,9 +56,9 @@ func sinkOptionDefs() []connectors.OptionDef {
 	return []connectors.OptionDef{
 		{Key: "topic", Required: true, Description: "the topic to write (a single topic)"},
 		{Key: "properties.bootstrap.servers", Required: true, Description: "comma-separated host:port list of Kafka brokers"},
-		{Key: "format", Description: "the value format: 'json' or 'csv' (alias of 'value.format')"},
-		{Key: "value.format", Description: "the value format: 'json' or 'csv'"},
-		{Key: "key.format", Description: "the key format: 'json' or 'csv'; needs 'key.fields'"},
+		{Key: "format", Description: "the value format: 'json', 'csv' or 'raw' (alias of 'value.format')"},
+		{Key: "value.format", Description: "the value format: 'json', 'csv' or 'raw'"},
+		{Key: "key.format", Description: "the key format: 'json', 'csv' or 'raw'; needs 'key.fields'"},
 		{Key: "key.fields", Description: "';'-separated columns that form the record key; without it keys are null"},
 		{Key: "value.fields-include", Kind: config.Enum, Enum: []string{"ALL", "EXCEPT_KEY"}, Default: "ALL", Description: "'ALL' or 'EXCEPT_KEY': whether the key columns are also in the value"},
 		{Key: "sink.delivery-guarantee", Kind: config.Enum, Enum: []string{guaranteeNone, guaranteeAtLeastOnce, guaranteeExactlyOnce}, Default: guaranteeAtLeastOnce, Description: "'none', 'at-least-once' or 'exactly-once' (Kafka transactions committed on checkpoint completion)"},
@@ -73,6 +73,8 @@ func sinkOptionDefs() []connectors.OptionDef {
 		{Key: "value.csv.#", Prefix: true, Description: "csv options of the value format"},
 		{Key: "key.json.#", Prefix: true, Description: "json options of the key format"},
 		{Key: "value.json.#", Prefix: true, Description: "json options of the value format"},
+		{Key: "key.raw.#", Prefix: true, Description: "raw options of the key format"},
+		{Key: "value.raw.#", Prefix: true, Description: "raw options of the value format"},
 	}
 }
 
@@ -88,6 +90,8 @@ type sinkConfig struct {
 	valueFmt  string
 	keyCSV    format.CSVOptions
 	valueCSV  format.CSVOptions
+	keyRaw    format.RawOptions
+	valueRaw  format.RawOptions
 	// headersCol and timeCol are the positions, in the sink's rows, of
 	// the written 'headers' and 'timestamp' metadata columns; -1 if none.
 	headersCol, timeCol int
@@ -140,7 +144,7 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 		cfg.valueFmt = f
 	}
 	if cfg.valueFmt == "" {
-		return nil, fmt.Errorf("option 'value.format' (or 'format') is required: 'json' or 'csv'")
+		return nil, fmt.Errorf("option 'value.format' (or 'format') is required: 'json', 'csv' or 'raw'")
 	}
 	if err := checkFormat("value.format", cfg.valueFmt); err != nil {
 		return nil, err
@@ -216,6 +220,24 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 		}
 	}
 
+	pick := func(cols []int) []connectors.Column {
+		var cs []connectors.Column
+		for _, i := range cols {
+			cs = append(cs, t.Columns[i])
+		}
+		return cs
+	}
+	if cfg.keyFmt == "raw" {
+		if cfg.keyRaw, err = format.ParseRawOptions(formatOptions(o, "key."), pick(cfg.keyCols)); err != nil {
+			return nil, fmt.Errorf("key format: %w", err)
+		}
+	}
+	if cfg.valueFmt == "raw" {
+		if cfg.valueRaw, err = format.ParseRawOptions(formatOptions(o, "value."), pick(cfg.valueCols)); err != nil {
+			return nil, fmt.Errorf("value format: %w", err)
+		}
+	}
+
 	// Delivery.
 	cfg.guarantee = strings.ToLower(connectors.Option(o, "sink.delivery-guarantee", guaranteeAtLeastOnce))
 	switch cfg.guarantee {
@@ -250,26 +272,26 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 
 func checkFormat(key, f string) error {
 	switch f {
-	case "json", "csv":
+	case "json", "csv", "raw":
 		return nil
 	}
-	return fmt.Errorf("option '%s': the Kafka sinks write 'json' or 'csv', not '%s'", key, f)
+	return fmt.Errorf("option '%s': the Kafka sinks write 'json', 'csv' or 'raw', not '%s'", key, f)
 }
 
-// formatOptions returns the csv./json. options of one side (prefix
+// formatOptions returns the csv./json./raw. options of one side (prefix
 // "key." or "value."): the prefixed ones, and for the value also the
 // unprefixed ones, as Flink reads 'csv.field-delimiter' with 'format'.
 func formatOptions(o map[string]string, prefix string) map[string]string {
 	m := map[string]string{}
 	if prefix == "value." {
 		for k, v := range o {
-			if strings.HasPrefix(k, "csv.") || strings.HasPrefix(k, "json.") {
+			if strings.HasPrefix(k, "csv.") || strings.HasPrefix(k, "json.") || strings.HasPrefix(k, "raw.") {
 				m[k] = v
 			}
 		}
 	}
 	for k, v := range o {
-		if rest, ok := strings.CutPrefix(k, prefix); ok && (strings.HasPrefix(rest, "csv.") || strings.HasPrefix(rest, "json.")) {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && (strings.HasPrefix(rest, "csv.") || strings.HasPrefix(rest, "json.") || strings.HasPrefix(rest, "raw.")) {
 			m[rest] = v
 		}
 	}
@@ -372,17 +394,20 @@ func newRecordEncoder(cfg *sinkConfig) *recordEncoder {
 		}
 		return cs
 	}
-	mk := func(f string, cs []connectors.Column, o format.CSVOptions) format.Encoder {
-		if f == "csv" {
+	mk := func(f string, cs []connectors.Column, o format.CSVOptions, ro format.RawOptions) format.Encoder {
+		switch f {
+		case "csv":
 			return format.NewCSVEncoder(cs, o)
+		case "raw":
+			return format.NewRawCodec(cs, ro)
 		}
 		return format.NewJSONEncoder(cs)
 	}
 	if len(cfg.keyCols) > 0 {
-		e.key = mk(cfg.keyFmt, pick(cfg.keyCols), cfg.keyCSV)
+		e.key = mk(cfg.keyFmt, pick(cfg.keyCols), cfg.keyCSV, cfg.keyRaw)
 		e.keyRow = make(types.Row, len(cfg.keyCols))
 	}
-	e.val = mk(cfg.valueFmt, pick(cfg.valueCols), cfg.valueCSV)
+	e.val = mk(cfg.valueFmt, pick(cfg.valueCols), cfg.valueCSV, cfg.valueRaw)
 	e.valRow = make(types.Row, len(cfg.valueCols))
 	return e
 }
@@ -436,9 +461,15 @@ func (e *recordEncoder) encode(ch dyntable.Change) (key, value []byte, err error
 	}
 	if e.key != nil {
 		key = e.appendTo(e.key, e.keyRow, e.cfg.keyCols, ch.Row)
+		if raw, ok := e.key.(*format.RawCodec); ok && raw.IsNull(e.keyRow) {
+			key = nil // the raw format writes NULL as a null key
+		}
 	}
 	if ch.Kind != dyntable.Delete {
 		value = e.appendTo(e.val, e.valRow, e.cfg.valueCols, ch.Row)
+		if raw, ok := e.val.(*format.RawCodec); ok && raw.IsNull(e.valRow) {
+			value = nil // a null value, as Flink's raw format writes NULL
+		}
 	}
 	return key, value, nil
 }

@@ -460,9 +460,15 @@ func (r *runState) process(res *fetchResult) error {
 					return err
 				}
 			}
-			if !rec.null {
+			nd, readsNull := r.dec.(nullDecoder)
+			if !rec.null || readsNull {
 				before := r.b.len()
-				err := r.dec.decode(rec.value, r.b)
+				var err error
+				if rec.null {
+					nd.decodeNull(r.b)
+				} else {
+					err = r.dec.decode(rec.value, r.b)
+				}
 				if err == nil && len(s.sc.t.Metadata) > 0 {
 					appendMetadata(s.sc.t.Metadata, r.b.chunk.Changes[before:], sp, rec)
 				}

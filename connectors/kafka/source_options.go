@@ -27,7 +27,7 @@ var sourceOptionDefs = []connectors.OptionDef{
 	{Key: "scan.bounded.mode", Default: "unbounded", Description: "'unbounded', or where the source ends: 'latest-offset' (the end when the job starts), 'group-offsets', 'timestamp' or 'specific-offsets'"},
 	{Key: "scan.bounded.timestamp-millis", Description: "with bounded mode 'timestamp': end before the first record at or after this time"},
 	{Key: "scan.bounded.specific-offsets", Description: "with bounded mode 'specific-offsets': 'partition:0,offset:42;...'; end before these offsets"},
-	{Key: "format", Description: "the value format: 'json', 'csv' or 'debezium-json' (or 'value.format')"},
+	{Key: "format", Description: "the value format: 'json', 'csv', 'raw' or 'debezium-json' (or 'value.format')"},
 	{Key: "value.format", Description: "the value format, as 'format'"},
 	{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism; partition i of a topic goes to subtask i mod parallelism"},
 	{Key: "source.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism, as 'scan.parallelism'"},
