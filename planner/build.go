@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -11,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -54,6 +56,15 @@ type pendingRank struct {
 	stmt *parser.Statement
 }
 
+// zone is the session time zone expressions are bound in
+// (table.local-time-zone); UTC for a planner without a session.
+func (p *Planner) zone() *time.Location {
+	if p == nil || p.Conf == nil {
+		return time.UTC
+	}
+	return p.Conf.Location()
+}
+
 func (p *Planner) newBuilder(stmt *parser.Statement) *builder {
 	return &builder{p: p, stmt: stmt, ctes: map[string]*cte{}}
 }
@@ -92,7 +103,7 @@ func (b *builder) finish(root Node) error {
 // aggregation consumed: sessions are only known when they close, so the
 // function cannot emit rows on its own.
 func unaggregatedSession(n Node) error {
-	if w, ok := n.(*WindowTVFNode); ok && w.Window.Kind == operators.WindowSession && !w.Fused {
+	if w, ok := n.(*WindowTVFNode); ok && w.Window.Kind == window.WindowSession && !w.Fused {
 		return w.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 	}
 	for _, in := range n.Inputs() {
@@ -294,7 +305,7 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 			e = expr.NewColumnRef(f.col, c.Name, c.Type)
 		} else {
 			var err error
-			e, err = expr.Bind(f.expr, &expr.Scope{Columns: in.scope, Replace: replace}, b.stmt.ErrorAtNode)
+			e, err = expr.Bind(f.expr, &expr.Scope{Zone: b.p.zone(), Columns: in.scope, Replace: replace}, b.stmt.ErrorAtNode)
 			if err != nil {
 				return rel{}, err
 			}
@@ -382,7 +393,7 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 			subqueries = append(subqueries, c)
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -518,7 +529,7 @@ func (b *builder) sortColumn(in rel, e ast.ExprNode) (int, error) {
 		}
 		return int(pos - 1), nil
 	}
-	be, err := expr.Bind(e, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+	be, err := expr.Bind(e, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return 0, err
 	}

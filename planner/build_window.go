@@ -6,7 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,6 +35,20 @@ import (
 var windowColumnType = types.Type{ID: types.Timestamp, Precision: 3, NotNull: true}
 
 var windowColumnNames = [3]string{"window_start", "window_end", "window_time"}
+
+// zoneWindow prepares the window over a time attribute of type tt: one
+// over a TIMESTAMP_LTZ (event or processing time) divides the wall clock
+// of the session zone, as Flink's windows do (spec.Zone). It returns the
+// types of window_start, window_end and window_time: TIMESTAMP(3), and
+// window_time TIMESTAMP_LTZ(3) over a TIMESTAMP_LTZ, as in Flink.
+func (b *builder) zoneWindow(spec *window.WindowSpec, tt types.Type) [3]types.Type {
+	ts := [3]types.Type{windowColumnType, windowColumnType, windowColumnType}
+	if tt.ID == types.TimestampLTZ {
+		spec.Zone = b.p.zone()
+		ts[2] = types.Type{ID: types.TimestampLTZ, Precision: 3, NotNull: true}
+	}
+	return ts
+}
 
 // buildWindowTVF builds FROM TUMBLE(TABLE t, DESCRIPTOR(ts), ...) and kin,
 // which the parser replaced by the placeholder table tn.
@@ -73,16 +87,17 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	if tc < 0 {
 		return rel{}, errAt("%s: unknown time column '%s' in DESCRIPTOR", tvf.Func, tvf.TimeCol)
 	}
-	if in.scope[tc].Type.ID != types.Timestamp {
-		return rel{}, errAt("%s: time column '%s' must be a TIMESTAMP, not %s", tvf.Func, tvf.TimeCol, in.scope[tc].Type)
+	if !in.scope[tc].Type.IsTimestamp() {
+		return rel{}, errAt("%s: time column '%s' must be a TIMESTAMP or TIMESTAMP_LTZ, not %s", tvf.Func, tvf.TimeCol, in.scope[tc].Type)
 	}
 	attr := timeAttrOf(in.node, tc)
 	if attr == attrNone {
 		return rel{}, errAt("%s: column '%s' is not a time attribute: declare WATERMARK FOR %s on the table, or use a PROCTIME() column", tvf.Func, tvf.TimeCol, tvf.TimeCol)
 	}
-	if attr == attrProctime && spec.Kind == operators.WindowSession {
+	if attr == attrProctime && spec.Kind == window.WindowSession {
 		return rel{}, errAt("SESSION windows over processing time are not supported")
 	}
+	wtypes := b.zoneWindow(&spec, in.scope[tc].Type)
 	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: errAt}
 	for _, p := range tvf.PartitionBy {
 		idx := -1
@@ -101,26 +116,26 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 		q = tvf.Table
 	}
 	scope := requalify(in.scope, q)
-	for _, name := range windowColumnNames {
-		scope = append(scope, expr.Column{Name: name, Table: q, Type: windowColumnType})
+	for i, name := range windowColumnNames {
+		scope = append(scope, expr.Column{Name: name, Table: q, Type: wtypes[i]})
 	}
 	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
 }
 
 // windowSpecOf converts the parsed call's sizes.
-func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
+func windowSpecOf(tvf *parser.WindowTVF) (window.WindowSpec, error) {
 	iv := tvf.Intervals
-	var s operators.WindowSpec
+	var s window.WindowSpec
 	switch tvf.Func {
 	case "TUMBLE":
-		s = operators.WindowSpec{Kind: operators.WindowTumble, Size: int64(iv[0])}
+		s = window.WindowSpec{Kind: window.WindowTumble, Size: int64(iv[0])}
 	case "HOP":
-		s = operators.WindowSpec{Kind: operators.WindowHop, Slide: int64(iv[0]), Size: int64(iv[1])}
+		s = window.WindowSpec{Kind: window.WindowHop, Slide: int64(iv[0]), Size: int64(iv[1])}
 	case "CUMULATE":
-		s = operators.WindowSpec{Kind: operators.WindowCumulate, Slide: int64(iv[0]), Size: int64(iv[1])}
+		s = window.WindowSpec{Kind: window.WindowCumulate, Slide: int64(iv[0]), Size: int64(iv[1])}
 	case "SESSION":
-		s = operators.WindowSpec{Kind: operators.WindowSession, Size: int64(iv[0])}
+		s = window.WindowSpec{Kind: window.WindowSession, Size: int64(iv[0])}
 	default:
 		return s, fmt.Errorf("unknown window function %s", tvf.Func)
 	}
@@ -128,9 +143,25 @@ func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
 	return s, s.Validate()
 }
 
+// zonedWindow reports whether n is a window over a TIMESTAMP_LTZ time
+// attribute. Its window_start and window_end are wall clocks of the
+// session zone while the watermark stays an instant, so the operators
+// that compare them with the watermark (window join, window Top-N,
+// cascaded window aggregation) do not take it: those queries run as
+// their regular, updating forms, with the same final rows.
+func zonedWindow(n Node) bool {
+	switch x := n.(type) {
+	case *WindowTVFNode:
+		return x.Window.Zone != nil
+	case *WindowAggNode:
+		return x.Window.Zone != nil
+	}
+	return false
+}
+
 // windowColOf traces column col of n through projections to a window
 // column: the window node and which column it is.
-func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {
+func windowColOf(n Node, col int) (Node, window.WindowCol, bool) {
 	switch x := n.(type) {
 	case *CalcNode:
 		if idx, ok := expr.ColumnIndex(x.Proj[col]); ok {
@@ -139,10 +170,10 @@ func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {
 	case *WindowTVFNode:
 		nIn := len(x.inputs[0].Columns())
 		if col >= nIn {
-			return x, operators.WinStart + operators.WindowCol(col-nIn), true
+			return x, window.WinStart + window.WindowCol(col-nIn), true
 		}
 	case *WindowAggNode:
-		if col < len(x.Out) && x.Out[col].Kind != operators.WinKey {
+		if col < len(x.Out) && x.Out[col].Kind != window.WinKey {
 			return x, x.Out[col].Kind, true
 		}
 	case *RankNode:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,7 +34,7 @@ var legacyColumns = [3]string{"$window_start", "$window_end", "$window_time"}
 type legacyWindow struct {
 	fn      string
 	timeCol string
-	spec    operators.WindowSpec
+	spec    window.WindowSpec
 	errAt   func(format string, args ...any) error
 }
 
@@ -77,8 +77,8 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	if tc < 0 {
 		return rel{}, lw.errAt("%s: unknown time column '%s'", lw.fn, lw.timeCol)
 	}
-	if in.scope[tc].Type.ID != types.Timestamp {
-		return rel{}, lw.errAt("%s: time column '%s' must be a TIMESTAMP, not %s", lw.fn, lw.timeCol, in.scope[tc].Type)
+	if !in.scope[tc].Type.IsTimestamp() {
+		return rel{}, lw.errAt("%s: time column '%s' must be a TIMESTAMP or TIMESTAMP_LTZ, not %s", lw.fn, lw.timeCol, in.scope[tc].Type)
 	}
 	if !in.node.Mode().IsInsertOnly() {
 		return rel{}, lw.errAt("%s needs an insert-only input", lw.fn)
@@ -87,13 +87,15 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	if attr == attrNone {
 		return rel{}, lw.errAt("%s: column '%s' is not a time attribute: declare WATERMARK FOR %s on the table, or use a PROCTIME() column", lw.fn, lw.timeCol, lw.timeCol)
 	}
-	if attr == attrProctime && lw.spec.Kind == operators.WindowSession {
+	if attr == attrProctime && lw.spec.Kind == window.WindowSession {
 		return rel{}, lw.errAt("SESSION windows over processing time are not supported")
 	}
-	n := &WindowTVFNode{Window: lw.spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: lw.errAt}
+	spec := lw.spec
+	wtypes := b.zoneWindow(&spec, in.scope[tc].Type)
+	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: lw.errAt}
 	scope := append([]expr.Column(nil), in.scope...)
-	for _, name := range legacyColumns {
-		scope = append(scope, expr.Column{Name: name, Type: windowColumnType})
+	for i, name := range legacyColumns {
+		scope = append(scope, expr.Column{Name: name, Type: wtypes[i]})
 	}
 	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
@@ -172,7 +174,7 @@ func (b *builder) legacyCall(fc *ast.FuncCallExpr, name string, scope []expr.Col
 	}
 	var ds []int64
 	for _, a := range fc.Args[1:] {
-		e, err := expr.Bind(a, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(a, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}
@@ -185,11 +187,11 @@ func (b *builder) legacyCall(fc *ast.FuncCallExpr, name string, scope []expr.Col
 	lw := &legacyWindow{fn: name, timeCol: cn.Name.Name.O}
 	switch name {
 	case "TUMBLE":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowTumble, Size: ds[0]}
+		lw.spec = window.WindowSpec{Kind: window.WindowTumble, Size: ds[0]}
 	case "HOP":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowHop, Slide: ds[0], Size: ds[1]}
+		lw.spec = window.WindowSpec{Kind: window.WindowHop, Slide: ds[0], Size: ds[1]}
 	case "SESSION":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowSession, Size: ds[0]}
+		lw.spec = window.WindowSpec{Kind: window.WindowSession, Size: ds[0]}
 	}
 	if err := lw.spec.Validate(); err != nil {
 		return nil, b.errf(fc, "%s: %v", name, err)

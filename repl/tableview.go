@@ -217,7 +217,7 @@ func (v *tableView) frame(w, h int, now time.Time) string {
 	rows := v.rs.window(v.off, body)
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = formatCells(r, v.q.Columns)
+		cells[i] = formatCells(r, v.q.Columns, v.q.Zone)
 		for c, s := range cells[i] {
 			if c < len(v.g.widths) {
 				v.g.widths[c] = min(max(v.g.widths[c], text.StringWidthWithoutEscSequences(s)), v.maxWidth)
@@ -278,7 +278,7 @@ func (v *tableView) printFinal() {
 	rows := v.rs.window(0, maxPrinted)
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = formatCells(r, v.q.Columns)
+		cells[i] = formatCells(r, v.q.Columns, v.q.Zone)
 		for c, s := range cells[i] {
 			if c < len(v.g.widths) {
 				v.g.widths[c] = min(max(v.g.widths[c], text.StringWidthWithoutEscSequences(s)), v.maxWidth)

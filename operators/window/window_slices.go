@@ -1,8 +1,8 @@
-package operators
+package window
 
 import (
-	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/streamsql/streamsql/types"
@@ -60,6 +60,33 @@ type WindowSpec struct {
 	// at offset + k * (size or slide) instead of at multiples of it, as
 	// Flink's window offset does. Zero for SESSION.
 	Offset int64
+	// Zone is set for windows over a TIMESTAMP_LTZ time attribute (event
+	// or processing time): the session time zone, whose wall clock the
+	// windows divide, as Flink does (a one-day window starts at local
+	// midnight, and one over a daylight-saving change lasts 23 or 25
+	// hours). Rows' instants and the watermark are read as that wall
+	// clock (local); window_start and window_end are wall clocks
+	// (TIMESTAMP) and window_time the instant before window_end's.
+	// Nil for a TIMESTAMP time attribute: its values are wall clocks.
+	Zone *time.Location
+}
+
+// local is the wall clock windows divide for instant or watermark ts.
+// The watermark's extremes stay as they are.
+func (s WindowSpec) local(ts int64) int64 {
+	if s.Zone == nil || ts == math.MinInt64 || ts == math.MaxInt64 {
+		return ts
+	}
+	return types.LocalNanos(ts, s.Zone)
+}
+
+// windowTime is the window_time of the window ending at end: 1 ms
+// before it, as the instant for a zoned window.
+func (s WindowSpec) windowTime(end int64) int64 {
+	if s.Zone == nil {
+		return end - WindowTimeOffset
+	}
+	return types.InstantNanos(end, s.Zone) - WindowTimeOffset
 }
 
 // Validate checks the sizes; the planner reports its error at the call.
@@ -101,10 +128,14 @@ func (s WindowSpec) String() string {
 }
 
 func (s WindowSpec) offsetText() string {
-	if s.Offset == 0 {
-		return ""
+	z := ""
+	if s.Zone != nil {
+		z = fmt.Sprintf(", zone=[%s]", s.Zone)
 	}
-	return fmt.Sprintf(", offset=[%v]", time.Duration(s.Offset))
+	if s.Offset == 0 {
+		return z
+	}
+	return fmt.Sprintf(", offset=[%v]%s", time.Duration(s.Offset), z)
 }
 
 func floorDiv(a, b int64) int64 {
@@ -227,26 +258,3 @@ func (s WindowSpec) Windows(dst [][2]int64, ts int64) [][2]int64 {
 // fired reports whether the window ending at end has fired under
 // watermark wm.
 func fired(end, wm int64) bool { return end-WindowTimeOffset <= wm }
-
-// emptyCodec serializes struct{}.
-type emptyCodec struct{}
-
-func (emptyCodec) Encode(dst []byte, _ struct{}) []byte { return dst }
-func (emptyCodec) Decode(b []byte) (struct{}, error) {
-	if len(b) != 0 {
-		return struct{}{}, types.ErrCorrupt
-	}
-	return struct{}{}, nil
-}
-
-// int64Codec serializes an int64 as a varint.
-type int64Codec struct{}
-
-func (int64Codec) Encode(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
-func (int64Codec) Decode(b []byte) (int64, error) {
-	v, n := binary.Varint(b)
-	if n <= 0 || n != len(b) {
-		return 0, types.ErrCorrupt
-	}
-	return v, nil
-}
