@@ -22,8 +22,8 @@ func TestFlinkReferenceProfileOptions(t *testing.T) {
 		}
 	}
 	if c.Get("state.backend.type") != "pebble" || c.Duration("execution.checkpointing.interval") <= 0 ||
-		!c.Bool("table.exec.mini-batch.enabled") {
-		t.Fatalf("the profile lacks Pebble, checkpoints or mini-batch: %v", flinkReference)
+		!c.Bool("table.exec.mini-batch.enabled") || !c.Bool("table.optimizer.distinct-agg.split.enabled") {
+		t.Fatalf("the profile lacks Pebble, checkpoints, mini-batch or split distinct aggregation: %v", flinkReference)
 	}
 }
 
