@@ -59,7 +59,7 @@ func (d *dedupOp) Open(ctx *dataflow.OpContext) error {
 	if d.laterFirst, err = s.checkColumns(dedupName); err != nil {
 		return err
 	}
-	if d.first, err = state.NewValueState[types.Row](ctx.State, "dedup.first", rankRowCodec{}); err != nil {
+	if d.first, err = state.NewValueState[types.Row](ctx.State, "dedup.first", kit.RowCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", dedupName, err)
 	}
 	return nil
