@@ -16,23 +16,19 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 )
 
-// Semantic is what 'sink.semantic' selects.
-type Semantic string
+// Semantic is what 'sink.semantic' selects; the semantics and their
+// parsing are shared with the postgres connector (connectors/internal/dbconn).
+type Semantic = dbconn.Semantic
 
 // The sink semantics.
 const (
-	// ExactlyOnce writes through XA transactions committed on checkpoint
-	// completion (connectors/twophase).
-	ExactlyOnce Semantic = "exactly-once"
-	// Upsert writes by primary key, flushed by size, interval and at every
-	// barrier: at-least-once delivery made idempotent by the key.
-	Upsert Semantic = "upsert"
-	// AtLeastOnce appends rows with plain INSERTs (tables without a
-	// primary key); a retry after a failure may write a batch twice.
-	AtLeastOnce Semantic = "at-least-once"
+	ExactlyOnce = dbconn.ExactlyOnce
+	Upsert      = dbconn.Upsert
+	AtLeastOnce = dbconn.AtLeastOnce
 )
 
 // config is a table's parsed options. It holds the password: never
@@ -154,22 +150,8 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if c.table == "" {
 		return nil, errors.New("option 'table-name' is empty")
 	}
-	switch s := t.Options["sink.semantic"]; s {
-	case "":
-		c.semantic = AtLeastOnce
-		if len(t.PrimaryKey) > 0 {
-			c.semantic = Upsert
-		}
-	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
-		c.semantic = Semantic(s)
-	default:
-		return nil, fmt.Errorf("option 'sink.semantic' must be 'exactly-once', 'upsert' or 'at-least-once', got '%s'", s)
-	}
-	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
-		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the MySQL table's")
-	}
-	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
-		c.semantic = Upsert // with a key, at-least-once writes are upserts
+	if c.semantic, err = dbconn.ParseSemantic(t.Options["sink.semantic"], len(t.PrimaryKey) > 0, "MySQL"); err != nil {
+		return nil, err
 	}
 	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
 		return nil, err
@@ -278,6 +260,4 @@ func errNumber(err error) uint16 {
 
 // newBackoff is the delay between attempts of a write or a prepare:
 // 100 ms, doubling, at most 5 s.
-func newBackoff() *backoff.ExponentialBackOff {
-	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
-}
+func newBackoff() *backoff.ExponentialBackOff { return dbconn.NewBackoff() }
