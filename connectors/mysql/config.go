@@ -20,24 +20,13 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 )
 
-// Semantic is what 'sink.semantic' selects; the semantics and their
-// parsing are shared with the postgres connector (connectors/internal/dbconn).
-type Semantic = dbconn.Semantic
-
-// The sink semantics.
-const (
-	ExactlyOnce = dbconn.ExactlyOnce
-	Upsert      = dbconn.Upsert
-	AtLeastOnce = dbconn.AtLeastOnce
-)
-
 // config is a table's parsed options. It holds the password: never
 // format it into an error or a log line (String redacts it).
 type config struct {
 	dsn         *gomysql.Config
 	table       string // as given in 'table-name'
 	schema      string // the database part of 'table-name', or "" for the DSN's
-	semantic    Semantic
+	semantic    dbconn.Semantic
 	maxRows     int
 	interval    time.Duration
 	maxRetries  int
@@ -55,7 +44,7 @@ var options = []connectors.OptionDef{
 	{Key: "table-name", Required: true, Description: "the MySQL table, 'name' or 'db.name'; sink tables are created by the user"},
 	{Key: "username", Description: "the user; overrides a user in 'url'"},
 	{Key: "password", Description: "the password; overrides one in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
-	{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(dbconn.ExactlyOnce), string(dbconn.Upsert), string(dbconn.AtLeastOnce)}, Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
 	{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
 	{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
 	{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},

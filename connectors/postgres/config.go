@@ -18,17 +18,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 )
 
-// Semantic is what 'sink.semantic' selects; the semantics and their
-// parsing are shared with the mysql connector (connectors/internal/dbconn).
-type Semantic = dbconn.Semantic
-
-// The sink semantics.
-const (
-	ExactlyOnce = dbconn.ExactlyOnce
-	Upsert      = dbconn.Upsert
-	AtLeastOnce = dbconn.AtLeastOnce
-)
-
 // conn is how to reach the server: host, port, database, user and
 // password, from a 'jdbc:postgresql://' URL and the username/password
 // options. It holds the password: never format it into an error or a
@@ -42,7 +31,7 @@ type conn struct {
 type config struct {
 	conn
 	schema, table string // schema "" means the search path's
-	semantic      Semantic
+	semantic      dbconn.Semantic
 	maxRows       int
 	interval      time.Duration
 	maxRetries    int
@@ -58,7 +47,7 @@ var connOptions = []connectors.OptionDef{
 var sinkOptions = append(append([]connectors.OptionDef(nil), connOptions...),
 	connectors.OptionDef{Key: "table-name", Required: true, Description: "the PostgreSQL table, 'name' or 'schema.name'; sink tables are created by the user"},
 	connectors.OptionDef{Key: "driver", Description: "the JDBC driver class name; accepted for Flink compatibility and ignored (the URL names the database)"},
-	connectors.OptionDef{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	connectors.OptionDef{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(dbconn.ExactlyOnce), string(dbconn.Upsert), string(dbconn.AtLeastOnce)}, Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
 	connectors.OptionDef{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
 	connectors.OptionDef{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
 	connectors.OptionDef{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s. Commits of prepared transactions are retried by the two-phase-commit framework"},
