@@ -296,15 +296,9 @@ func (s *Session) renameView(st *parser.Statement, c *parser.Command) (*Result, 
 	if !ok {
 		return nil, st.ErrorAt(c.Line, c.Col, "View '%s' doesn't exist", p)
 	}
-	np, _ := planner.PathOf(c.Alter.NewPath)
-	if np.Catalog == "" && np.Database == "" {
-		np.Catalog, np.Database = p.Catalog, p.Database
-	}
-	if err := s.planner.Cat.CheckDatabase(np); err != nil {
-		return nil, st.ErrorAt(c.Line, c.Col, "%v", err)
-	}
-	if s.planner.Cat.Exists(np) {
-		return nil, st.ErrorAt(c.Line, c.Col, "Table '%s' already exists", np)
+	np, err := s.renameTarget(st, c, p, c.Alter.NewPath)
+	if err != nil {
+		return nil, err
 	}
 	old := v.Name
 	s.planner.Cat.Drop(p, true)

@@ -88,15 +88,9 @@ func (s *Session) alterTable(st *parser.Statement, c *parser.Command) (*Result, 
 		return nil, st.ErrorAt(c.Line, c.Col, "Table '%s' doesn't exist", p)
 	}
 	if a.Op == "RENAME" {
-		np, _ := planner.PathOf(a.NewPath)
-		if np.Catalog == "" && np.Database == "" {
-			np.Catalog, np.Database = p.Catalog, p.Database
-		}
-		if err := s.planner.Cat.CheckDatabase(np); err != nil {
-			return nil, st.ErrorAt(c.Line, c.Col, "%v", err)
-		}
-		if s.planner.Cat.Exists(np) {
-			return nil, st.ErrorAt(c.Line, c.Col, "Table '%s' already exists", np)
+		np, err := s.renameTarget(st, c, p, a.NewPath)
+		if err != nil {
+			return nil, err
 		}
 		def := t.Def()
 		def.Name = planner.QuoteIdent(np.Name)
@@ -119,4 +113,21 @@ func (s *Session) alterTable(st *parser.Statement, c *parser.Command) (*Result, 
 	s.planner.Cat.Drop(p, false)
 	s.planner.Cat.AddTable(p, nt)
 	return &Result{Message: fmt.Sprintf("Table '%s' altered", t.Name)}, nil
+}
+
+// renameTarget is the new path of ALTER TABLE/VIEW p RENAME TO newPath:
+// in p's catalog and database unless it names others, in a database that
+// exists, and free.
+func (s *Session) renameTarget(st *parser.Statement, c *parser.Command, p planner.ObjectPath, newPath []string) (planner.ObjectPath, error) {
+	np, _ := planner.PathOf(newPath)
+	if np.Catalog == "" && np.Database == "" {
+		np.Catalog, np.Database = p.Catalog, p.Database
+	}
+	if err := s.planner.Cat.CheckDatabase(np); err != nil {
+		return np, st.ErrorAt(c.Line, c.Col, "%v", err)
+	}
+	if s.planner.Cat.Exists(np) {
+		return np, st.ErrorAt(c.Line, c.Col, "Table '%s' already exists", np)
+	}
+	return np, nil
 }

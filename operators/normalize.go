@@ -36,12 +36,6 @@ type normOp struct {
 	last    state.ValueState[types.Row]
 }
 
-// normRowCodec serializes a row with types.EncodeRow.
-type normRowCodec struct{}
-
-func (normRowCodec) Encode(dst []byte, r types.Row) []byte { return types.EncodeRow(dst, r) }
-func (normRowCodec) Decode(b []byte) (types.Row, error)    { return types.DecodeRow(b) }
-
 func (n *normOp) Open(ctx *dataflow.OpContext) error {
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", normName)
@@ -55,7 +49,7 @@ func (n *normOp) Open(ctx *dataflow.OpContext) error {
 		}
 	}
 	var err error
-	if n.last, err = state.NewValueState[types.Row](ctx.State, "normalize.last", normRowCodec{}); err != nil {
+	if n.last, err = state.NewValueState[types.Row](ctx.State, "normalize.last", kit.RowCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", normName, err)
 	}
 	return nil

@@ -115,24 +115,6 @@ type rankOp struct {
 
 const rankName = "Rank"
 
-// rankRowCodec serializes a row with types.EncodeRow.
-type rankRowCodec struct{}
-
-func (rankRowCodec) Encode(dst []byte, r types.Row) []byte { return types.EncodeRow(dst, r) }
-func (rankRowCodec) Decode(b []byte) (types.Row, error)    { return types.DecodeRow(b) }
-
-// rankSeqCodec serializes an int64 as a varint.
-type rankSeqCodec struct{}
-
-func (rankSeqCodec) Encode(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
-func (rankSeqCodec) Decode(b []byte) (int64, error) {
-	v, n := binary.Varint(b)
-	if n <= 0 || n != len(b) {
-		return 0, fmt.Errorf("rank state: corrupt arrival number")
-	}
-	return v, nil
-}
-
 // rankSeqListCodec serializes ascending arrival numbers as a count and
 // varint deltas.
 type rankSeqListCodec struct{}
@@ -186,10 +168,10 @@ func (r *rankOp) Open(ctx *dataflow.OpContext) error {
 	if r.laterFirst, err = s.checkColumns(rankName); err != nil {
 		return err
 	}
-	if r.entries, err = state.NewMapState[types.Row](ctx.State, "rank.entries", rankRowCodec{}); err != nil {
+	if r.entries, err = state.NewMapState[types.Row](ctx.State, "rank.entries", kit.RowCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", rankName, err)
 	}
-	if r.seqs, err = state.NewValueState[int64](ctx.State, "rank.seq", rankSeqCodec{}); err != nil {
+	if r.seqs, err = state.NewValueState[int64](ctx.State, "rank.seq", kit.Int64Codec{}); err != nil {
 		return fmt.Errorf("%s: %w", rankName, err)
 	}
 	if !s.InputInsertOnly {

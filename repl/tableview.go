@@ -11,6 +11,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/types"
 )
 
 // tableView is the table result mode: a live materialized view of the
@@ -215,15 +216,7 @@ func (v *tableView) frame(w, h int, now time.Time) string {
 	}
 	v.off = max(min(v.off, total-body), 0)
 	rows := v.rs.window(v.off, body)
-	cells := make([][]string, len(rows))
-	for i, r := range rows {
-		cells[i] = formatCells(r, v.q.Columns, v.q.Zone)
-		for c, s := range cells[i] {
-			if c < len(v.g.widths) {
-				v.g.widths[c] = min(max(v.g.widths[c], text.StringWidthWithoutEscSequences(s)), v.maxWidth)
-			}
-		}
-	}
+	cells := v.cells(rows)
 	var lines []string
 	lines = append(lines, v.g.border(), v.g.line(columnNames(v.q.Columns)), v.g.border())
 	for _, c := range cells {
@@ -270,12 +263,9 @@ func (v *tableView) statusLine(total, shown int, now time.Time) string {
 	return s
 }
 
-// printFinal prints the final rows on the normal screen.
-func (v *tableView) printFinal() {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	total := v.rs.len()
-	rows := v.rs.window(0, maxPrinted)
+// cells formats rows for display and widens the columns to fit them,
+// each to at most maxWidth. The caller holds mu.
+func (v *tableView) cells(rows []types.Row) [][]string {
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
 		cells[i] = formatCells(r, v.q.Columns, v.q.Zone)
@@ -285,6 +275,16 @@ func (v *tableView) printFinal() {
 			}
 		}
 	}
+	return cells
+}
+
+// printFinal prints the final rows on the normal screen.
+func (v *tableView) printFinal() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	total := v.rs.len()
+	rows := v.rs.window(0, maxPrinted)
+	cells := v.cells(rows)
 	var b strings.Builder
 	b.WriteString(v.g.border() + "\n" + v.g.line(columnNames(v.q.Columns)) + "\n" + v.g.border() + "\n")
 	for _, c := range cells {

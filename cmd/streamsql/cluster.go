@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,13 +38,6 @@ ${checkpoints} the checkpoint store (file://DIR), unless given with --var.
 
 Flags:
 `
-
-func runCluster(args []string, stdout, stderr io.Writer) int {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	return serveCluster(args, stdout, stderr, sig)
-}
 
 func serveCluster(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	fs := flag.NewFlagSet("streamsql cluster", flag.ContinueOnError)

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/streamsql/streamsql/connectors/kafka/broker"
 )
@@ -30,13 +28,6 @@ type topicFlags []string
 
 func (t *topicFlags) String() string     { return strings.Join(*t, ",") }
 func (t *topicFlags) Set(v string) error { *t = append(*t, v); return nil }
-
-func runKafka(args []string, stdout, stderr io.Writer) int {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	return serveKafka(args, stdout, stderr, sig)
-}
 
 // serveKafka runs the broker until stop receives.
 func serveKafka(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {

@@ -64,6 +64,18 @@ type subcommand struct {
 	run              func(args []string, stdout, stderr io.Writer) int
 }
 
+// untilSignal makes a command that runs until stop receives (serveKafka,
+// serveCluster; their tests send on stop themselves) a subcommand that
+// stops on SIGINT or SIGTERM.
+func untilSignal(serve func(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int) func([]string, io.Writer, io.Writer) int {
+	return func(args []string, stdout, stderr io.Writer) int {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		return serve(args, stdout, stderr, sig)
+	}
+}
+
 // subcommands are dispatched by run and listed by --help.
 var subcommands []subcommand
 
@@ -71,9 +83,9 @@ func init() {
 	subcommands = []subcommand{
 		{"test", "[-rewrite] [files or dirs...]", "run golden SQL tests (default: tests/sql)", runTests},
 		{"bench", "nexmark --query qN [flags]", "run a Nexmark query over generated events and print its throughput (bench -h)", runBench},
-		{"kafka", "[--port 9092] [flags]", "run a local Kafka-protocol broker for development (kafka -h)", runKafka},
+		{"kafka", "[--port 9092] [flags]", "run a local Kafka-protocol broker for development (kafka -h)", untilSignal(serveKafka)},
 		{"worker", "--bootstrap-servers host:port -f job.sql", "run one worker of a cluster job; N of them share its tasks (worker -h)", runWorker},
-		{"cluster", "--workers 3 -f job.sql", "run a cluster job on this machine: a local broker and N workers (cluster -h)", runCluster},
+		{"cluster", "--workers 3 -f job.sql", "run a cluster job on this machine: a local broker and N workers (cluster -h)", untilSignal(serveCluster)},
 		{"options", "", "print every session and connector option with its default (docs/options.md)", func(_ []string, stdout, _ io.Writer) int {
 			fmt.Fprint(stdout, optionsMarkdown())
 			return 0

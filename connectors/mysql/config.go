@@ -16,23 +16,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
-)
-
-// Semantic is what 'sink.semantic' selects.
-type Semantic string
-
-// The sink semantics.
-const (
-	// ExactlyOnce writes through XA transactions committed on checkpoint
-	// completion (connectors/twophase).
-	ExactlyOnce Semantic = "exactly-once"
-	// Upsert writes by primary key, flushed by size, interval and at every
-	// barrier: at-least-once delivery made idempotent by the key.
-	Upsert Semantic = "upsert"
-	// AtLeastOnce appends rows with plain INSERTs (tables without a
-	// primary key); a retry after a failure may write a batch twice.
-	AtLeastOnce Semantic = "at-least-once"
 )
 
 // config is a table's parsed options. It holds the password: never
@@ -41,7 +26,7 @@ type config struct {
 	dsn         *gomysql.Config
 	table       string // as given in 'table-name'
 	schema      string // the database part of 'table-name', or "" for the DSN's
-	semantic    Semantic
+	semantic    dbconn.Semantic
 	maxRows     int
 	interval    time.Duration
 	maxRetries  int
@@ -59,7 +44,7 @@ var options = []connectors.OptionDef{
 	{Key: "table-name", Required: true, Description: "the MySQL table, 'name' or 'db.name'; sink tables are created by the user"},
 	{Key: "username", Description: "the user; overrides a user in 'url'"},
 	{Key: "password", Description: "the password; overrides one in 'url'. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
-	{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(dbconn.ExactlyOnce), string(dbconn.Upsert), string(dbconn.AtLeastOnce)}, Description: "exactly-once (XA transactions committed on checkpoint completion), upsert (INSERT ... ON DUPLICATE KEY UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
 	{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
 	{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
 	{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s (about 26 s in all at the default). XA commits are retried by the two-phase-commit framework"},
@@ -154,22 +139,8 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if c.table == "" {
 		return nil, errors.New("option 'table-name' is empty")
 	}
-	switch s := t.Options["sink.semantic"]; s {
-	case "":
-		c.semantic = AtLeastOnce
-		if len(t.PrimaryKey) > 0 {
-			c.semantic = Upsert
-		}
-	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
-		c.semantic = Semantic(s)
-	default:
-		return nil, fmt.Errorf("option 'sink.semantic' must be 'exactly-once', 'upsert' or 'at-least-once', got '%s'", s)
-	}
-	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
-		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the MySQL table's")
-	}
-	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
-		c.semantic = Upsert // with a key, at-least-once writes are upserts
+	if c.semantic, err = dbconn.ParseSemantic(t.Options["sink.semantic"], len(t.PrimaryKey) > 0, "MySQL"); err != nil {
+		return nil, err
 	}
 	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
 		return nil, err
@@ -278,6 +249,4 @@ func errNumber(err error) uint16 {
 
 // newBackoff is the delay between attempts of a write or a prepare:
 // 100 ms, doubling, at most 5 s.
-func newBackoff() *backoff.ExponentialBackOff {
-	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
-}
+func newBackoff() *backoff.ExponentialBackOff { return dbconn.NewBackoff() }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -65,7 +66,7 @@ func (l *lookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row, erro
 	}
 	l.args = l.args[:0]
 	for i, k := range l.keys {
-		l.args = append(l.args, arg(key[i], s.shape.types[k]))
+		l.args = append(l.args, dbconn.Arg(key[i], s.shape.types[k]))
 	}
 	c, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()

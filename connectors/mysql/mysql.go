@@ -41,6 +41,7 @@ import (
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -101,12 +102,12 @@ func (s *sink) Parallelism() int { return s.cfg.parallelism }
 
 // KeepsState is true for the exactly-once sink, whose pending XA
 // transactions live in checkpoints.
-func (s *sink) KeepsState() bool { return s.cfg.semantic == ExactlyOnce }
+func (s *sink) KeepsState() bool { return s.cfg.semantic == dbconn.ExactlyOnce }
 
 // Create makes one subtask's operator. The schema is checked in the
 // operator's Open, on the job's start.
 func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
-	if s.cfg.semantic == ExactlyOnce {
+	if s.cfg.semantic == dbconn.ExactlyOnce {
 		return twophase.NewOperator(s.t.Name, newXAHandler(s.cfg, s.t, s.shape), twophase.DefaultOptions()), nil
 	}
 	return newUpsertOp(s.cfg, s.t, s.shape), nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -166,12 +167,12 @@ func TestOptions(t *testing.T) {
 	for _, c := range []struct {
 		opts map[string]string
 		pk   bool
-		want Semantic
+		want dbconn.Semantic
 		err  string
 	}{
-		{nil, true, Upsert, ""},
-		{nil, false, AtLeastOnce, ""},
-		{map[string]string{"sink.semantic": "exactly-once"}, false, ExactlyOnce, ""},
+		{nil, true, dbconn.Upsert, ""},
+		{nil, false, dbconn.AtLeastOnce, ""},
+		{map[string]string{"sink.semantic": "exactly-once"}, false, dbconn.ExactlyOnce, ""},
 		{map[string]string{"sink.semantic": "upsert"}, false, "", "needs a PRIMARY KEY"},
 		{map[string]string{"sink.semantic": "twice"}, true, "", "must be 'exactly-once'"},
 		{map[string]string{"sink.buffer-flush.max-rows": "0"}, true, "", "'sink.buffer-flush.max-rows' must be a positive integer"},

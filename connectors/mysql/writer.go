@@ -3,13 +3,11 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"strings"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
@@ -24,31 +22,6 @@ type tableShape struct {
 	cols      []string
 	types     []types.Type
 	pk        []int
-}
-
-// arg converts a value to what the driver interpolates into a statement.
-func arg(v types.Value, t types.Type) any {
-	if v.IsNull() {
-		return nil
-	}
-	switch v.Kind() {
-	case types.KindBool:
-		return v.Bool()
-	case types.KindInt:
-		return v.Int()
-	case types.KindFloat:
-		return v.Float()
-	case types.KindString:
-		return v.Str()
-	case types.KindDecimal:
-		return types.Format(v, t)
-	case types.KindDate:
-		return v.Time().Format("2006-01-02")
-	case types.KindTimestamp:
-		// MySQL keeps at most microseconds.
-		return v.Time().Format("2006-01-02 15:04:05.999999")
-	}
-	return types.Format(v, t)
 }
 
 // buffer is one batch of changes for the table (see changebuf), with
@@ -124,7 +97,7 @@ func (s *tableShape) insertSQL(rows []types.Row) (string, []any) {
 		}
 		sb.WriteString(tuple)
 		for j, v := range r {
-			args = append(args, arg(v, s.types[j]))
+			args = append(args, dbconn.Arg(v, s.types[j]))
 		}
 	}
 	if len(s.pk) > 0 {
@@ -170,7 +143,7 @@ func (s *tableShape) deleteSQL(rows []types.Row) (string, []any) {
 		}
 		sb.WriteString(tuple)
 		for _, k := range s.pk {
-			args = append(args, arg(r[k], s.types[k]))
+			args = append(args, dbconn.Arg(r[k], s.types[k]))
 		}
 	}
 	sb.WriteString(")")
@@ -186,20 +159,10 @@ func isKey(pk []int, j int) bool {
 	return false
 }
 
-// retryWrite runs fn up to attempts times while it fails transiently,
-// with exponential backoff.
+// retryWrite runs fn up to attempts times while it fails transiently
+// (dbconn.Retry).
 func retryWrite(ctx context.Context, attempts int, fn func() error) error {
-	var last error
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		if last = fn(); last != nil && !isTransient(last) {
-			return struct{}{}, backoff.Permanent(last)
-		}
-		return struct{}{}, last
-	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(attempts)), backoff.WithMaxElapsedTime(0))
-	if err != nil && err != last {
-		return fmt.Errorf("%w (job stopping; last error: %v)", err, last)
-	}
-	return err
+	return dbconn.Retry(ctx, attempts, isTransient, fn)
 }
 
 // opTimeout bounds one statement round, so that a connection that hangs

@@ -15,22 +15,7 @@ import (
 
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
-)
-
-// Semantic is what 'sink.semantic' selects.
-type Semantic string
-
-// The sink semantics, as the mysql connector has them.
-const (
-	// ExactlyOnce writes each checkpoint's changes in one transaction,
-	// PREPAREd at the barrier and COMMIT PREPARED when the checkpoint
-	// completes (connectors/twophase).
-	ExactlyOnce Semantic = "exactly-once"
-	// Upsert writes by primary key (INSERT ... ON CONFLICT DO UPDATE,
-	// DELETE), flushed by size, interval and at every barrier.
-	Upsert Semantic = "upsert"
-	// AtLeastOnce appends rows with plain INSERTs (tables without a key).
-	AtLeastOnce Semantic = "at-least-once"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 )
 
 // conn is how to reach the server: host, port, database, user and
@@ -46,7 +31,7 @@ type conn struct {
 type config struct {
 	conn
 	schema, table string // schema "" means the search path's
-	semantic      Semantic
+	semantic      dbconn.Semantic
 	maxRows       int
 	interval      time.Duration
 	maxRetries    int
@@ -62,7 +47,7 @@ var connOptions = []connectors.OptionDef{
 var sinkOptions = append(append([]connectors.OptionDef(nil), connOptions...),
 	connectors.OptionDef{Key: "table-name", Required: true, Description: "the PostgreSQL table, 'name' or 'schema.name'; sink tables are created by the user"},
 	connectors.OptionDef{Key: "driver", Description: "the JDBC driver class name; accepted for Flink compatibility and ignored (the URL names the database)"},
-	connectors.OptionDef{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(ExactlyOnce), string(Upsert), string(AtLeastOnce)}, Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
+	connectors.OptionDef{Key: "sink.semantic", Kind: sessconfig.Enum, Enum: []string{string(dbconn.ExactlyOnce), string(dbconn.Upsert), string(dbconn.AtLeastOnce)}, Description: "exactly-once (one transaction per checkpoint: PREPARE TRANSACTION at the barrier, COMMIT PREPARED when the checkpoint completes; needs max_prepared_transactions > 0), upsert (INSERT ... ON CONFLICT DO UPDATE / DELETE by primary key, at-least-once, idempotent), or at-least-once (plain INSERT, tables without a primary key). Default: upsert with a PRIMARY KEY, else at-least-once"},
 	connectors.OptionDef{Key: "sink.buffer-flush.max-rows", Kind: sessconfig.Int, Min: 1, Default: "500", Description: "rows per multi-row statement; the upsert sink also flushes when this many changes are buffered"},
 	connectors.OptionDef{Key: "sink.buffer-flush.interval", Kind: sessconfig.Duration, Default: "1 s", Description: "the upsert sink flushes buffered changes at least this often ('0' flushes only by size and at checkpoints); the exactly-once sink writes at each checkpoint"},
 	connectors.OptionDef{Key: "sink.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "attempts of a failed write or prepare, with exponential backoff from 100 ms to 5 s. Commits of prepared transactions are retried by the two-phase-commit framework"},
@@ -199,22 +184,8 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if d, ok := t.Options["driver"]; ok && d != "org.postgresql.Driver" {
 		return nil, fmt.Errorf("option 'driver': '%s' is not PostgreSQL's driver (org.postgresql.Driver)", d)
 	}
-	switch s := t.Options["sink.semantic"]; s {
-	case "":
-		c.semantic = AtLeastOnce
-		if len(t.PrimaryKey) > 0 {
-			c.semantic = Upsert
-		}
-	case string(ExactlyOnce), string(Upsert), string(AtLeastOnce):
-		c.semantic = Semantic(s)
-	default:
-		return nil, fmt.Errorf("option 'sink.semantic' must be exactly-once, upsert or at-least-once, got '%s'", s)
-	}
-	if c.semantic == Upsert && len(t.PrimaryKey) == 0 {
-		return nil, errors.New("option 'sink.semantic' = 'upsert' needs a PRIMARY KEY (...) NOT ENFORCED matching the PostgreSQL table's")
-	}
-	if c.semantic == AtLeastOnce && len(t.PrimaryKey) > 0 {
-		c.semantic = Upsert
+	if c.semantic, err = dbconn.ParseSemantic(t.Options["sink.semantic"], len(t.PrimaryKey) > 0, "PostgreSQL"); err != nil {
+		return nil, err
 	}
 	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
 		return nil, err
@@ -274,27 +245,15 @@ func sqlState(err error) string {
 	return ""
 }
 
-// retry runs fn up to attempts times while it fails transiently, with
-// exponential backoff (newBackoff).
+// retry runs fn up to attempts times while it fails transiently
+// (dbconn.Retry).
 func retry(ctx context.Context, attempts int, fn func() error) error {
-	var last error
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		if last = fn(); last != nil && !isTransient(last) {
-			return struct{}{}, backoff.Permanent(last)
-		}
-		return struct{}{}, last
-	}, backoff.WithBackOff(newBackoff()), backoff.WithMaxTries(uint(attempts)), backoff.WithMaxElapsedTime(0))
-	if err != nil && last != nil && err != last {
-		return fmt.Errorf("%w (job stopping; last error: %v)", err, last)
-	}
-	return err
+	return dbconn.Retry(ctx, attempts, isTransient, fn)
 }
 
 // newBackoff is the delay between attempts: 100 ms, doubling, at most
 // 5 s.
-func newBackoff() *backoff.ExponentialBackOff {
-	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
-}
+func newBackoff() *backoff.ExponentialBackOff { return dbconn.NewBackoff() }
 
 // opTimeout bounds one statement round, so that a connection that hangs
 // turns into a retryable error.

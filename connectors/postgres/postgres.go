@@ -37,6 +37,7 @@ import (
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/jdbc"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
@@ -87,12 +88,12 @@ func (s *sink) Parallelism() int { return s.cfg.parallelism }
 
 // KeepsState is true for the exactly-once sink, whose pending prepared
 // transactions live in checkpoints.
-func (s *sink) KeepsState() bool { return s.cfg.semantic == ExactlyOnce }
+func (s *sink) KeepsState() bool { return s.cfg.semantic == dbconn.ExactlyOnce }
 
 // Create makes one subtask's operator; the schema is checked in its
 // Open, when the job starts.
 func (s *sink) Create(int, int) (dataflow.Operator, error) {
-	if s.cfg.semantic == ExactlyOnce {
+	if s.cfg.semantic == dbconn.ExactlyOnce {
 		return twophase.NewOperator(s.t.Name, &pcHandler{target: target{cfg: s.cfg, t: s.t}}, twophase.DefaultOptions()), nil
 	}
 	w := &upsertWriter{target{cfg: s.cfg, t: s.t}}

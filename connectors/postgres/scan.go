@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -230,7 +231,7 @@ func (l *lookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row, erro
 	// as text, as the sink writes them).
 	l.args = append(l.args[:0], pgx.QueryExecModeSimpleProtocol)
 	for i, k := range l.keys {
-		l.args = append(l.args, arg(key[i], l.scan.t.Columns[k].Type))
+		l.args = append(l.args, dbconn.Arg(key[i], l.scan.t.Columns[k].Type))
 	}
 	c, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()

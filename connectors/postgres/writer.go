@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -27,31 +28,6 @@ type tableShape struct {
 	cols      []string
 	types     []types.Type
 	pk        []int
-}
-
-// arg converts a value to what pgx renders as a literal under the
-// simple protocol. Dates, timestamps and decimals go as text, which the
-// server casts to the column's type.
-func arg(v types.Value, t types.Type) any {
-	if v.IsNull() {
-		return nil
-	}
-	switch v.Kind() {
-	case types.KindBool:
-		return v.Bool()
-	case types.KindInt:
-		return v.Int()
-	case types.KindFloat:
-		return v.Float()
-	case types.KindString:
-		return v.Str()
-	case types.KindDate:
-		return v.Time().Format("2006-01-02")
-	case types.KindTimestamp:
-		// PostgreSQL keeps at most microseconds.
-		return v.Time().Format("2006-01-02 15:04:05.999999")
-	}
-	return types.Format(v, t)
 }
 
 // execer is a *pgxpool.Pool, *pgxpool.Conn or pgx.Tx.
@@ -128,7 +104,7 @@ func (s *tableShape) insertSQL(rows []types.Row) (string, []any) {
 		}
 		placeholders(&sb, len(args)+1, len(s.cols))
 		for j, v := range r {
-			args = append(args, arg(v, s.types[j]))
+			args = append(args, dbconn.Arg(v, s.types[j]))
 		}
 	}
 	if len(s.pk) > 0 {
@@ -180,7 +156,7 @@ func (s *tableShape) deleteSQL(rows []types.Row) (string, []any) {
 		}
 		placeholders(&sb, len(args)+1, len(s.pk))
 		for _, k := range s.pk {
-			args = append(args, arg(r[k], s.types[k]))
+			args = append(args, dbconn.Arg(r[k], s.types[k]))
 		}
 	}
 	sb.WriteString(")")

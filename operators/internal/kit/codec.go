@@ -34,3 +34,12 @@ func (Int64Codec) Decode(b []byte) (int64, error) {
 	}
 	return v, nil
 }
+
+// RowCodec serializes a row with types.EncodeRow.
+type RowCodec struct{}
+
+// Encode implements state.Codec.
+func (RowCodec) Encode(dst []byte, r types.Row) []byte { return types.EncodeRow(dst, r) }
+
+// Decode implements state.Codec.
+func (RowCodec) Decode(b []byte) (types.Row, error) { return types.DecodeRow(b) }
