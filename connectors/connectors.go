@@ -82,8 +82,13 @@ type PartitionConnector interface {
 // row came from: name type METADATA [FROM 'key'] [VIRTUAL].
 type MetadataColumn struct {
 	Name, Key string
-	Type      types.Type
+	Type      types.Type // as declared
 	Virtual   bool
+	// Read, when set, is the key's own type, which the source produces
+	// and the planner casts to Type: a TIMESTAMP(3) column reading
+	// Kafka's TIMESTAMP_LTZ(3) 'timestamp' gets its wall clock in the
+	// session zone, as Flink casts a metadata column's declared type.
+	Read *types.Type
 }
 
 // MetadataConnector is a connector whose source can read record

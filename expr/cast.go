@@ -417,6 +417,12 @@ func Cast(e Expr, to types.Type) (Expr, error) {
 	return newCast(e, to, false, nil)
 }
 
+// CastIn is Cast with TIMESTAMP_LTZ values converted to and from their
+// wall clock in zone loc (the session's table.local-time-zone).
+func CastIn(e Expr, to types.Type, loc *time.Location) (Expr, error) {
+	return newCast(e, to, false, loc)
+}
+
 // TryCast is Cast whose run-time failures yield NULL.
 func TryCast(e Expr, to types.Type) (Expr, error) {
 	return newCast(e, to, true, nil)

@@ -37,7 +37,11 @@ func (c declaredColumn) computed() bool { return c.expr != nil }
 func readScope(ct *connectors.Table, qual string) []expr.Column {
 	cols := tableScope(ct, qual)
 	for _, m := range ct.Metadata {
-		cols = append(cols, expr.Column{Name: m.Name, Table: qual, Type: m.Type})
+		t := m.Type
+		if m.Read != nil {
+			t = *m.Read
+		}
+		cols = append(cols, expr.Column{Name: m.Name, Table: qual, Type: t})
 	}
 	return cols
 }
@@ -120,6 +124,13 @@ func (t *TableEntry) schemaProjection(in Node, zone *time.Location) (Node, error
 	for i, c := range t.declared {
 		if !c.computed() {
 			proj[i] = expr.NewColumnRef(c.read, c.Name, read[c.read].Type)
+			if !read[c.read].Type.Equal(c.Type) { // a metadata column read as another type
+				e, err := expr.CastIn(proj[i], c.Type, zone)
+				if err != nil {
+					return nil, err
+				}
+				proj[i] = e
+			}
 			continue
 		}
 		e, err := expr.Bind(c.expr, &expr.Scope{Zone: zone, Columns: read}, c.stmt.ErrorAtNode)
@@ -142,7 +153,7 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 		return stmt.ErrorAtIdent(ct.Metadata[0].Name, nil, "column '%s': connector '%s' has no readable metadata", ct.Metadata[0].Name, conn.Name())
 	}
 	keys := mc.MetadataKeys()
-	for _, m := range ct.Metadata {
+	for i, m := range ct.Metadata {
 		ty, ok := keys[m.Key]
 		if !ok {
 			var known []string
@@ -152,7 +163,13 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 			sort.Strings(known)
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': connector '%s' has no metadata key '%s'; it has %s", m.Name, conn.Name(), m.Key, strings.Join(known, ", "))
 		}
-		if ty.ID != m.Type.ID {
+		switch {
+		case ty.ID == m.Type.ID:
+		case ty.IsTimestamp() && m.Type.IsTimestamp():
+			// TIMESTAMP for TIMESTAMP_LTZ or back: cast in the session
+			// zone when the table is read (schemaProjection).
+			ct.Metadata[i].Read = &ty
+		default:
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': metadata '%s' is %s, not %s", m.Name, m.Key, ty, m.Type)
 		}
 	}
