@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -68,7 +69,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 	if input != 0 {
 		return fmt.Errorf("%s: unknown input %d", dedupName, input)
 	}
-	var e emitter
+	var e kit.Emitter
 	for _, ch := range c.Changes {
 		if ch.Kind != dyntable.Insert {
 			return fmt.Errorf("%s: received %s on an insert-only input", dedupName, ch.Kind)
@@ -85,7 +86,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 			if err := d.first.Put(d.key, ch.Row); err != nil {
 				return fmt.Errorf("%s: %w", dedupName, err)
 			}
-			e.add(dyntable.Insert, d.out(ch.Row))
+			e.Add(dyntable.Insert, d.out(ch.Row))
 			continue
 		}
 		d.a = appendSortKey(d.a[:0], d.spec.OrderBy, ch.Row)
@@ -102,10 +103,10 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 		if bytes.Equal(d.a, d.b) {
 			continue
 		}
-		e.add(dyntable.UpdateBefore, d.out(old))
-		e.add(dyntable.UpdateAfter, d.out(ch.Row))
+		e.Add(dyntable.UpdateBefore, d.out(old))
+		e.Add(dyntable.UpdateAfter, d.out(ch.Row))
 	}
-	e.flush(out)
+	e.Flush(out)
 	return nil
 }
 

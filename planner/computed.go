@@ -164,7 +164,7 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': connector '%s' has no metadata key '%s'; it has %s", m.Name, conn.Name(), m.Key, strings.Join(known, ", "))
 		}
 		switch {
-		case ty.ID == m.Type.ID:
+		case ty.ID == m.Type.ID && !(ty.IsComposite() && !ty.Equal(m.Type)):
 		case ty.IsTimestamp() && m.Type.IsTimestamp():
 			// TIMESTAMP for TIMESTAMP_LTZ or back: cast in the session
 			// zone when the table is read (schemaProjection).
