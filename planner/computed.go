@@ -88,10 +88,19 @@ func (t *TableEntry) schema(ct *connectors.Table, qual string) []expr.Column {
 	for i, c := range t.declared {
 		cols[i] = expr.Column{Name: c.Name, Table: qual, Type: c.Type}
 		if !c.computed() {
-			cols[i].Type = readScope(ct, "")[c.read].Type
+			cols[i].Type = storedType(ct, c.read)
 		}
 	}
 	return cols
+}
+
+// storedType is the declared type of read column i of ct: a metadata
+// column's as declared, which schemaProjection casts its key's type to.
+func storedType(ct *connectors.Table, i int) types.Type {
+	if j := i - len(ct.Columns); j >= 0 && j < len(ct.Metadata) {
+		return ct.Metadata[j].Type
+	}
+	return readScope(ct, "")[i].Type
 }
 
 // Schema is the table's columns as queries see them.
@@ -124,8 +133,8 @@ func (t *TableEntry) schemaProjection(in Node, zone *time.Location) (Node, error
 	for i, c := range t.declared {
 		if !c.computed() {
 			proj[i] = expr.NewColumnRef(c.read, c.Name, read[c.read].Type)
-			if !read[c.read].Type.Equal(c.Type) { // a metadata column read as another type
-				e, err := expr.CastIn(proj[i], c.Type, zone)
+			if want := storedType(t.Conn, c.read); !read[c.read].Type.Equal(want) { // a metadata column read as another type
+				e, err := expr.CastIn(proj[i], want.WithNotNull(read[c.read].Type.NotNull), zone)
 				if err != nil {
 					return nil, err
 				}
