@@ -83,13 +83,8 @@ type PartitionConnector interface {
 // row came from: name type METADATA [FROM 'key'] [VIRTUAL].
 type MetadataColumn struct {
 	Name, Key string
-	Type      types.Type // as declared
+	Type      types.Type
 	Virtual   bool
-	// Read, when set, is the key's own type, which the source produces
-	// and the planner casts to Type: a TIMESTAMP(3) column reading
-	// Kafka's TIMESTAMP_LTZ(3) 'timestamp' gets its wall clock in the
-	// session zone, as Flink casts a metadata column's declared type.
-	Read *types.Type
 }
 
 // MetadataConnector is a connector whose source can read record
@@ -198,6 +193,28 @@ type ScanSource interface {
 	Bounded() bool
 	// Create makes the source of one subtask.
 	Create(subtask, parallelism int) (dataflow.Source, error)
+}
+
+// ProjectionPushDown is an optional interface of ScanSources that can
+// read only some of the table's columns (Flink's
+// SupportsProjectionPushDown), e.g. a format that skips the fields of
+// the other columns instead of converting them. Without it the planner
+// narrows the source's rows after they are read.
+//
+// The planner calls CreateProjected instead of Create when its scan
+// reads fewer columns than the table has. One ScanSource may serve scans
+// of different projections (a table read twice in one job).
+type ProjectionPushDown interface {
+	// CreateProjected is Create for a source whose rows hold only the
+	// table columns fields (indexes into Table.Columns, in row order,
+	// none twice). Values of the other columns are not read: a record
+	// whose other columns would not convert to their types is not an
+	// error.
+	//
+	// The planner does not push a projection into a source that also
+	// implements WatermarkPushDown: a pushed watermark is evaluated on
+	// whole table rows.
+	CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error)
 }
 
 // UpdatesHinter is an optional interface of an append-only TableSink:

@@ -417,8 +417,8 @@ func Cast(e Expr, to types.Type) (Expr, error) {
 	return newCast(e, to, false, nil)
 }
 
-// CastIn is Cast with TIMESTAMP_LTZ values converted to and from their
-// wall clock in zone loc (the session's table.local-time-zone).
+// CastIn is Cast meeting TIMESTAMP_LTZ values in zone loc (nil: UTC), as
+// the binder's casts do in the session zone.
 func CastIn(e Expr, to types.Type, loc *time.Location) (Expr, error) {
 	return newCast(e, to, false, loc)
 }

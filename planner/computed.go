@@ -37,11 +37,7 @@ func (c declaredColumn) computed() bool { return c.expr != nil }
 func readScope(ct *connectors.Table, qual string) []expr.Column {
 	cols := tableScope(ct, qual)
 	for _, m := range ct.Metadata {
-		t := m.Type
-		if m.Read != nil {
-			t = *m.Read
-		}
-		cols = append(cols, expr.Column{Name: m.Name, Table: qual, Type: t})
+		cols = append(cols, expr.Column{Name: m.Name, Table: qual, Type: m.Type})
 	}
 	return cols
 }
@@ -87,20 +83,14 @@ func (t *TableEntry) schema(ct *connectors.Table, qual string) []expr.Column {
 	cols := make([]expr.Column, len(t.declared))
 	for i, c := range t.declared {
 		cols[i] = expr.Column{Name: c.Name, Table: qual, Type: c.Type}
-		if !c.computed() {
-			cols[i].Type = storedType(ct, c.read)
+		if c.computed() {
+			continue
+		}
+		if rt := readScope(ct, "")[c.read].Type; rt.ID == c.Type.ID {
+			cols[i].Type = rt
 		}
 	}
 	return cols
-}
-
-// storedType is the declared type of read column i of ct: a metadata
-// column's as declared, which schemaProjection casts its key's type to.
-func storedType(ct *connectors.Table, i int) types.Type {
-	if j := i - len(ct.Columns); j >= 0 && j < len(ct.Metadata) {
-		return ct.Metadata[j].Type
-	}
-	return readScope(ct, "")[i].Type
 }
 
 // Schema is the table's columns as queries see them.
@@ -133,8 +123,8 @@ func (t *TableEntry) schemaProjection(in Node, zone *time.Location) (Node, error
 	for i, c := range t.declared {
 		if !c.computed() {
 			proj[i] = expr.NewColumnRef(c.read, c.Name, read[c.read].Type)
-			if want := storedType(t.Conn, c.read); !read[c.read].Type.Equal(want) { // a metadata column read as another type
-				e, err := expr.CastIn(proj[i], want.WithNotNull(read[c.read].Type.NotNull), zone)
+			if rt := read[c.read].Type; rt.ID != c.Type.ID { // checkMetadata's TIMESTAMP over TIMESTAMP_LTZ
+				e, err := expr.CastIn(proj[i], c.Type, zone)
 				if err != nil {
 					return nil, err
 				}
@@ -172,13 +162,15 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 			sort.Strings(known)
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': connector '%s' has no metadata key '%s'; it has %s", m.Name, conn.Name(), m.Key, strings.Join(known, ", "))
 		}
-		switch {
-		case ty.ID == m.Type.ID && !(ty.IsComposite() && !ty.Equal(m.Type)):
-		case ty.IsTimestamp() && m.Type.IsTimestamp():
-			// TIMESTAMP for TIMESTAMP_LTZ or back: cast in the session
-			// zone when the table is read (schemaProjection).
-			ct.Metadata[i].Read = &ty
-		default:
+		if ty.ID == types.TimestampLTZ && m.Type.ID == types.Timestamp {
+			// Flink casts a TIMESTAMP(p) declaration of a TIMESTAMP_LTZ key
+			// (Kafka's 'timestamp' as older Flink DDL writes it) through the
+			// session zone: the connector reads and writes the instant, and
+			// the schema's projection (and an INSERT's implicit cast) convert.
+			ct.Metadata[i].Type = types.Type{ID: types.TimestampLTZ, Precision: m.Type.Precision, NotNull: m.Type.NotNull}
+			continue
+		}
+		if ty.ID != m.Type.ID || ty.IsComposite() && !ty.Equal(m.Type) {
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': metadata '%s' is %s, not %s", m.Name, m.Key, ty, m.Type)
 		}
 	}

@@ -60,6 +60,18 @@ func Readable(t types.Type, json bool) bool {
 	return false
 }
 
+// project returns the columns fields of cs, or cs when fields is nil.
+func project(cs []connectors.Column, fields []int) []connectors.Column {
+	if fields == nil {
+		return cs
+	}
+	out := make([]connectors.Column, len(fields))
+	for i, f := range fields {
+		out[i] = cs[f]
+	}
+	return out
+}
+
 func makeColumns(cs []connectors.Column) []column {
 	out := make([]column, len(cs))
 	for i, c := range cs {
