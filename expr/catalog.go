@@ -84,10 +84,10 @@ var categoryOrder = []string{catComparison, catLogical, catArithmetic, catString
 
 const (
 	noteMySQL   = "MySQL's function; Flink has no such function."
-	noteUTC     = "streamsql has no session time zone: the clock is read in UTC."
+	noteUTC     = "In the session time zone, table.local-time-zone (examples: UTC)."
 	noteRE2     = "Regular expressions use Go's RE2 syntax, not Java's (no backreferences or lookaround)."
-	noteLTZ     = "streamsql's TIMESTAMP_LTZ is TIMESTAMP shown in UTC, so the result is a TIMESTAMP in UTC."
-	noteNowLike = "Returns TIMESTAMP(3) in UTC (Flink: TIMESTAMP_LTZ(3) in the session time zone)."
+	noteLTZ     = "Returns TIMESTAMP_LTZ(3) (TIMESTAMP_LTZ(p) for a larger precision), shown in the session time zone (examples: UTC)."
+	noteNowLike = "Returns TIMESTAMP_LTZ(3), the instant, shown in the session time zone, as in Flink."
 )
 
 // e is shorthand for a scalar entry.
@@ -239,7 +239,7 @@ var catalog = []FuncInfo{
 	e(catTemporal, "CURRENT_DATE", "CURRENT_DATE", "The current date.", noteUTC, "CURRENT_DATE > DATE '2000-01-01'", "true"),
 	e(catTemporal, "CURDATE", "CURDATE()", "CURRENT_DATE.", noteMySQL, "CURDATE() > DATE '2000-01-01'", "true"),
 	e(catTemporal, "UTC_DATE", "UTC_DATE()", "CURRENT_DATE.", noteMySQL, "UTC_DATE() > DATE '2000-01-01'", "true"),
-	e(catTemporal, "PROCTIME", "PROCTIME()", "The processing time; a computed column PROCTIME() is a processing-time attribute.", "TIMESTAMP(3) in UTC (Flink: TIMESTAMP_LTZ(3)).", "PROCTIME() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
+	e(catTemporal, "PROCTIME", "PROCTIME()", "The processing time; a computed column PROCTIME() is a processing-time attribute.", noteNowLike, "PROCTIME() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "EXTRACT", "EXTRACT(unit FROM temporal)", "A field as BIGINT: MILLENNIUM, CENTURY, DECADE, YEAR, ISOYEAR, QUARTER, MONTH, WEEK (ISO), DAY, DOY, DOW (Sunday = 1), ISODOW (Monday = 1), HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, NANOSECOND (within the second) or EPOCH (seconds).", "", "EXTRACT(DOW FROM DATE '1994-09-27')", "3", "extract", FuncExtract),
 	e(catTemporal, "YEAR", "YEAR(date)", "EXTRACT(YEAR FROM date).", "", "YEAR(DATE '1994-09-27')", "1994"),
 	e(catTemporal, "QUARTER", "QUARTER(date)", "EXTRACT(QUARTER FROM date).", "", "QUARTER(DATE '1994-09-27')", "3"),
@@ -255,7 +255,7 @@ var catalog = []FuncInfo{
 	e(catTemporal, "SECOND", "SECOND(timestamp)", "EXTRACT(SECOND FROM timestamp).", "", "SECOND(TIMESTAMP '1994-09-27 13:14:15')", "15"),
 	op(catTemporal, "FLOOR(... TO unit), CEIL(... TO unit)", "FLOOR(timepoint TO unit)", "Rounds a DATE or TIMESTAMP down or up to MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK (from Sunday), MONTH, QUARTER or YEAR.", "", "CEIL(TIMESTAMP '2024-01-01 12:44:31' TO MINUTE)", "2024-01-01 12:45:00"),
 	op(catTemporal, "OVERLAPS", "(timepoint1, temporal1) OVERLAPS (timepoint2, temporal2)", "Whether two periods, each two time points or a start and an INTERVAL, overlap (ends included).", "", "(TIMESTAMP '2024-01-01 02:55:00', INTERVAL '1' HOUR) OVERLAPS (TIMESTAMP '2024-01-01 03:30:00', INTERVAL '2' HOUR)", "true", FuncOverlaps),
-	e(catTemporal, "DATE_FORMAT", "DATE_FORMAT(timestamp | string, format)", "Formats with a Java DateTimeFormatter pattern ('yyyy-MM-dd HH:mm:ss'; week fields Y, w, W, e follow the en-US locale) or a MySQL pattern (one with %).", "MySQL patterns are streamsql's addition; zone letters (z, X, ...) are refused, TIMESTAMP has no zone.", "DATE_FORMAT(TIMESTAMP '2024-12-31 10:00:00', 'YYYYww')", "202501"),
+	e(catTemporal, "DATE_FORMAT", "DATE_FORMAT(timestamp | string, format)", "Formats with a Java DateTimeFormatter pattern ('yyyy-MM-dd HH:mm:ss'; week fields Y, w, W, e follow the en-US locale) or a MySQL pattern (one with %).", "MySQL patterns are streamsql's addition; zone letters (z, X, ...) are refused, TIMESTAMP has no zone; a TIMESTAMP_LTZ is formatted as its wall clock in the session time zone.", "DATE_FORMAT(TIMESTAMP '2024-12-31 10:00:00', 'YYYYww')", "202501"),
 	e(catTemporal, "TIMESTAMPADD", "TIMESTAMPADD(unit, integer, timepoint)", "timepoint plus integer units (NANOSECOND to YEAR).", "", "TIMESTAMPADD(WEEK, 1, TIMESTAMP '2020-01-01 00:00:00')", "2020-01-08 00:00:00", "timestampadd", FuncTimestampAdd),
 	e(catTemporal, "TIMESTAMPDIFF", "TIMESTAMPDIFF(unit, timepoint1, timepoint2)", "Whole units from timepoint1 to timepoint2, as INT.", "", "TIMESTAMPDIFF(DAY, DATE '2024-01-01', DATE '2024-03-01')", "60", "timestampdiff", FuncTimestampDiff),
 	e(catTemporal, "DATEDIFF", "DATEDIFF(date1, date2)", "Days from date2 to date1.", noteMySQL, "DATEDIFF(DATE '2024-03-01', DATE '2024-01-01')", "60"),

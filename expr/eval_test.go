@@ -255,7 +255,7 @@ func TestResultTypes(t *testing.T) {
 		{"FLOOR(price)", "DECIMAL(9, 0)"},
 		{"CEIL(dneg)", "DECIMAL(3, 0)"},
 		{"ABS(a)", "INT"},
-		{"NOW()", "TIMESTAMP(3) NOT NULL"},
+		{"NOW()", "TIMESTAMP_LTZ(3) NOT NULL"}, {"LOCALTIMESTAMP", "TIMESTAMP(3) NOT NULL"},
 		{"CURRENT_DATE", "DATE NOT NULL"},
 		{"TO_TIMESTAMP(s)", "TIMESTAMP(3)"},
 		{"TO_DATE(s)", "DATE"},

@@ -188,7 +188,7 @@ var timeOffsetProbes = []int64{
 // shape by evaluation at a few instants, which accepts every spelling
 // the binder produces and rejects month intervals (not constant).
 func timeOffset(e expr.Expr, width int) (int, int64, bool) {
-	if e.Type().ID != types.Timestamp || !expr.IsDeterministic(e) {
+	if !e.Type().IsTimestamp() || !expr.IsDeterministic(e) {
 		return 0, 0, false
 	}
 	col := -1

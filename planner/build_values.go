@@ -47,7 +47,7 @@ func (b *builder) buildValuesQuery(sel *ast.SelectStmt) (rel, error) {
 	for r, row := range bound {
 		rows[r] = make(types.Row, width)
 		for i, e := range row {
-			ce, err := expr.ImplicitCast(e, colTypes[i])
+			ce, err := expr.ImplicitCastIn(e, colTypes[i], b.p.zone())
 			if err != nil {
 				return rel{}, b.errf(sel.Lists[r].Values[i], "%v", err)
 			}

@@ -294,7 +294,7 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 			if err != nil {
 				return nil, err
 			}
-			ce, err := expr.ImplicitCast(e, ts[i].Nullable())
+			ce, err := expr.ImplicitCastIn(e, ts[i].Nullable(), b.p.zone())
 			if err != nil {
 				return nil, b.errf(v, "value %s of type %s does not fit column type %s", exprText(v), e.Type(), ts[i])
 			}

@@ -103,7 +103,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		if v.IsNull() {
 			continue
 		}
-		ts := v.Timestamp()
+		ts := s.spec.Window.local(v.Timestamp())
 		start, end := ts, ts+gap
 		s.key = types.EncodeKey(s.key[:0], ch.Row, s.spec.Keys)
 		var merge []sessionRef
@@ -168,7 +168,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 
 // ProcessWatermark implements dataflow.Operator.
 func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
-	s.wm = max(s.wm, wm) // after a restore the restored watermark may be ahead
+	s.wm = max(s.wm, s.spec.Window.local(wm)) // after a restore the restored watermark may be ahead
 	var em kit.Emitter
 	due, err := s.timers.due(s.wm)
 	if err != nil {
