@@ -33,6 +33,12 @@
 //	chk-<n>/node-<id>-<subtask>/ that subtask's state: a Pebble checkpoint,
 //	                            or key-group files (hashmap)
 //
+// A cluster task's store (Config.Owned) is fenced by owner epochs
+// (owner.go): each run claims owners/<e> atomically and keeps the layout
+// above under e-<e>/; restoring follows the newest epoch's history, and a
+// run that finds a newer epoch after writing a checkpoint's metadata
+// commits nothing and stops with ErrFenced.
+//
 // A savepoint has the same shape in a directory of its own; every path in
 // its metadata is relative, so it can be copied anywhere. Its state is in
 // the canonical key-group format (state/canonical.go), which either

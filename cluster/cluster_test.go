@@ -1,12 +1,19 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamsql/streamsql/checkpoint"
+	connkafka "github.com/streamsql/streamsql/connectors/kafka"
 )
 
 // tumbleQuery counts bids and their highest price per auction and 10 s
@@ -263,5 +270,83 @@ func TestTopicPartitionMismatch(t *testing.T) {
 	}
 	if err := j.RunTask(t.Context(), TaskID{Stage: 1, Partition: 4}); err == nil || !strings.Contains(err.Error(), "has 4 tasks") {
 		t.Fatalf("a task beyond the partitions: got %v", err)
+	}
+}
+
+// TestPlainCheckpointPath: state.checkpoints.dir given as a path is a
+// file:// store in cluster mode. Each task's checkpoints are in an owner
+// epoch's folder of the shared directory, and its working state is not:
+// no task's Pebble databases are worked on in the shared folder.
+func TestPlainCheckpointPath(t *testing.T) {
+	b := startBroker(t)
+	dir := t.TempDir()
+	settings := fmt.Sprintf("SET 'execution.checkpointing.interval' = '100 ms';\nSET 'state.checkpoints.dir' = '%s';\nSET 'cluster.partitions' = '2';\n"+
+		"SET 'state.backend.type' = 'pebble';\n", dir)
+	j, err := Compile(t.Context(), Config{Script: settings + nexmarkDDL(t, 2000, 0) + tumbleQuery, File: "plain.sql",
+		BootstrapServers: []string{b.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "file://" + filepath.ToSlash(dir) + "/plain/s1-p0"; j.checkpointDir(TaskID{1, 0}) != want {
+		t.Fatalf("checkpoint folder %s, want %s", j.checkpointDir(TaskID{1, 0}), want)
+	}
+	runAll(t, j, 2*time.Minute, nil)
+	var chk, work []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.IsDir() && d.Name() == "work", strings.HasSuffix(p, ".log"), strings.HasPrefix(d.Name(), "MANIFEST") && !strings.Contains(rel, "chk-"):
+			work = append(work, rel)
+		case d.Name() == "_metadata":
+			chk = append(chk, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(work) > 0 {
+		t.Errorf("working state in the shared folder: %v", work)
+	}
+	// Every task of both stages completed checkpoints in its epoch folder.
+	for _, id := range j.Tasks() {
+		prefix := filepath.Join("plain", id.String(), "e-1", "chk-")
+		if !slices.ContainsFunc(chk, func(s string) bool { return strings.HasPrefix(s, prefix) }) {
+			t.Errorf("task %s has no checkpoint under %s: %v", id, prefix, chk)
+		}
+	}
+}
+
+// TestTaskOwnedTwice starts a second run of a task of each stage while
+// the first still runs, as when the group hands a task to a new worker
+// while its former one, stalled, has not noticed. The first run must
+// stop, fenced (by the checkpoint store's owner epoch or by the Kafka
+// transactional id), the second goes on from the newest checkpoint, and
+// the result is still exactly the single-process one.
+func TestTaskOwnedTwice(t *testing.T) {
+	var runs *taskSet
+	var twice []TaskID
+	compareModes(t, "twice", nexmarkDDL(t, testEvents, 4000)+tumbleQuery, 100, func(ts *taskSet) {
+		runs = ts
+		time.Sleep(700 * time.Millisecond)
+		for _, st := range ts.j.Stages() {
+			id := TaskID{Stage: st.ID, Partition: st.ID % st.Parallelism}
+			twice = append(twice, id)
+			ts.start(id) // the first run is not stopped
+		}
+	})
+	runs.mu.Lock()
+	defer runs.mu.Unlock()
+	for _, id := range twice {
+		ended := runs.ended[id]
+		if len(ended) != 2 {
+			t.Fatalf("task %s: %d runs ended, want 2", id, len(ended))
+		}
+		if first := ended[0]; !errors.Is(first, checkpoint.ErrFenced) && !errors.Is(first, connkafka.ErrFenced) {
+			t.Errorf("task %s: the first run ended with %v, want it fenced", id, first)
+		}
 	}
 }

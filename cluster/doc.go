@@ -50,6 +50,10 @@
 // Membership. Workers of one job join one Kafka consumer group; the
 // group's assignment hands out tasks. A worker that joins or leaves
 // triggers a rebalance, and a moved task restores its latest complete
-// checkpoint on its new worker. Each task writes with one transactional
-// id, so the task's old owner is fenced as soon as the new one starts.
+// checkpoint on its new worker. Each run of a task claims an owner epoch
+// in the checkpoint store (checkpoint/owner.go; dataflow.Shard.Epoch
+// carries it to the operators, and MySQL XA names carry it) and writes
+// with one transactional id per task, so the task's old owner is fenced
+// as soon as the new one starts: it commits nothing more, in Kafka, in
+// MySQL or in the checkpoint store.
 package cluster

@@ -152,6 +152,8 @@ type taskSet struct {
 	mu      sync.Mutex
 	cancels map[TaskID]context.CancelFunc
 	errs    map[TaskID]error
+	// ended lists every run's error, in the order the runs returned.
+	ended map[TaskID][]error
 }
 
 func (ts *taskSet) start(id TaskID) {
@@ -167,6 +169,10 @@ func (ts *taskSet) start(id TaskID) {
 		err := ts.j.RunTask(ctx, id)
 		ts.mu.Lock()
 		ts.errs[id] = err
+		if ts.ended == nil {
+			ts.ended = map[TaskID][]error{}
+		}
+		ts.ended[id] = append(ts.ended[id], err)
 		ts.mu.Unlock()
 	}()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,6 +110,19 @@ func Compile(ctx context.Context, cfg Config) (*Job, error) {
 	root := s.Conf.Get("state.checkpoints.dir")
 	if root == "" {
 		return nil, fmt.Errorf("cluster: a cluster job needs SET 'state.checkpoints.dir' (a shared volume or an object store): each task checkpoints into its own folder of it")
+	}
+	if !checkpoint.IsURL(root) {
+		// A plain path is a file:// store: a task's working state (its
+		// Pebble databases) then stays on its worker's local disk, and
+		// only checkpoints go to the shared folder, each owner epoch's in
+		// a folder of its own. Worked on in the shared folder, the state of
+		// a task that moved would be open in two workers at once while its
+		// former owner has not yet noticed.
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: state.checkpoints.dir %s: %w", root, err)
+		}
+		root = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 	}
 	// Every operator the connectors do not fix runs at cluster.partitions.
 	if err := s.Conf.Set("parallelism.default", strconv.Itoa(s.Conf.Int("cluster.partitions"))); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/streamsql/streamsql/checkpoint"
 	connkafka "github.com/streamsql/streamsql/connectors/kafka"
 	"github.com/streamsql/streamsql/internal/metrics"
 )
@@ -321,7 +322,7 @@ func (w *worker) start(ctx context.Context, i int, fail context.CancelCauseFunc)
 		case err == nil:
 			// It stays owned here, so that it is not run again.
 			w.log.Info("task finished: its input ended", "task", id.String())
-		case errors.Is(err, connkafka.ErrFenced):
+		case errors.Is(err, connkafka.ErrFenced), errors.Is(err, checkpoint.ErrFenced):
 			w.log.Warn("task fenced: another worker runs it now", "task", id.String(), "err", err)
 			select {
 			case w.migrated <- struct{}{}:

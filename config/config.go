@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // zone names resolve without the host's zoneinfo
 )
 
 // Kind is the type of an option's value.
@@ -23,6 +24,7 @@ const (
 	Bool
 	Duration
 	Enum
+	TimeZone // a zone name for ParseTimeZone
 )
 
 // Def documents one option.
@@ -60,7 +62,7 @@ var Defs = []Def{
 	{Key: "execution.attached", Kind: Bool, Default: "true", Description: "Accepted for Flink scripts: jobs always run inside the streamsql process.", Pending: true,
 		Note: "jobs always run inside this process, attached; the option changes nothing here"},
 	{Key: "table.dml-sync", Kind: Bool, Default: "false", Description: "When true, an INSERT (or statement set) returns only once its job has finished, as in Flink; a script then runs the next statement after it even for an unbounded job."},
-	{Key: "table.local-time-zone", Kind: String, Default: "default", Description: "Flink's session time zone for TIMESTAMP_LTZ; accepted for Flink scripts.", Pending: true},
+	{Key: "table.local-time-zone", Kind: TimeZone, Default: "default", Description: "The session time zone: TIMESTAMP_LTZ values are shown, cast to and from TIMESTAMP, DATE and STRING, and taken apart (EXTRACT, DATE_FORMAT, HOUR) in it; CURRENT_DATE, LOCALTIMESTAMP and FROM_UNIXTIME read the clock in it; windows over a TIMESTAMP_LTZ time attribute are aligned to its midnight. A zone name such as 'Asia/Shanghai' or 'UTC', or an offset 'GMT+08:00'; 'default' is the system's zone (Flink: the JVM's default zone). Jobs keep the zone they were planned in."},
 	{Key: "table.dynamic-table-options.enabled", Kind: Bool, Default: "true", Description: "Enables the OPTIONS hint, t /*+ OPTIONS('k' = 'v') */, which overrides table options for one use of the table, as in Flink; when false a hint is an error."},
 	{Key: "table.sql-dialect", Kind: Enum, Default: "default", Enum: []string{"default"}, Description: "Only Flink's default SQL dialect is supported (not 'hive')."},
 	{Key: "sql-client.verbose", Kind: Bool, Default: "false", Description: "Accepted for Flink scripts; errors are always printed in full, without Java stack traces.", Pending: true,
@@ -204,6 +206,87 @@ func (c *Config) Duration(key string) time.Duration {
 	return d
 }
 
+// Location returns the session time zone, table.local-time-zone.
+func (c *Config) Location() *time.Location {
+	loc, err := ParseTimeZone(c.Get("table.local-time-zone"))
+	if err != nil {
+		panic("config: " + err.Error()) // checked by Set
+	}
+	return loc
+}
+
+// ParseTimeZone reads a time zone the way Flink's table.local-time-zone
+// takes it: 'default' (the system's zone), a region name of the IANA
+// database ('Asia/Shanghai', 'America/Los_Angeles'), 'UTC' or 'Z', or a
+// fixed offset 'GMT+08:00', 'UTC-8', '+05:30'. Java's three-letter
+// abbreviations ('PST', 'CST') are refused, as Flink refuses them: most
+// are ambiguous. It is the one zone parser of the session option and of
+// the functions that take a zone name.
+func ParseTimeZone(s string) (*time.Location, error) {
+	name := strings.TrimSpace(s)
+	switch {
+	case strings.EqualFold(name, "default"):
+		return time.Local, nil
+	case name == "UTC" || name == "Z" || name == "GMT" || name == "UT":
+		return time.UTC, nil
+	}
+	if loc, ok := parseZoneOffset(name); ok {
+		return loc, nil
+	}
+	if name == "" || name == "Local" || !strings.Contains(name, "/") && name != "EST5EDT" && name != "CST6CDT" && name != "MST7MDT" && name != "PST8PDT" {
+		return nil, fmt.Errorf("'%s' is not a time zone: use a region name such as 'Asia/Shanghai', 'UTC', an offset such as 'GMT+08:00', or 'default'", s)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone '%s': use a region name such as 'Asia/Shanghai', 'UTC', an offset such as 'GMT+08:00', or 'default'", s)
+	}
+	return loc, nil
+}
+
+// parseZoneOffset reads [GMT|UTC|UT]+H[H][[:]MM]; the zone is named as
+// written, as Java's ZoneId.of names it.
+func parseZoneOffset(s string) (*time.Location, bool) {
+	rest := s
+	for _, p := range []string{"GMT", "UTC", "UT"} {
+		if strings.HasPrefix(rest, p) {
+			rest = rest[len(p):]
+			break
+		}
+	}
+	if len(rest) < 2 || rest[0] != '+' && rest[0] != '-' {
+		return nil, false
+	}
+	sign, digits := rest[0], strings.ReplaceAll(rest[1:], ":", "")
+	if len(digits) == 0 || len(digits) > 4 || len(digits) == 3 && !strings.Contains(rest, ":") {
+		return nil, false
+	}
+	var h, m int
+	switch {
+	case len(digits) <= 2:
+		n, err := strconv.Atoi(digits)
+		if err != nil {
+			return nil, false
+		}
+		h = n
+	default:
+		hd := digits[:len(digits)-2]
+		n1, err1 := strconv.Atoi(hd)
+		n2, err2 := strconv.Atoi(digits[len(digits)-2:])
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		h, m = n1, n2
+	}
+	if h > 18 || m > 59 || h == 18 && m > 0 {
+		return nil, false
+	}
+	off := h*3600 + m*60
+	if sign == '-' {
+		off = -off
+	}
+	return time.FixedZone(s, off), true
+}
+
 // Entries lists every option with its current value, sorted by key, and
 // whether it was set in this session.
 func (c *Config) Entries() [][3]string {
@@ -242,6 +325,10 @@ func (d Def) check(v string) error {
 		}
 	case Duration:
 		if _, err := ParseDuration(v); err != nil {
+			return err
+		}
+	case TimeZone:
+		if _, err := ParseTimeZone(v); err != nil {
 			return err
 		}
 	case Enum:

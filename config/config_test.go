@@ -67,7 +67,7 @@ func TestFlinkScriptOptions(t *testing.T) {
 		t.Fatalf("result-mode TABLEAU: %v, %q", err, c.Get("sql-client.execution.result-mode"))
 	}
 	for _, kv := range [][2]string{
-		{"execution.runtime-mode", "batch"}, {"execution.attached", "true"}, {"table.local-time-zone", "Europe/Berlin"},
+		{"execution.runtime-mode", "batch"}, {"execution.attached", "true"},
 		{"sql-client.verbose", "true"}, {"sql-client.display.print-time-cost", "true"},
 	} {
 		note, err := c.SetNote(kv[0], kv[1])
@@ -107,5 +107,29 @@ func TestParseBool(t *testing.T) {
 	}
 	if err := c.Set("state.checkpoints.start-fresh", "on"); err == nil {
 		t.Fatal("SET 'on' accepted")
+	}
+}
+
+// table.local-time-zone takes Flink's zone ids and refuses anything else
+// with an error naming the option; the value is the session zone.
+func TestLocalTimeZone(t *testing.T) {
+	c := New()
+	if c.Location() != time.Local {
+		t.Fatalf("'default' is the system zone, got %v", c.Location())
+	}
+	for in, off := range map[string]int{"UTC": 0, "Asia/Shanghai": 8 * 3600, "GMT+08:00": 8 * 3600, "UTC-8": -8 * 3600, "+05:30": 5*3600 + 1800, "GMT-0930": -(9*3600 + 1800)} {
+		if err := c.Set("table.local-time-zone", in); err != nil {
+			t.Fatalf("SET %s: %v", in, err)
+		}
+		_, got := time.Date(2021, 1, 15, 0, 0, 0, 0, c.Location()).Zone()
+		if got != off {
+			t.Errorf("%s: offset %d in January, want %d", in, got, off)
+		}
+	}
+	for _, bad := range []string{"Mars/Base", "PST", "CST", "Local", "", "GMT+19", "+8:7", "asia/shanghai x"} {
+		err := c.Set("table.local-time-zone", bad)
+		if err == nil || !strings.Contains(err.Error(), "'table.local-time-zone'") {
+			t.Errorf("SET table.local-time-zone = %q: %v, want an error naming the option", bad, err)
+		}
 	}
 }

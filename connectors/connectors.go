@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/dataflow"
@@ -133,6 +134,18 @@ type Env struct {
 	// Session holds session-scoped objects such as the rows of values
 	// tables. It outlives jobs.
 	Session *dataflow.Shared
+	// Zone, when set, returns the session time zone
+	// (table.local-time-zone), in which the print sink shows
+	// TIMESTAMP_LTZ values; a sink reads it once, when it is made.
+	Zone func() *time.Location
+}
+
+// LocalZone returns env's session time zone, UTC when it has none.
+func (env *Env) LocalZone() *time.Location {
+	if env == nil || env.Zone == nil {
+		return time.UTC
+	}
+	return env.Zone()
 }
 
 // OptionDef declares one connector option: its key, type, default and
@@ -180,6 +193,28 @@ type ScanSource interface {
 	Bounded() bool
 	// Create makes the source of one subtask.
 	Create(subtask, parallelism int) (dataflow.Source, error)
+}
+
+// ProjectionPushDown is an optional interface of ScanSources that can
+// read only some of the table's columns (Flink's
+// SupportsProjectionPushDown), e.g. a format that skips the fields of
+// the other columns instead of converting them. Without it the planner
+// narrows the source's rows after they are read.
+//
+// The planner calls CreateProjected instead of Create when its scan
+// reads fewer columns than the table has. One ScanSource may serve scans
+// of different projections (a table read twice in one job).
+type ProjectionPushDown interface {
+	// CreateProjected is Create for a source whose rows hold only the
+	// table columns fields (indexes into Table.Columns, in row order,
+	// none twice). Values of the other columns are not read: a record
+	// whose other columns would not convert to their types is not an
+	// error.
+	//
+	// The planner does not push a projection into a source that also
+	// implements WatermarkPushDown: a pushed watermark is evaluated on
+	// whole table rows.
+	CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error)
 }
 
 // UpdatesHinter is an optional interface of an append-only TableSink:

@@ -52,7 +52,15 @@ type Options struct {
 }
 
 // Shard is the subtask a single-task job stands for: Index of Count.
-type Shard struct{ Index, Count int }
+// Epoch is the task run's owner epoch (checkpoint/owner.go): two runs of
+// one task never share it, and a later run's is higher. Operators that
+// name transactions in external systems without fencing of their own
+// (MySQL XA) put it in the names, so that a former owner still running
+// never collides with the current one. Zero outside cluster mode.
+type Shard struct {
+	Index, Count int
+	Epoch        int64
+}
 
 // subtaskOf returns the subtask and parallelism an operator or source
 // of node n's subtask s sees.
@@ -319,7 +327,7 @@ func (j *Job) build() error {
 			}
 			sub, par := j.opts.subtaskOf(n, s)
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
-				Parallelism: par, State: store, Shared: shared, Hooks: j.opts.Hooks,
+				Parallelism: par, Epoch: j.opts.Shard.Epoch, State: store, Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", sub), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
@@ -385,7 +393,7 @@ func (j *Job) build() error {
 			}
 			sub, par := j.opts.subtaskOf(n, s)
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
-				Parallelism: par, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
+				Parallelism: par, Epoch: j.opts.Shard.Epoch, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
 				Log: j.opts.Log.With("node", n.Name, "subtask", sub), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := src.Open(ctx); err != nil {
 				_ = src.Close()

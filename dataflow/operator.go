@@ -212,6 +212,9 @@ type OpContext struct {
 	NodeName    string
 	Subtask     int
 	Parallelism int
+	// Epoch is the task run's owner epoch in cluster mode (Options.Shard),
+	// 0 otherwise.
+	Epoch int64
 	// State is this subtask's keyed-state namespace.
 	State state.Store
 	// Shared holds job-scoped objects that subtasks of different nodes

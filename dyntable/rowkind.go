@@ -3,6 +3,7 @@ package dyntable
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -70,4 +71,9 @@ func (c *Chunk) Append(k RowKind, r types.Row) {
 // FormatChange renders a change as Flink's Row.toString does: +I[1, abc].
 func FormatChange(ch Change, ts []types.Type) string {
 	return ch.Kind.String() + "[" + types.FormatRow(ch.Row, ts, ", ") + "]"
+}
+
+// FormatChangeIn is FormatChange showing TIMESTAMP_LTZ values in zone loc.
+func FormatChangeIn(ch Change, ts []types.Type, loc *time.Location) string {
+	return ch.Kind.String() + "[" + types.FormatRowIn(ch.Row, ts, ", ", loc) + "]"
 }

@@ -20,25 +20,32 @@ import (
 // checkpoint coordinator when execution.checkpointing.interval is set or
 // the job resumes from a savepoint.
 func (s *Session) checkpointOptions(name, planText string, g *dataflow.Graph) (dataflow.Options, *checkpoint.Coordinator, error) {
-	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), "", name, planText, g, s.log)
+	return s.checkpointOptionsIn(s.Conf.Get("state.checkpoints.dir"), "", name, planText, g, s.log, false)
 }
 
 // TaskOptions returns the dataflow options and the checkpoint
 // coordinator of one task of a cluster job (package cluster): as for a
 // job of this session, but with the checkpoints in dir, the task's own
-// folder of state.checkpoints.dir.
+// folder of state.checkpoints.dir, fenced by owner epochs (a task's
+// former owner may still run it; see checkpoint/owner.go), and
+// opts.Shard.Epoch set to the run's epoch.
 // The task's runtime and coordinator log to log.
 func (s *Session) TaskOptions(name, dir, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
 	if dir == "" {
 		return dataflow.Options{}, nil, fmt.Errorf("engine: a cluster task needs a checkpoint directory")
 	}
-	return s.checkpointOptionsIn(dir, dir, name, planText, g, log)
+	opts, coord, err := s.checkpointOptionsIn(dir, dir, name, planText, g, log, true)
+	if err == nil && coord != nil {
+		opts.Shard.Epoch = coord.Epoch()
+	}
+	return opts, coord, err
 }
 
 // checkpointOptionsIn is checkpointOptions with the checkpoint store's
 // root given (state.checkpoints.dir, a path or a URL) and the checkpoints
-// in dir, or in the job's folder of root when dir is "".
-func (s *Session) checkpointOptionsIn(root, dir, name, planText string, g *dataflow.Graph, log *slog.Logger) (dataflow.Options, *checkpoint.Coordinator, error) {
+// in dir, or in the job's folder of root when dir is "". owned fences
+// the store by owner epochs (checkpoint.Config.Owned).
+func (s *Session) checkpointOptionsIn(root, dir, name, planText string, g *dataflow.Graph, log *slog.Logger, owned bool) (dataflow.Options, *checkpoint.Coordinator, error) {
 	opts := dataflow.Options{JobName: name, Log: log,
 		Hooks: dataflow.TestHooks{CrashBeforeCommit: s.Conf.Int("test.crash.before-commit")}}
 	interval := s.Conf.Duration("execution.checkpointing.interval")
@@ -98,6 +105,7 @@ func (s *Session) checkpointOptionsIn(root, dir, name, planText string, g *dataf
 			TTL:             s.Conf.Duration("table.exec.state.ttl"),
 		},
 		Log:               log,
+		Owned:             owned,
 		Scratch:           scratch,
 		CrashInCheckpoint: s.Conf.Int("test.crash.in-checkpoint"),
 	}, g)
@@ -166,7 +174,7 @@ func (s *Session) queryCheckpointOptions(name string, plan *planner.Plan, g *dat
 		_ = s.Conf.Reset("execution.savepoint.path") // savepoints restore jobs, not queries
 		defer func() { _ = s.Conf.Set("execution.savepoint.path", saved) }()
 	}
-	opts, coord, err := s.checkpointOptionsIn(root, "", unique, plan.Explain(), g, s.log)
+	opts, coord, err := s.checkpointOptionsIn(root, "", unique, plan.Explain(), g, s.log, false)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return opts, nil, noop, err

@@ -47,7 +47,7 @@ type Session struct {
 // NewSession returns a session whose print sinks write to stdout.
 func NewSession(stdout io.Writer) *Session {
 	conf := config.New()
-	env := &connectors.Env{Stdout: stdout, Session: dataflow.NewShared()}
+	env := &connectors.Env{Stdout: stdout, Session: dataflow.NewShared(), Zone: conf.Location}
 	return &Session{Conf: conf, env: env, log: slog.Default(),
 		planner: &planner.Planner{Cat: planner.NewCatalog(), Env: env, Conf: conf}}
 }
@@ -433,7 +433,7 @@ func (s *Session) query(st *parser.Statement, q ast.ResultSetNode) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Query: &Query{s: s, plan: plan, known: secrets.Values(st.Text), Columns: plan.Columns, Mode: plan.Root.Mode(), UpsertKey: plan.Root.UpsertKey()}}, nil
+	return &Result{Query: &Query{s: s, plan: plan, known: secrets.Values(st.Text), Columns: plan.Columns, Mode: plan.Root.Mode(), UpsertKey: plan.Root.UpsertKey(), Zone: s.Conf.Location()}}, nil
 }
 
 // Query is a planned SELECT.
@@ -446,6 +446,9 @@ type Query struct {
 	// UpsertKey lists the result columns that identify a row across
 	// updates; nil when no key does (the result is then a multiset).
 	UpsertKey []int
+	// Zone is the session time zone the query was planned in, in which
+	// clients show its TIMESTAMP_LTZ values (types.FormatIn).
+	Zone *time.Location
 }
 
 // Run runs the query until its input ends, its result is complete (LIMIT

@@ -79,6 +79,9 @@ func arithResult(op byte, lt, rt types.Type) (types.Type, arithMode, bool) {
 		if lt.ID == types.Timestamp {
 			t = types.TimestampType(lt.Precision)
 		}
+	case lt.ID == types.TimestampLTZ && rt.ID == types.Interval && (op == opAdd || op == opSub):
+		// An instant moved by a day-time interval is an instant.
+		t, m = types.TimestampLTZType(lt.Precision), amTsInterval
 	case lt.ID == types.Interval && rt.ID == types.Interval && (op == opAdd || op == opSub):
 		t, m = types.TypeInterval, amInterval
 	default:
@@ -179,7 +182,7 @@ type intExpr interface {
 // asIntExpr returns e's int fast path if e has an integer-payload type.
 func asIntExpr(e Expr) intExpr {
 	switch e.Type().ID {
-	case types.Int, types.BigInt, types.Boolean, types.Date, types.Timestamp, types.Interval, types.Null:
+	case types.Int, types.BigInt, types.Boolean, types.Date, types.Timestamp, types.TimestampLTZ, types.Interval, types.Null:
 	default:
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -35,6 +36,12 @@ const (
 type binder struct {
 	s    *Scope
 	errf ErrorFunc
+	loc  *time.Location // the session zone, never nil
+	// ltzLocal is set while the direct arguments of a wall-clock
+	// function (EXTRACT, HOUR, DATE_FORMAT, ...) are bound: a
+	// TIMESTAMP_LTZ argument is then read as its TIMESTAMP in loc, as
+	// Flink takes such values apart in the session zone.
+	ltzLocal bool
 }
 
 func defaultErrf(n ast.Node, format string, args ...any) error {
@@ -53,11 +60,25 @@ func Bind(e ast.ExprNode, s *Scope, errf ErrorFunc) (Expr, error) {
 	if errf == nil {
 		errf = defaultErrf
 	}
-	b := &binder{s: s, errf: errf}
+	b := &binder{s: s, errf: errf, loc: s.Zone}
+	if b.loc == nil {
+		b.loc = time.UTC
+	}
 	return b.bind(e)
 }
 
 func (b *binder) bind(n ast.ExprNode) (Expr, error) {
+	local := b.ltzLocal
+	b.ltzLocal = false
+	e, err := b.bind1(n)
+	b.ltzLocal = local
+	if err != nil || !local || e.Type().ID != types.TimestampLTZ {
+		return e, err
+	}
+	return fold(&castExpr{e: e, to: types.TimestampType(e.Type().Precision).WithNotNull(e.Type().NotNull), loc: b.loc}), nil
+}
+
+func (b *binder) bind1(n ast.ExprNode) (Expr, error) {
 	if b.s.Replace != nil {
 		if idx, ok := b.s.Replace(n); ok {
 			if idx < 0 || idx >= len(b.s.Columns) {
@@ -303,7 +324,7 @@ func (b *binder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 		}
 		op := map[opcode.Op]cmpOp{opcode.EQ: cmpEQ, opcode.NE: cmpNE, opcode.LT: cmpLT, opcode.LE: cmpLE,
 			opcode.GT: cmpGT, opcode.GE: cmpGE, opcode.NullEQ: cmpNullEQ}[x.Op]
-		l, r, mode, err := comparePrep(cmpSyms[op], l, r)
+		l, r, mode, err := comparePrep(cmpSyms[op], l, r, b.loc)
 		if err != nil {
 			return nil, b.errf(x, "%s", err)
 		}
@@ -507,7 +528,7 @@ func (b *binder) in(x *ast.PatternInExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, list, modes, bad, err := prepList("IN", e, list)
+	e, list, modes, bad, err := prepList("IN", e, list, b.loc)
 	if err != nil {
 		return nil, b.errf(x.List[bad], "%s", err)
 	}
@@ -526,7 +547,7 @@ func (b *binder) between(x *ast.BetweenExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, bounds, modes, _, err := prepList("BETWEEN", e, []Expr{lo, hi})
+	e, bounds, modes, _, err := prepList("BETWEEN", e, []Expr{lo, hi}, b.loc)
 	if err != nil {
 		return nil, b.errf(x, "%s", err)
 	}
@@ -538,9 +559,9 @@ func (b *binder) between(x *ast.BetweenExpr) (Expr, error) {
 // simple CASE). If any comparison needs e itself converted (a DATE
 // operand against a TIMESTAMP), e is converted once for all. On error it
 // returns the index of the offending item.
-func prepList(sym string, e Expr, items []Expr) (Expr, []Expr, []cmpMode, int, error) {
+func prepList(sym string, e Expr, items []Expr, loc *time.Location) (Expr, []Expr, []cmpMode, int, error) {
 	for i, it := range items {
-		ne, _, _, err := comparePrep(sym, e, it)
+		ne, _, _, err := comparePrep(sym, e, it, loc)
 		if err != nil {
 			return nil, nil, nil, i, err
 		}
@@ -552,7 +573,7 @@ func prepList(sym string, e Expr, items []Expr) (Expr, []Expr, []cmpMode, int, e
 	out := make([]Expr, len(items))
 	modes := make([]cmpMode, len(items))
 	for i, it := range items {
-		_, ni, mode, err := comparePrep(sym, e, it)
+		_, ni, mode, err := comparePrep(sym, e, it, loc)
 		if err != nil {
 			return nil, nil, nil, i, err
 		}
@@ -608,7 +629,7 @@ func (b *binder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 		results = append(results, re)
 	}
 	if c.value != nil {
-		v, whens, modes, bad, err := prepList("=", c.value, c.whens)
+		v, whens, modes, bad, err := prepList("=", c.value, c.whens, b.loc)
 		if err != nil {
 			return nil, b.errf(whenNodes[bad], "CASE: %s", err)
 		}
@@ -686,7 +707,7 @@ func (b *binder) nativeCast(x *ast.FuncCastExpr) (Expr, error) {
 		}
 		return nil, b.errf(x, "CAST to %s is not supported", name)
 	}
-	c, err := Cast(e, to)
+	c, err := newCast(e, to, false, b.loc)
 	if err != nil {
 		return nil, b.errf(x, "%s", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
@@ -78,6 +79,8 @@ func castAllowed(from, to types.Type) bool {
 		return true
 	case isTemporal(from) && isTemporal(to):
 		return true
+	case f == types.TimestampLTZ && (isTemporal(to) || t == types.TimestampLTZ), t == types.TimestampLTZ && isTemporal(from):
+		return true
 	}
 	return false
 }
@@ -115,6 +118,15 @@ func CastValue(v types.Value, from, to types.Type) (types.Value, error) {
 	return castValue(v, from, to)
 }
 
+// CastValueIn is CastValue with TIMESTAMP_LTZ values converted to and
+// from their wall clock in zone loc, the session's table.local-time-zone.
+func CastValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.Value, error) {
+	if !castAllowed(from, to) {
+		return types.NullValue, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+	}
+	return castValueIn(v, from, to, loc)
+}
+
 func castFail(v types.Value, from, to types.Type, why string) error {
 	msg := "cannot cast " + renderValue(v, from) + " to " + typeName(to)
 	if why != "" {
@@ -124,8 +136,37 @@ func castFail(v types.Value, from, to types.Type, why string) error {
 }
 
 func castValue(v types.Value, from, to types.Type) (types.Value, error) {
+	return castValueIn(v, from, to, time.UTC)
+}
+
+// castValueIn converts v of type from to type to; TIMESTAMP_LTZ values
+// meet the other temporal types and text as the wall clock of zone loc.
+func castValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.Value, error) {
 	if v.IsNull() {
 		return v, nil
+	}
+	if from.ID == types.TimestampLTZ && v.Kind() == types.KindTimestamp && to.ID != types.TimestampLTZ {
+		// The instant's wall clock in loc, then as from a TIMESTAMP.
+		if to.ID == types.String {
+			s := types.FormatIn(v, from, loc)
+			if n := to.Precision; n > 0 && n < types.MaxStringLength && len(s) > n {
+				s = s[:n]
+			}
+			return types.NewString(s), nil
+		}
+		from = types.TimestampType(from.Precision)
+		v = types.NewTimestamp(types.LocalNanos(v.Timestamp(), loc))
+	}
+	if to.ID == types.TimestampLTZ && from.ID != types.TimestampLTZ && !v.IsComposite() {
+		// As a TIMESTAMP, a wall clock read in loc.
+		lv, err := castValueIn(v, from, types.TimestampType(to.Precision), loc)
+		if err != nil {
+			return types.NullValue, castFail(v, from, to, "")
+		}
+		return types.NewTimestamp(types.InstantNanos(lv.Timestamp(), loc)), nil
+	}
+	if from.ID == types.TimestampLTZ && to.ID == types.TimestampLTZ {
+		return types.NewTimestamp(truncNanos(v.Timestamp(), to.Precision)), nil
 	}
 	if v.IsComposite() && to.IsComposite() {
 		return castComposite(v, from, to) // composite.go
@@ -277,7 +318,7 @@ func castValue(v types.Value, from, to types.Type) (types.Value, error) {
 	case types.Timestamp:
 		switch v.Kind() {
 		case types.KindTimestamp:
-			if from.ID == types.Timestamp && from.Precision <= to.Precision {
+			if from.IsTimestamp() && from.Precision <= to.Precision {
 				return v, nil
 			}
 			return types.NewTimestamp(truncNanos(v.Timestamp(), to.Precision)), nil
@@ -317,6 +358,7 @@ type castExpr struct {
 	to       types.Type
 	try      bool
 	explicit bool
+	loc      *time.Location // the session zone; nil is UTC
 }
 
 func (c *castExpr) Type() types.Type { return c.to }
@@ -325,7 +367,11 @@ func (c *castExpr) Eval(row types.Row) (types.Value, error) {
 	if err != nil || v.IsNull() {
 		return v, err
 	}
-	r, err := castValue(v, c.e.Type(), c.to)
+	loc := c.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	r, err := castValueIn(v, c.e.Type(), c.to, loc)
 	if err != nil {
 		var ov *decimalOverflow
 		if c.try || c.explicit && errors.As(err, &ov) {
@@ -365,22 +411,30 @@ func (c *castExpr) withChildren(kids []Expr) Expr {
 // Cast builds an explicit CAST(e AS to). It fails if no value of e's type
 // could ever be converted (CAST(TRUE AS DATE)); values that fail at run
 // time (CAST('abc' AS INT)) make Eval return an error.
+// TIMESTAMP_LTZ values meet other types in UTC; the binder's own casts
+// use the session zone.
 func Cast(e Expr, to types.Type) (Expr, error) {
-	return newCast(e, to, false)
+	return newCast(e, to, false, nil)
+}
+
+// CastIn is Cast meeting TIMESTAMP_LTZ values in zone loc (nil: UTC), as
+// the binder's casts do in the session zone.
+func CastIn(e Expr, to types.Type, loc *time.Location) (Expr, error) {
+	return newCast(e, to, false, loc)
 }
 
 // TryCast is Cast whose run-time failures yield NULL.
 func TryCast(e Expr, to types.Type) (Expr, error) {
-	return newCast(e, to, true)
+	return newCast(e, to, true, nil)
 }
 
-func newCast(e Expr, to types.Type, try bool) (Expr, error) {
+func newCast(e Expr, to types.Type, try bool, loc *time.Location) (Expr, error) {
 	from := e.Type()
 	if !castAllowed(from, to) {
 		return nil, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
 	}
 	to.NotNull = from.NotNull && !try
-	c := &castExpr{e: e, to: to, try: try, explicit: true}
+	c := &castExpr{e: e, to: to, try: try, explicit: true, loc: loc}
 	if _, ok := e.(*literal); ok {
 		return fold(c), nil
 	}
@@ -394,6 +448,16 @@ func newCast(e Expr, to types.Type, try bool) (Expr, error) {
 // (converted now: unparsable text is an error here). NULL converts to
 // anything. Anything else is an error.
 func ImplicitCast(e Expr, to types.Type) (Expr, error) {
+	return ImplicitCastIn(e, to, nil)
+}
+
+// ImplicitCastIn is ImplicitCast reading a string literal converted to a
+// TIMESTAMP_LTZ as a wall clock in zone loc (nil: UTC), as INSERT VALUES
+// does in Flink's session zone.
+func ImplicitCastIn(e Expr, to types.Type, loc *time.Location) (Expr, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
 	from := e.Type()
 	if from.Equal(to) {
 		return e, nil
@@ -406,14 +470,14 @@ func ImplicitCast(e Expr, to types.Type) (Expr, error) {
 	}
 	lit, isLit := e.(*literal)
 	if !implicitAllowed(from, to) {
-		ok := isLit && from.ID == types.String && isTemporal(to)
+		ok := isLit && from.ID == types.String && (isTemporal(to) || to.ID == types.TimestampLTZ)
 		if !ok {
 			return nil, fmt.Errorf("cannot implicitly convert %s to %s", typeName(from), typeName(to))
 		}
 	}
 	to.NotNull = from.NotNull
 	if isLit {
-		v, err := castValue(lit.v, from, to)
+		v, err := castValueIn(lit.v, from, to, loc)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/internal/numcmp"
 	"github.com/streamsql/streamsql/types"
@@ -81,10 +82,41 @@ func cmpValues(m cmpMode, a, b types.Value) int {
 // comparePrep decides how l and r compare, converting operands where the
 // rules allow (DATE vs TIMESTAMP, string literal vs DATE/TIMESTAMP). It
 // returns a non-nil error message if the types are not comparable.
-func comparePrep(sym string, l, r Expr) (Expr, Expr, cmpMode, error) {
+//
+// TIMESTAMP_LTZ values compare as instants. Against a TIMESTAMP, a DATE or
+// a string literal the other side is read as a wall clock in loc (the
+// session zone) and compared as the instant it names there, as Flink's
+// implicit cast to TIMESTAMP_LTZ does.
+func comparePrep(sym string, l, r Expr, loc *time.Location) (Expr, Expr, cmpMode, error) {
 	lt, rt := l.Type(), r.Type()
 	if lt.ID == types.Null || rt.ID == types.Null {
 		return l, r, cmAny, nil
+	}
+	if lt.ID == types.TimestampLTZ || rt.ID == types.TimestampLTZ {
+		toLTZ := func(e Expr, other types.Type) (Expr, error) {
+			t := e.Type()
+			switch {
+			case t.ID == types.TimestampLTZ:
+				return e, nil
+			case t.ID == types.String:
+				if _, ok := e.(*literal); !ok {
+					return nil, fmt.Errorf("cannot compare STRING with %s without an explicit CAST", typeName(other))
+				}
+				return ImplicitCastIn(e, types.TimestampLTZType(9), loc)
+			case isTemporal(t):
+				return newCast(e, types.TimestampLTZType(9), false, loc)
+			}
+			return nil, fmt.Errorf("cannot apply '%s' to %s and %s", sym, typeName(lt), typeName(rt))
+		}
+		nl, err := toLTZ(l, rt)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		nr, err := toLTZ(r, lt)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return nl, nr, cmInt, nil
 	}
 	// A string literal next to a DATE/TIMESTAMP is converted to it.
 	if lt.ID == types.String && isTemporal(rt) {

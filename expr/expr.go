@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/types"
@@ -34,6 +35,11 @@ type Scope struct {
 	// if it returns ok, the node becomes a reference to input column idx
 	// (used by the planner for aggregate results and group-by expressions).
 	Replace func(n ast.ExprNode) (idx int, ok bool)
+	// Zone is the session time zone (table.local-time-zone) in which
+	// TIMESTAMP_LTZ values are cast, formatted and taken apart; nil is UTC.
+	// The expressions bound keep it: a job runs in the zone it was
+	// planned in.
+	Zone *time.Location
 }
 
 // ErrorFunc makes a user-facing error positioned at an AST node.

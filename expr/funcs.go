@@ -241,7 +241,19 @@ func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
 		}
 		return nil, b.errf(x, "wrong number of arguments to %s (got %d, expected %s)", name, n, want)
 	}
+	local := b.ltzLocal
+	b.ltzLocal = wallClockFuncs[key]
+	defer func() { b.ltzLocal = local }()
 	return def.build(b, x, name)
+}
+
+// wallClockFuncs take a TIMESTAMP apart or round it by its wall clock: a
+// TIMESTAMP_LTZ argument is read as its TIMESTAMP in the session zone.
+var wallClockFuncs = map[string]bool{
+	"date_format": true, "extract": true, FuncExtract: true, "year": true, "quarter": true, "month": true,
+	"week": true, "weekofyear": true, "dayofyear": true, "dayofmonth": true, "day": true, "dayofweek": true,
+	"hour": true, "minute": true, "second": true, "date": true, FuncFloorTo: true, FuncCeilTo: true,
+	"timestampdiff": true, FuncTimestampDiff: true, "datediff": true,
 }
 
 // expect checks argument i of a call against pred.
@@ -323,7 +335,7 @@ func buildNullIf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, r, mode, err := comparePrep("=", args[0], args[1])
+	l, r, mode, err := comparePrep("=", args[0], args[1], b.loc)
 	if err != nil {
 		return nil, b.errf(x, "NULLIF: %s", err)
 	}
@@ -415,9 +427,9 @@ func buildInternalCast(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	}
 	var c Expr
 	if x.FnName.L == FuncTryCast {
-		c, err = TryCast(e, to)
+		c, err = newCast(e, to, true, b.loc)
 	} else {
-		c, err = Cast(e, to)
+		c, err = newCast(e, to, false, b.loc)
 	}
 	if err != nil {
 		return nil, b.errf(x, "%s", err)

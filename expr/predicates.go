@@ -137,7 +137,7 @@ func (b *binder) betweenSymmetric(x *ast.BetweenExpr, fc *ast.FuncCallExpr) (Exp
 	if err != nil {
 		return nil, err
 	}
-	e, bounds, modes, _, err := prepList("BETWEEN", e, []Expr{lo, hi})
+	e, bounds, modes, _, err := prepList("BETWEEN", e, []Expr{lo, hi}, b.loc)
 	if err != nil {
 		return nil, b.errf(x, "%s", err)
 	}

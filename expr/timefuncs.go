@@ -710,8 +710,10 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, err = b.timeArg(x, name, 0, e); err != nil {
-		return nil, err
+	if e.Type().ID != types.TimestampLTZ {
+		if e, err = b.timeArg(x, name, 0, e); err != nil {
+			return nil, err
+		}
 	}
 	n, err := b.bind(x.Args[1])
 	if err != nil {
@@ -725,9 +727,28 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if name == "DATE_SUB" || name == "SUBDATE" {
 		sign = -1
 	}
-	return newDateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
+	return b.dateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
 		return name + "(" + a[0].String() + ", " + renderInterval(a[1], unit) + ")"
 	}), nil
+}
+
+// dateArith is newDateArith, also for a TIMESTAMP_LTZ: a fixed amount
+// of days and smaller units moves the instant (ts_ltz - INTERVAL '5'
+// SECOND, a watermark); months and amounts known only at run time move
+// its wall clock in the session zone, and the result is the instant that
+// clock shows there.
+func (b *binder) dateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, frac int, render func([]Expr) string) Expr {
+	et := e.Type()
+	if et.ID != types.TimestampLTZ {
+		return newDateArith(name, e, n, unit, sign, fixed, frac, render)
+	}
+	p := max(et.Precision, unitPrecision(unit), frac)
+	if fixed != nil && fixed.months == 0 {
+		return newTsShift(name, e, n, sign*fixed.nanos, strictType(types.TimestampLTZType(p), e, n), render)
+	}
+	local := &castExpr{e: e, to: types.TimestampType(et.Precision).WithNotNull(et.NotNull), loc: b.loc}
+	r := newDateArith(name, local, n, unit, sign, fixed, frac, render)
+	return &castExpr{e: r, to: types.TimestampLTZType(p).WithNotNull(r.Type().NotNull), loc: b.loc}
 }
 
 func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -750,14 +771,16 @@ func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if err != nil {
 		return nil, err
 	}
-	if e, err = b.timeArg(x, name, 2, e); err != nil {
-		return nil, err
+	if e.Type().ID != types.TimestampLTZ {
+		if e, err = b.timeArg(x, name, 2, e); err != nil {
+			return nil, err
+		}
 	}
 	fixed, frac, err := b.intervalAmount(x.Args[1], n, unit)
 	if err != nil {
 		return nil, err
 	}
-	return newDateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
+	return b.dateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
 		return name + "(" + unit + ", " + a[1].String() + ", " + a[0].String() + ")"
 	}), nil
 }
@@ -1122,6 +1145,12 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		if len(args) == 2 && a.Type().ID != types.String {
 			return nil, b.argErr(x.Args[0], name, 0, 2, a, wantString)
 		}
+		if a.Type().ID == types.TimestampLTZ { // an instant: its epoch seconds
+			return &call{name: name, args: []Expr{a}, typ: strictType(types.TypeBigInt, a), strict: true,
+				f1: func(v types.Value) (types.Value, error) {
+					return types.NewInt(civil.FloorDiv(v.Timestamp(), nsPerSec)), nil
+				}}, nil
+		}
 		if a.Type().ID != types.String {
 			if a, err = b.timeArg(x, name, 0, a); err != nil {
 				return nil, err
@@ -1139,6 +1168,7 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 	if err != nil {
 		return nil, err
 	}
+	loc := b.loc
 	conv := func(s types.Value, p *types.Value) (types.Value, error) {
 		ns, ok, err := parseWith(fixed, s.Str(), p)
 		if err != nil {
@@ -1147,7 +1177,8 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		if !ok { // Flink's value for text that does not parse
 			return types.NewInt(math.MinInt64), nil
 		}
-		return types.NewInt(civil.FloorDiv(ns, nsPerSec)), nil
+		// The text is a wall clock in the session zone, as in Flink.
+		return types.NewInt(civil.FloorDiv(types.InstantNanos(ns, loc), nsPerSec)), nil
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
 	if len(args) == 2 {
@@ -1173,6 +1204,7 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if len(args) == 1 {
 		fixed, _ = compileDateFormat(defaultTimeFormat)
 	}
+	loc := b.loc
 	conv := func(n types.Value, p *types.Value) (types.Value, error) {
 		var secs float64
 		if n.Kind() == types.KindInt {
@@ -1191,7 +1223,8 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 			}
 		}
 		var buf [32]byte
-		return types.NewString(string(f.format(buf[:0], splitTS(int64(secs)*nsPerSec)))), nil
+		// The instant's wall clock in the session zone, as in Flink.
+		return types.NewString(string(f.format(buf[:0], splitTS(types.LocalNanos(int64(secs)*nsPerSec, loc))))), nil
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
 	if len(args) == 2 {
@@ -1205,9 +1238,9 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 // buildToTimestampLTZ binds TO_TIMESTAMP_LTZ(epoch[, precision]), the
 // epoch counted in units of 10^-precision seconds (0..9, default 3), and
 // TO_TIMESTAMP_LTZ(text[, format[, zone]]), the text read in the zone
-// (default UTC). streamsql shows every instant in UTC, so the result is
-// the UTC wall clock: TIMESTAMP(3), or TIMESTAMP(p) for a precision or a
-// literal format's fraction digits above 3.
+// (default UTC, as Flink's). The result is the instant, TIMESTAMP_LTZ(3),
+// or TIMESTAMP_LTZ(p) for a precision or a literal format's fraction
+// digits above 3.
 func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
@@ -1231,7 +1264,7 @@ func buildToTimestampLTZ(b *binder, x *ast.FuncCallExpr, name string) (Expr, err
 		}
 		outP = max(3, int(p))
 	}
-	return &call{name: name, args: args, typ: strictType(types.TimestampType(outP), args...), strict: true,
+	return &call{name: name, args: args, typ: strictType(types.TimestampLTZType(outP), args...), strict: true,
 		f2: func(v, pv types.Value) (types.Value, error) {
 			p := pv.Int()
 			if p < 0 || p > 9 {
@@ -1287,7 +1320,7 @@ func (b *binder) toTimestampLTZText(x *ast.FuncCallExpr, name string, args []Exp
 			return nil, err
 		}
 	}
-	return &call{name: name, args: args, typ: types.TimestampType(outP), strict: true,
+	return &call{name: name, args: args, typ: types.TimestampLTZType(outP), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
 			var pat *types.Value
 			if len(vs) > 1 {
@@ -1325,21 +1358,39 @@ func buildNow(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		}
 		p = int(v)
 	}
+	// As in Flink: CURRENT_TIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() and
+	// PROCTIME() are the instant, TIMESTAMP_LTZ(3); LOCALTIMESTAMP and
+	// CURRENT_DATE are the wall clock and date in the session zone.
+	// (UTC_TIMESTAMP, UTC_DATE and SYSDATE are MySQL's: UTC wall clock.)
+	loc := b.loc
 	switch name {
 	case "CURRENT_DATE", "CURDATE", "UTC_DATE":
+		if name == "UTC_DATE" {
+			loc = time.UTC
+		}
 		return &call{name: name, typ: types.Type{ID: types.Date, NotNull: true}, nondet: true,
 			render: func([]Expr) string { return name },
 			f0: func() (types.Value, error) {
-				return types.NewDate(civil.FloorDiv(nowFunc().Unix(), 86400)), nil
+				return types.NewDate(civil.FloorDiv(types.LocalNanos(nowFunc().UnixNano(), loc), nsPerDay)), nil
 			}}, nil
 	}
 	render := func([]Expr) string { return name + "()" }
 	if name == "CURRENT_TIMESTAMP" || name == "LOCALTIMESTAMP" || name == "LOCALTIME" {
 		render = func([]Expr) string { return name }
 	}
+	switch name {
+	case "CURRENT_TIMESTAMP", "NOW", "CURRENT_ROW_TIMESTAMP", "PROCTIME":
+		return &call{name: name, typ: types.Type{ID: types.TimestampLTZ, Precision: p, NotNull: true}, nondet: true,
+			render: render,
+			f0: func() (types.Value, error) {
+				return types.NewTimestamp(truncNanos(nowFunc().UnixNano(), p)), nil
+			}}, nil
+	case "UTC_TIMESTAMP", "SYSDATE":
+		loc = time.UTC
+	}
 	return &call{name: name, typ: types.Type{ID: types.Timestamp, Precision: p, NotNull: true}, nondet: true,
 		render: render,
 		f0: func() (types.Value, error) {
-			return types.NewTimestamp(truncNanos(nowFunc().UnixNano(), p)), nil
+			return types.NewTimestamp(truncNanos(types.LocalNanos(nowFunc().UnixNano(), loc), p)), nil
 		}}, nil
 }

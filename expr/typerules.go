@@ -79,6 +79,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 			return types.VarbinaryType(max(a.Precision, b.Precision)), true
 		case types.Timestamp:
 			return types.TimestampType(max(a.Precision, b.Precision)), true
+		case types.TimestampLTZ:
+			return types.TimestampLTZType(max(a.Precision, b.Precision)), true
 		}
 		return a, true
 	}

@@ -35,10 +35,10 @@ func buildCurrentWatermark(b *binder, x *ast.FuncCallExpr, _ string) (Expr, erro
 	if err != nil {
 		return nil, err
 	}
-	if arg.Type().ID != types.Timestamp {
-		return nil, b.errf(x, "CURRENT_WATERMARK expects a TIMESTAMP time attribute, not %s", arg.Type())
+	if !arg.Type().IsTimestamp() {
+		return nil, b.errf(x, "CURRENT_WATERMARK expects a TIMESTAMP or TIMESTAMP_LTZ time attribute, not %s", arg.Type())
 	}
-	return &currentWatermark{arg: arg, typ: types.Type{ID: types.Timestamp, Precision: arg.Type().Precision}}, nil
+	return &currentWatermark{arg: arg, typ: types.Type{ID: arg.Type().ID, Precision: arg.Type().Precision}}, nil
 }
 
 func (c *currentWatermark) Type() types.Type { return c.typ }

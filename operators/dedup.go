@@ -24,7 +24,11 @@ import (
 //     nothing if the two rows are identical;
 //   - any other row is dropped.
 //
-// State, per key: "dedup.first", a ValueState with the kept row.
+// State, per key: "dedup.first", a ValueState with the kept row,
+// encoded (types.EncodeRow, which is also its checkpoint format) next to
+// its sort key: a kept row costs its bytes, not a slice of boxed values
+// whose strings would hold on to the source's buffers, and a new row is
+// compared with it without decoding it.
 //
 // With OutputRank every output row carries the row number, always 1, as
 // its last column (Rank's per-position changelog is the same for rn = 1).
@@ -41,8 +45,33 @@ type dedupOp struct {
 
 	spec       RankSpec
 	laterFirst bool
-	first      state.ValueState[types.Row]
+	first      state.ValueState[dedupKept]
 	key, a, b  []byte // scratch
+}
+
+// dedupKept is the kept row of a key: the row encoded and its sort key
+// (appendSortKey). Neither is changed once stored.
+type dedupKept struct {
+	sortKey, row []byte
+}
+
+// dedupKeptCodec stores the encoded row alone and derives the sort key
+// again when it decodes one.
+type dedupKeptCodec struct{ order []SortKey }
+
+func (dedupKeptCodec) Encode(dst []byte, k dedupKept) []byte { return append(dst, k.row...) }
+
+func (c dedupKeptCodec) Decode(b []byte) (dedupKept, error) {
+	r, err := types.DecodeRow(b)
+	if err != nil {
+		return dedupKept{}, err
+	}
+	for _, o := range c.order {
+		if o.Col >= len(r) {
+			return dedupKept{}, fmt.Errorf("%s state: a row of %d columns has no sort column %d", dedupName, len(r), o.Col)
+		}
+	}
+	return dedupKept{sortKey: appendSortKey(nil, c.order, r), row: bytes.Clone(b)}, nil
 }
 
 const dedupName = "Deduplicate"
@@ -59,7 +88,7 @@ func (d *dedupOp) Open(ctx *dataflow.OpContext) error {
 	if d.laterFirst, err = s.checkColumns(dedupName); err != nil {
 		return err
 	}
-	if d.first, err = state.NewValueState[types.Row](ctx.State, "dedup.first", kit.RowCodec{}); err != nil {
+	if d.first, err = state.NewValueState[dedupKept](ctx.State, "dedup.first", dedupKeptCodec{s.OrderBy}); err != nil {
 		return fmt.Errorf("%s: %w", dedupName, err)
 	}
 	return nil
@@ -82,28 +111,35 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 		if err != nil {
 			return fmt.Errorf("%s: %w", dedupName, err)
 		}
-		if !ok {
-			if err := d.first.Put(d.key, ch.Row); err != nil {
-				return fmt.Errorf("%s: %w", dedupName, err)
+		d.a = appendSortKey(d.a[:0], d.spec.OrderBy, ch.Row)
+		if ok {
+			cmp := bytes.Compare(d.a, old.sortKey)
+			if cmp > 0 || (cmp == 0 && !d.laterFirst) {
+				continue // the kept row still ranks first
 			}
+		}
+		// One allocation holds the new kept row's sort key and row.
+		d.b = types.EncodeRow(d.b[:0], ch.Row)
+		buf := make([]byte, len(d.a)+len(d.b))
+		n := copy(buf, d.a)
+		copy(buf[n:], d.b)
+		kept := dedupKept{sortKey: buf[:n:n], row: buf[n:]}
+		if err := d.first.Put(d.key, kept); err != nil {
+			return fmt.Errorf("%s: %w", dedupName, err)
+		}
+		if !ok {
 			e.Add(dyntable.Insert, d.out(ch.Row))
 			continue
 		}
-		d.a = appendSortKey(d.a[:0], d.spec.OrderBy, ch.Row)
-		d.b = appendSortKey(d.b[:0], d.spec.OrderBy, old)
-		cmp := bytes.Compare(d.a, d.b)
-		if cmp > 0 || (cmp == 0 && !d.laterFirst) {
-			continue // the kept row still ranks first
-		}
-		if err := d.first.Put(d.key, ch.Row); err != nil {
-			return fmt.Errorf("%s: %w", dedupName, err)
-		}
 		// Identical rows (exactly: 1.5 and 1.50 differ) change nothing.
-		d.a, d.b = types.EncodeRow(d.a[:0], old), types.EncodeRow(d.b[:0], ch.Row)
-		if bytes.Equal(d.a, d.b) {
+		if bytes.Equal(old.row, kept.row) {
 			continue
 		}
-		e.Add(dyntable.UpdateBefore, d.out(old))
+		prev, err := types.DecodeRow(old.row)
+		if err != nil {
+			return fmt.Errorf("%s: kept row of key %x: %w", dedupName, d.key, err)
+		}
+		e.Add(dyntable.UpdateBefore, d.out(prev))
 		e.Add(dyntable.UpdateAfter, d.out(ch.Row))
 	}
 	e.Flush(out)

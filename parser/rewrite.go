@@ -244,16 +244,14 @@ func (c *stmtCtx) checkNumbers() *posError {
 //
 //	STRING           TEXT:         Tp mysql.TypeBlob, charset ""
 //	BYTES            BLOB:         Tp mysql.TypeBlob, charset "binary", flag BinaryFlag
-//	TIMESTAMP_LTZ(p) TIMESTAMP(p): Tp mysql.TypeTimestamp, decimal p (-1 when no precision)
 //
 // so a planner maps TypeBlob back to BYTES when the charset is binary and
-// to STRING otherwise. TIMESTAMP_LTZ is not distinguishable from TIMESTAMP
-// afterwards. Types TiDB parses natively (BIGINT, INT, BOOLEAN -> tinyint(1),
+// to STRING otherwise. (TIMESTAMP_LTZ goes to the planner as text, see
+// types.go.) Types TiDB parses natively (BIGINT, INT, BOOLEAN -> tinyint(1),
 // DOUBLE, DECIMAL(p,s), VARCHAR(n), DATE, TIMESTAMP(p), ...) are untouched.
 var columnTypes = map[string]string{
-	"STRING":        "TEXT",
-	"BYTES":         "BLOB",
-	"TIMESTAMP_LTZ": "TIMESTAMP",
+	"STRING": "TEXT",
+	"BYTES":  "BLOB",
 }
 
 // tableElementKeywords start a table element that is not a column.

@@ -15,6 +15,7 @@ import (
 //	ARRAY<T>, T ARRAY, MAP<K, V>            TEXT; likewise
 //	VARCHAR, VARBINARY, BINARY, CHAR alone  TEXT; likewise (VARCHAR is STRING, as in Flink)
 //	TIMESTAMP(p) WITH LOCAL TIME ZONE       TEXT; likewise
+//	TIMESTAMP_LTZ(p)                        TEXT; likewise
 //
 // Bare words that Flink lets name a column but TiDB reserves (KEY, as in
 // Nexmark's `key` column) are quoted where they name one.
@@ -74,6 +75,9 @@ func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
 	if c.isPunct(j, "(") {
 		j = c.match[j] + 1
 	} else if lengthTypeWords[w] {
+		flink = true
+	}
+	if w == "TIMESTAMP_LTZ" {
 		flink = true
 	}
 	if w == "TIMESTAMP" && c.isKw(j, "WITH") && c.isKw(j+1, "LOCAL") && c.isKw(j+2, "TIME") && c.isKw(j+3, "ZONE") {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -53,6 +54,15 @@ type pendingRank struct {
 	node *RankNode
 	at   ast.Node
 	stmt *parser.Statement
+}
+
+// zone is the session time zone expressions are bound in
+// (table.local-time-zone); UTC for a planner without a session.
+func (p *Planner) zone() *time.Location {
+	if p == nil || p.Conf == nil {
+		return time.UTC
+	}
+	return p.Conf.Location()
 }
 
 func (p *Planner) newBuilder(stmt *parser.Statement) *builder {
@@ -295,7 +305,7 @@ func (b *builder) project(in rel, fields []field, replace func(ast.ExprNode) (in
 			e = expr.NewColumnRef(f.col, c.Name, c.Type)
 		} else {
 			var err error
-			e, err = expr.Bind(f.expr, &expr.Scope{Columns: in.scope, Replace: replace}, b.stmt.ErrorAtNode)
+			e, err = expr.Bind(f.expr, &expr.Scope{Zone: b.p.zone(), Columns: in.scope, Replace: replace}, b.stmt.ErrorAtNode)
 			if err != nil {
 				return rel{}, err
 			}
@@ -383,7 +393,7 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 			subqueries = append(subqueries, c)
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -519,7 +529,7 @@ func (b *builder) sortColumn(in rel, e ast.ExprNode) (int, error) {
 		}
 		return int(pos - 1), nil
 	}
-	be, err := expr.Bind(e, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+	be, err := expr.Bind(e, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return 0, err
 	}

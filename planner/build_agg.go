@@ -77,7 +77,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	if err != nil {
 		return rel{}, err
 	}
-	inScope := &expr.Scope{Columns: in.scope}
+	inScope := &expr.Scope{Zone: b.p.zone(), Columns: in.scope}
 	var groupAST []ast.ExprNode
 	var pre []expr.Expr
 	var aggCols []expr.Column
@@ -295,7 +295,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 		if err := b.checkGrouped(sel.Having.Expr, groupAST, in.scope); err != nil {
 			return rel{}, err
 		}
-		h, err := expr.Bind(sel.Having.Expr, &expr.Scope{Columns: aggCols, Replace: replace}, b.stmt.ErrorAtNode)
+		h, err := expr.Bind(sel.Having.Expr, &expr.Scope{Zone: b.p.zone(), Columns: aggCols, Replace: replace}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -513,7 +513,7 @@ func (b *builder) buildRank(in rel, w *ast.WindowFuncExpr) (*RankNode, []expr.Co
 	if w.Spec.Name.O != "" || w.Spec.Ref.O != "" {
 		return nil, nil, b.errf(w, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
 	}
-	scope := &expr.Scope{Columns: in.scope}
+	scope := &expr.Scope{Zone: b.p.zone(), Columns: in.scope}
 	// Keys that are not plain columns are computed by a Calc below.
 	var keys []expr.Expr
 	bindKey := func(e ast.ExprNode) (int, error) {

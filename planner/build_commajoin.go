@@ -82,7 +82,7 @@ func (b *builder) takeJoinConds(n ast.ResultSetNode, conj []ast.ExprNode) (ast.R
 	both := append(append([]expr.Column(nil), ls...), rs...)
 	var on, rest []ast.ExprNode
 	for _, e := range conj {
-		be, err := expr.Bind(e, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode)
+		be, err := expr.Bind(e, &expr.Scope{Zone: b.p.zone(), Columns: both}, b.stmt.ErrorAtNode)
 		if err == nil && sideOf(be, len(ls)) == sideBoth && len(find(e).aggs) == 0 {
 			on = append(on, e)
 		} else {

@@ -144,12 +144,12 @@ func (b *builder) scanTable(t *TableEntry, at ast.Node, qual string) (rel, error
 		node = &NormalizeNode{nodeBase: nodeBase{cols: node.Columns(), inputs: []Node{node}}, Keys: t.Conn.PrimaryKey}
 	}
 	// Computed and metadata columns: the schema from the read columns.
-	if node, err = t.schemaProjection(node); err != nil { // computed.go
+	if node, err = t.schemaProjection(node, b.p.zone()); err != nil { // computed.go
 		return rel{}, err
 	}
 	cols := t.schema(t.Conn, "")
 	if t.Watermark != nil {
-		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Columns: t.schema(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
+		e, err := expr.Bind(t.Watermark.Expr, &expr.Scope{Zone: b.p.zone(), Columns: t.schema(t.Conn, t.Name)}, t.Watermark.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -247,7 +247,7 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		if tb.consumes(c) {
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Columns: bindScope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: bindScope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -350,11 +350,11 @@ func (b *builder) equiKeys(c ast.ExprNode, scope []expr.Column, nl int) (expr.Ex
 	if !ok || bo.Op != opcode.EQ {
 		return nil, nil, false, nil
 	}
-	le, err := expr.Bind(bo.L, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	le, err := expr.Bind(bo.L, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	re, err := expr.Bind(bo.R, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	re, err := expr.Bind(bo.R, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return nil, nil, false, err
 	}

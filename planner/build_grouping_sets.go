@@ -243,7 +243,7 @@ func (b *builder) groupingColumn(vals []int64, cols []expr.Column, e int) (expr.
 	for si, v := range vals {
 		c.WhenClauses = append(c.WhenClauses, &ast.WhenClause{Expr: ast.NewValueExpr(int64(si), "", ""), Result: ast.NewValueExpr(v, "", "")})
 	}
-	return expr.Bind(c, &expr.Scope{Columns: cols, Replace: func(n ast.ExprNode) (int, bool) {
+	return expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: cols, Replace: func(n ast.ExprNode) (int, bool) {
 		return e, n == ast.ExprNode(marker)
 	}}, b.stmt.ErrorAtNode)
 }

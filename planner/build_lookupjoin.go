@@ -23,7 +23,7 @@ import (
 // processing-time attribute of l; ok is false otherwise (an event-time
 // temporal join then). Errors name the construct that prevents it.
 func (b *builder) lookupJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (n Node, ok bool, err error) {
-	te, err := expr.Bind(asOf.TsExpr, &expr.Scope{Columns: l.scope}, b.stmt.ErrorAtNode)
+	te, err := expr.Bind(asOf.TsExpr, &expr.Scope{Zone: b.p.zone(), Columns: l.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return nil, false, err
 	}

@@ -54,7 +54,7 @@ func (b *builder) buildOver(in rel, fields []field) (rel, func(ast.ExprNode) (in
 	if ws.Name.O != "" || ws.Ref.O != "" {
 		return rel{}, nil, b.errf(first, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
 	}
-	scope := &expr.Scope{Columns: in.scope}
+	scope := &expr.Scope{Zone: b.p.zone(), Columns: in.scope}
 	// ORDER BY: one rowtime attribute, ascending.
 	if ws.OrderBy == nil || len(ws.OrderBy.Items) != 1 {
 		return rel{}, nil, b.errf(first, "an OVER window needs ORDER BY a single time attribute")
@@ -203,7 +203,7 @@ func (b *builder) frameInterval(s ast.FrameBound) (int64, error) {
 	}
 	col := &ast.ColumnNameExpr{Name: &ast.ColumnName{Name: ast.NewCIStr("__t")}}
 	call := &ast.FuncCallExpr{FnName: ast.NewCIStr("DATE_ADD"), Args: []ast.ExprNode{col, s.Expr, &ast.TimeUnitExpr{Unit: s.Unit}}}
-	e, err := expr.Bind(call, &expr.Scope{Columns: []expr.Column{{Name: "__t", Type: types.TypeTimestamp}}}, b.stmt.ErrorAtNode)
+	e, err := expr.Bind(call, &expr.Scope{Zone: b.p.zone(), Columns: []expr.Column{{Name: "__t", Type: types.TypeTimestamp}}}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return 0, err
 	}

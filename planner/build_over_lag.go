@@ -44,7 +44,7 @@ func (b *builder) lagCall(w *ast.WindowFuncExpr, scope *expr.Scope) (operators.A
 	}
 	call.Param = types.NullValue
 	if len(w.Args) > 2 {
-		d, err := expr.Bind(w.Args[2], &expr.Scope{}, b.stmt.ErrorAtNode)
+		d, err := expr.Bind(w.Args[2], &expr.Scope{Zone: b.p.zone()}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return call, nil, "", err
 		}

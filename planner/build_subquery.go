@@ -66,7 +66,7 @@ func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, erro
 	if len(r.scope) != 1 {
 		return rel{}, b.errf(x, "the subquery of IN must return one column, not %d", len(r.scope))
 	}
-	lk, err := expr.Bind(x.Expr, &expr.Scope{Columns: in.scope}, b.stmt.ErrorAtNode)
+	lk, err := expr.Bind(x.Expr, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return rel{}, err
 	}
@@ -92,7 +92,7 @@ func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, erro
 		joined := append(append([]expr.Column(nil), ln.Columns()...), rn.Columns()...)
 		nl := len(ln.Columns())
 		cond, err := expr.Bind(&ast.IsTruthExpr{Expr: &ast.BinaryOperationExpr{Op: opcode.EQ, L: lm, R: rm}, Not: true, True: 0},
-			&expr.Scope{Columns: joined, Replace: func(e ast.ExprNode) (int, bool) {
+			&expr.Scope{Zone: b.p.zone(), Columns: joined, Replace: func(e ast.ExprNode) (int, bool) {
 				switch e {
 				case ast.ExprNode(lm):
 					return lidx[0], true
@@ -167,11 +167,11 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 		if c == nil {
 			continue
 		}
-		if _, err := expr.Bind(c, &expr.Scope{Columns: r.scope}, b.stmt.ErrorAtNode); err == nil {
+		if _, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: r.scope}, b.stmt.ErrorAtNode); err == nil {
 			own = append(own, c)
 			continue
 		}
-		if _, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode); err != nil {
+		if _, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: both}, b.stmt.ErrorAtNode); err != nil {
 			return rel{}, err
 		}
 		if _, _, nested := subqueryConjunct(c); nested {
@@ -195,7 +195,7 @@ func (b *builder) existsSubquery(in rel, x *ast.ExistsSubqueryExpr, anti bool) (
 			lkeys, rkeys = append(lkeys, le), append(rkeys, expr.RemapColumns(re, shiftMap(nl, nr)))
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: both}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return rel{}, err
 		}
@@ -231,10 +231,10 @@ func (b *builder) correlated(in rel, q ast.ResultSetNode) bool {
 	}
 	both := append(append([]expr.Column(nil), in.scope...), inner...)
 	for _, c := range splitAnd(sel.Where, nil) {
-		if _, err := expr.Bind(c, &expr.Scope{Columns: inner}, b.stmt.ErrorAtNode); err == nil {
+		if _, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: inner}, b.stmt.ErrorAtNode); err == nil {
 			continue
 		}
-		if _, err := expr.Bind(c, &expr.Scope{Columns: both}, b.stmt.ErrorAtNode); err == nil {
+		if _, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: both}, b.stmt.ErrorAtNode); err == nil {
 			return true
 		}
 	}

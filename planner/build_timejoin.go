@@ -132,11 +132,11 @@ type timeBound struct {
 // rowtime attributes of different sides and f, g add constant day-time
 // intervals, and turns it into a bound of left.ts - right.ts.
 func (b *builder) timeBound(c timeCmp, scope []expr.Column, nl int, rowtime func(int) bool) (timeBound, bool, error) {
-	le, err := expr.Bind(c.l, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	le, err := expr.Bind(c.l, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return timeBound{}, false, err
 	}
-	re, err := expr.Bind(c.r, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+	re, err := expr.Bind(c.r, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return timeBound{}, false, err
 	}
@@ -272,7 +272,7 @@ func (b *builder) newTemporalJoin(jn *JoinNode, asOf *ast.AsOfClause, l rel) (*T
 	if jn.Type != operators.InnerJoin && jn.Type != operators.LeftJoin {
 		return nil, b.errf(asOf.TsExpr, "a temporal join (FOR SYSTEM_TIME AS OF) is an INNER or LEFT join")
 	}
-	te, err := expr.Bind(asOf.TsExpr, &expr.Scope{Columns: l.scope}, b.stmt.ErrorAtNode)
+	te, err := expr.Bind(asOf.TsExpr, &expr.Scope{Zone: b.p.zone(), Columns: l.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func newWindowJoin(jn *JoinNode) *WindowJoinNode {
 	for i := range jn.LeftKeys {
 		lw, lc, lok := windowColOf(ln, jn.LeftKeys[i])
 		rw, rc, rok := windowColOf(rn, jn.RightKeys[i])
-		if !lok || !rok || lc != rc || procTimeWindow(lw) || procTimeWindow(rw) {
+		if !lok || !rok || lc != rc || procTimeWindow(lw) || procTimeWindow(rw) || zonedWindow(lw) || zonedWindow(rw) {
 			continue
 		}
 		switch lc {

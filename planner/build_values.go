@@ -27,7 +27,7 @@ func (b *builder) buildValuesQuery(sel *ast.SelectStmt) (rel, error) {
 			return rel{}, b.errf(row, "VALUES rows have %d and %d values; every row needs the same number", width, len(row.Values))
 		}
 		for i, v := range row.Values {
-			e, err := expr.Bind(v, &expr.Scope{}, b.stmt.ErrorAtNode)
+			e, err := expr.Bind(v, &expr.Scope{Zone: b.p.zone()}, b.stmt.ErrorAtNode)
 			if err != nil {
 				return rel{}, err
 			}

@@ -36,6 +36,20 @@ var windowColumnType = types.Type{ID: types.Timestamp, Precision: 3, NotNull: tr
 
 var windowColumnNames = [3]string{"window_start", "window_end", "window_time"}
 
+// zoneWindow prepares the window over a time attribute of type tt: one
+// over a TIMESTAMP_LTZ (event or processing time) divides the wall clock
+// of the session zone, as Flink's windows do (spec.Zone). It returns the
+// types of window_start, window_end and window_time: TIMESTAMP(3), and
+// window_time TIMESTAMP_LTZ(3) over a TIMESTAMP_LTZ, as in Flink.
+func (b *builder) zoneWindow(spec *window.WindowSpec, tt types.Type) [3]types.Type {
+	ts := [3]types.Type{windowColumnType, windowColumnType, windowColumnType}
+	if tt.ID == types.TimestampLTZ {
+		spec.Zone = b.p.zone()
+		ts[2] = types.Type{ID: types.TimestampLTZ, Precision: 3, NotNull: true}
+	}
+	return ts
+}
+
 // buildWindowTVF builds FROM TUMBLE(TABLE t, DESCRIPTOR(ts), ...) and kin,
 // which the parser replaced by the placeholder table tn.
 func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias string) (rel, error) {
@@ -73,8 +87,8 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	if tc < 0 {
 		return rel{}, errAt("%s: unknown time column '%s' in DESCRIPTOR", tvf.Func, tvf.TimeCol)
 	}
-	if in.scope[tc].Type.ID != types.Timestamp {
-		return rel{}, errAt("%s: time column '%s' must be a TIMESTAMP, not %s", tvf.Func, tvf.TimeCol, in.scope[tc].Type)
+	if !in.scope[tc].Type.IsTimestamp() {
+		return rel{}, errAt("%s: time column '%s' must be a TIMESTAMP or TIMESTAMP_LTZ, not %s", tvf.Func, tvf.TimeCol, in.scope[tc].Type)
 	}
 	attr := timeAttrOf(in.node, tc)
 	if attr == attrNone {
@@ -83,6 +97,7 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	if attr == attrProctime && spec.Kind == window.WindowSession {
 		return rel{}, errAt("SESSION windows over processing time are not supported")
 	}
+	wtypes := b.zoneWindow(&spec, in.scope[tc].Type)
 	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: errAt}
 	for _, p := range tvf.PartitionBy {
 		idx := -1
@@ -101,8 +116,8 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 		q = tvf.Table
 	}
 	scope := requalify(in.scope, q)
-	for _, name := range windowColumnNames {
-		scope = append(scope, expr.Column{Name: name, Table: q, Type: windowColumnType})
+	for i, name := range windowColumnNames {
+		scope = append(scope, expr.Column{Name: name, Table: q, Type: wtypes[i]})
 	}
 	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
@@ -126,6 +141,22 @@ func windowSpecOf(tvf *parser.WindowTVF) (window.WindowSpec, error) {
 	}
 	s.Offset = int64(tvf.Offset)
 	return s, s.Validate()
+}
+
+// zonedWindow reports whether n is a window over a TIMESTAMP_LTZ time
+// attribute. Its window_start and window_end are wall clocks of the
+// session zone while the watermark stays an instant, so the operators
+// that compare them with the watermark (window join, window Top-N,
+// cascaded window aggregation) do not take it: those queries run as
+// their regular, updating forms, with the same final rows.
+func zonedWindow(n Node) bool {
+	switch x := n.(type) {
+	case *WindowTVFNode:
+		return x.Window.Zone != nil
+	case *WindowAggNode:
+		return x.Window.Zone != nil
+	}
+	return false
 }
 
 // windowColOf traces column col of n through projections to a window

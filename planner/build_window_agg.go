@@ -115,7 +115,7 @@ func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
 	var keys []int
 	for i, k := range agg.GroupKeys {
 		if wn, kind, ok := windowColOf(pre, k); ok && (win == nil || wn == win) {
-			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && (kind == window.WinStart || kind == window.WinEnd) {
+			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && wa.Window.Zone == nil && (kind == window.WinStart || kind == window.WinEnd) {
 				win = wn
 				out[i] = window.WindowOutCol{Kind: kind}
 				if kind == window.WinStart {

@@ -77,8 +77,8 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	if tc < 0 {
 		return rel{}, lw.errAt("%s: unknown time column '%s'", lw.fn, lw.timeCol)
 	}
-	if in.scope[tc].Type.ID != types.Timestamp {
-		return rel{}, lw.errAt("%s: time column '%s' must be a TIMESTAMP, not %s", lw.fn, lw.timeCol, in.scope[tc].Type)
+	if !in.scope[tc].Type.IsTimestamp() {
+		return rel{}, lw.errAt("%s: time column '%s' must be a TIMESTAMP or TIMESTAMP_LTZ, not %s", lw.fn, lw.timeCol, in.scope[tc].Type)
 	}
 	if !in.node.Mode().IsInsertOnly() {
 		return rel{}, lw.errAt("%s needs an insert-only input", lw.fn)
@@ -90,10 +90,12 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	if attr == attrProctime && lw.spec.Kind == window.WindowSession {
 		return rel{}, lw.errAt("SESSION windows over processing time are not supported")
 	}
-	n := &WindowTVFNode{Window: lw.spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: lw.errAt}
+	spec := lw.spec
+	wtypes := b.zoneWindow(&spec, in.scope[tc].Type)
+	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: lw.errAt}
 	scope := append([]expr.Column(nil), in.scope...)
-	for _, name := range legacyColumns {
-		scope = append(scope, expr.Column{Name: name, Type: windowColumnType})
+	for i, name := range legacyColumns {
+		scope = append(scope, expr.Column{Name: name, Type: wtypes[i]})
 	}
 	n.nodeBase = nodeBase{cols: unqualified(scope), inputs: []Node{in.node}}
 	return rel{node: n, scope: scope}, nil
@@ -172,7 +174,7 @@ func (b *builder) legacyCall(fc *ast.FuncCallExpr, name string, scope []expr.Col
 	}
 	var ds []int64
 	for _, a := range fc.Args[1:] {
-		e, err := expr.Bind(a, &expr.Scope{Columns: scope}, b.stmt.ErrorAtNode)
+		e, err := expr.Bind(a, &expr.Scope{Zone: b.p.zone(), Columns: scope}, b.stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package planner
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/connectors"
@@ -82,8 +83,11 @@ func (t *TableEntry) schema(ct *connectors.Table, qual string) []expr.Column {
 	cols := make([]expr.Column, len(t.declared))
 	for i, c := range t.declared {
 		cols[i] = expr.Column{Name: c.Name, Table: qual, Type: c.Type}
-		if !c.computed() {
-			cols[i].Type = readScope(ct, "")[c.read].Type
+		if c.computed() {
+			continue
+		}
+		if rt := readScope(ct, "")[c.read].Type; rt.ID == c.Type.ID {
+			cols[i].Type = rt
 		}
 	}
 	return cols
@@ -110,7 +114,7 @@ func (t *TableEntry) schemaKey() []int {
 
 // schemaProjection is the Calc above the table's scan that makes its
 // schema from its read columns; nil when they are the same.
-func (t *TableEntry) schemaProjection(in Node) (Node, error) {
+func (t *TableEntry) schemaProjection(in Node, zone *time.Location) (Node, error) {
 	if t.declared == nil {
 		return in, nil
 	}
@@ -119,9 +123,16 @@ func (t *TableEntry) schemaProjection(in Node) (Node, error) {
 	for i, c := range t.declared {
 		if !c.computed() {
 			proj[i] = expr.NewColumnRef(c.read, c.Name, read[c.read].Type)
+			if rt := read[c.read].Type; rt.ID != c.Type.ID { // checkMetadata's TIMESTAMP over TIMESTAMP_LTZ
+				e, err := expr.CastIn(proj[i], c.Type, zone)
+				if err != nil {
+					return nil, err
+				}
+				proj[i] = e
+			}
 			continue
 		}
-		e, err := expr.Bind(c.expr, &expr.Scope{Columns: read}, c.stmt.ErrorAtNode)
+		e, err := expr.Bind(c.expr, &expr.Scope{Zone: zone, Columns: read}, c.stmt.ErrorAtNode)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +152,7 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 		return stmt.ErrorAtIdent(ct.Metadata[0].Name, nil, "column '%s': connector '%s' has no readable metadata", ct.Metadata[0].Name, conn.Name())
 	}
 	keys := mc.MetadataKeys()
-	for _, m := range ct.Metadata {
+	for i, m := range ct.Metadata {
 		ty, ok := keys[m.Key]
 		if !ok {
 			var known []string
@@ -150,6 +161,14 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 			}
 			sort.Strings(known)
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': connector '%s' has no metadata key '%s'; it has %s", m.Name, conn.Name(), m.Key, strings.Join(known, ", "))
+		}
+		if ty.ID == types.TimestampLTZ && m.Type.ID == types.Timestamp {
+			// Flink casts a TIMESTAMP(p) declaration of a TIMESTAMP_LTZ key
+			// (Kafka's 'timestamp' as older Flink DDL writes it) through the
+			// session zone: the connector reads and writes the instant, and
+			// the schema's projection (and an INSERT's implicit cast) convert.
+			ct.Metadata[i].Type = types.Type{ID: types.TimestampLTZ, Precision: m.Type.Precision, NotNull: m.Type.NotNull}
+			continue
 		}
 		if ty.ID != m.Type.ID || ty.IsComposite() && !ty.Equal(m.Type) {
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': metadata '%s' is %s, not %s", m.Name, m.Key, ty, m.Type)

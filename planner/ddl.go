@@ -176,8 +176,8 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 		if i < 0 {
 			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': no such column", w.Column)
 		}
-		if schema[i].Type.ID != types.Timestamp {
-			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP, not %s", w.Column, schema[i].Type)
+		if !schema[i].Type.IsTimestamp() {
+			return nil, stmt.ErrorAt(w.Line, w.Col, "WATERMARK FOR '%s': the rowtime column must be a TIMESTAMP or TIMESTAMP_LTZ, not %s", w.Column, schema[i].Type)
 		}
 		if t.Watermark != nil {
 			return nil, stmt.ErrorAt(w.Line, w.Col, "a table may declare only one WATERMARK")
@@ -188,8 +188,8 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 		if err != nil {
 			return nil, err
 		}
-		if e.Type().ID != types.Timestamp {
-			return nil, stmt.ErrorAtNode(w.Expr, "the WATERMARK expression must be a TIMESTAMP, not %s", e.Type())
+		if e.Type().ID != schema[i].Type.ID {
+			return nil, stmt.ErrorAtNode(w.Expr, "the WATERMARK expression must be a %s, like its rowtime column, not %s", schema[i].Type.ID, e.Type())
 		}
 	}
 	ct.HasWatermark = t.Watermark != nil

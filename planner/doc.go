@@ -23,7 +23,9 @@
 //     (build_grouping_sets.go).
 //  2. optimize (rewrite.go) applies, once, the rewrites that need the
 //     complete tree: projection push-down into scans, which drops a Calc
-//     it leaves doing nothing. It makes new nodes; nothing changes a node
+//     it leaves doing nothing, and into the inputs of regular joins and
+//     of non-window ranks, whose state then keeps only the columns read
+//     above them. It makes new nodes; nothing changes a node
 //     once the Plan is made, so EXPLAIN shows the plan that runs, and
 //     the hash of that text, which checkpoints keep, is the same for the
 //     same query.

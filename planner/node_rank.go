@@ -68,7 +68,7 @@ func (n *RankNode) windowEnd() (endCol int, ok bool) {
 	start, end := false, false
 	for _, k := range n.PartitionKeys {
 		wn, kind, ok := windowColOf(n.inputs[0], k)
-		if !ok || (win != nil && wn != win) {
+		if !ok || (win != nil && wn != win) || zonedWindow(wn) {
 			continue
 		}
 		win = wn

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
@@ -65,11 +66,21 @@ func (n *ScanNode) translate(t *translator, _ []*dataflow.Node) (*dataflow.Node,
 	}
 	p := t.connectorParallelism(sc.Parallelism())
 	fields := n.Fields
+	pd, _ := sc.(connectors.ProjectionPushDown)
+	if _, wm := sc.(connectors.WatermarkPushDown); wm {
+		pd = nil // a pushed watermark reads whole table rows
+	}
 	return &dataflow.Node{Name: "TableSourceScan(" + n.Table.Name + ")", Parallelism: p,
 		NewSource: func(s int) (dataflow.Source, error) {
+			switch {
+			case fields == nil:
+				return sc.Create(s, p)
+			case pd != nil:
+				return pd.CreateProjected(s, p, fields)
+			}
 			src, err := sc.Create(s, p)
-			if err != nil || fields == nil {
-				return src, err
+			if err != nil {
+				return nil, err
 			}
 			return operators.NewProjectingSource(src, fields), nil
 		}}, nil

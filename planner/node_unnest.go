@@ -84,7 +84,7 @@ func (b *builder) buildUnnestJoin(j *ast.Join) (_ rel, ok bool, _ error) {
 	if err != nil {
 		return rel{}, true, err
 	}
-	coll, err := expr.Bind(fc.Args[0], &expr.Scope{Columns: l.scope}, b.stmt.ErrorAtNode)
+	coll, err := expr.Bind(fc.Args[0], &expr.Scope{Zone: b.p.zone(), Columns: l.scope}, b.stmt.ErrorAtNode)
 	if err != nil {
 		return rel{}, true, err
 	}

@@ -138,7 +138,13 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	identity := len(target) == len(sinkCols)
 	for qi, ti := range target {
 		tc := sinkCols[ti]
-		e, err := expr.ImplicitCast(expr.NewColumnRef(qi, r.scope[qi].Name, r.scope[qi].Type), tc.Type.Nullable())
+		ref := expr.NewColumnRef(qi, r.scope[qi].Name, r.scope[qi].Type)
+		e, err := expr.ImplicitCastIn(ref, tc.Type.Nullable(), p.zone())
+		if err != nil && r.scope[qi].Type.IsTimestamp() && tc.Type.IsTimestamp() {
+			// TIMESTAMP and TIMESTAMP_LTZ convert implicitly on INSERT,
+			// through the session zone, as in Flink.
+			e, err = expr.CastIn(ref, tc.Type.Nullable(), p.zone())
+		}
 		if err != nil {
 			return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is %s but the query produces %s for it", tc.Name, t.Name, tc.Type.Nullable(), r.scope[qi].Type.Nullable())
 		}
@@ -284,7 +290,7 @@ func (b *builder) EvalTuples(lists [][]ast.ExprNode, ts []types.Type, at ast.Nod
 		}
 		row := make(types.Row, len(l))
 		for i, v := range l {
-			e, err := expr.Bind(v, &expr.Scope{}, b.stmt.ErrorAtNode)
+			e, err := expr.Bind(v, &expr.Scope{Zone: b.p.zone()}, b.stmt.ErrorAtNode)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/streamsql/streamsql/expr"
+	"github.com/streamsql/streamsql/operators"
 )
 
 // optimize applies the rewrites that need a complete tree, once, when a
@@ -16,7 +17,9 @@ import (
 // only the columns the Calc and the assigner use, so EXPLAIN shows them
 // in TableSourceScan(fields=[...]) and no unused column travels further.
 // A Calc left doing nothing (no filter, every column passed on under its
-// name) is removed.
+// name) is removed. A Calc over a regular join makes each side carry
+// only the columns the Calc, the join keys and the join condition use
+// (pruneJoin), because the join keeps every row of both sides in state.
 func optimize(root Node) Node {
 	done := map[Node]Node{}
 	var walk func(n Node) Node
@@ -38,6 +41,12 @@ func optimize(root Node) Node {
 		}
 		if c, ok := out.(*CalcNode); ok {
 			out = pruneRankNumber(c)
+		}
+		if c, ok := out.(*CalcNode); ok {
+			out = pruneRank(c)
+		}
+		if c, ok := out.(*CalcNode); ok {
+			out = pruneJoin(c)
 		}
 		if c, ok := out.(*CalcNode); ok {
 			out = pruneScan(c)
@@ -145,6 +154,205 @@ func pruneScan(c *CalcNode) Node {
 	}
 	if nc.Filter == nil && isIdentity(nc.Proj, len(in.Columns())) && allNames(nc.cols) == allNames(in.Columns()) {
 		return in
+	}
+	return nc
+}
+
+// pruneJoin narrows the inputs of the regular join under c to the
+// columns c, the join keys and the residual condition use, as Flink's
+// projection push-down into a join does: the join keeps every row of
+// both sides in state, so a column nobody reads costs memory (Nexmark
+// q4 stores whole bids, channel, url and extra included, to read the
+// price). A side that is a Calc keeps only the projections used; any
+// other side gets a Calc of the used columns. It returns c's
+// replacement, or c when every column is used.
+func pruneJoin(c *CalcNode) Node {
+	j, ok := c.inputs[0].(*JoinNode)
+	if !ok {
+		return c
+	}
+	used := map[int]bool{}
+	mark := func(e expr.Expr) {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if idx, ok := expr.ColumnIndex(x); ok {
+				used[idx] = true
+			}
+			return true
+		})
+	}
+	for _, p := range c.Proj {
+		mark(p)
+	}
+	if c.Filter != nil {
+		mark(c.Filter)
+	}
+	if j.Cond != nil {
+		mark(j.Cond)
+	}
+	lw := len(j.inputs[0].Columns())
+	for i := range j.LeftKeys {
+		used[j.LeftKeys[i]] = true
+		used[lw+j.RightKeys[i]] = true
+	}
+	if len(used) == len(j.cols) {
+		return c
+	}
+	remap := map[int]int{} // join column -> narrowed join column
+	var sides [2]Node
+	next := 0
+	for side, off := range [2]int{0, lw} {
+		in := j.inputs[side]
+		var keep []int
+		for i := range in.Columns() {
+			if used[off+i] {
+				keep = append(keep, i)
+			}
+		}
+		if len(keep) == 0 {
+			keep = []int{0} // a row of no columns would not say how many rows there are
+		}
+		for _, i := range keep {
+			remap[off+i] = next
+			next++
+		}
+		sides[side] = narrow(in, keep)
+		if nc, ok := sides[side].(*CalcNode); ok {
+			sides[side] = pruneScan(nc)
+		}
+	}
+	nj := *j
+	nj.inputs = sides[:]
+	nj.cols = make([]expr.Column, next)
+	for old, nw := range remap {
+		nj.cols[nw] = j.cols[old]
+	}
+	nlw := len(sides[0].Columns())
+	nj.LeftKeys, nj.RightKeys = make([]int, len(j.LeftKeys)), make([]int, len(j.RightKeys))
+	for i := range j.LeftKeys {
+		nj.LeftKeys[i] = remap[j.LeftKeys[i]]
+		nj.RightKeys[i] = remap[lw+j.RightKeys[i]] - nlw
+	}
+	if j.Cond != nil {
+		nj.Cond = expr.RemapColumns(j.Cond, remap)
+	}
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{&nj}}}
+	for _, p := range c.Proj {
+		nc.Proj = append(nc.Proj, expr.RemapColumns(p, remap))
+	}
+	if c.Filter != nil {
+		nc.Filter = expr.RemapColumns(c.Filter, remap)
+	}
+	if nc.Filter == nil && isIdentity(nc.Proj, next) && allNames(nc.cols) == allNames(nj.cols) {
+		return &nj
+	}
+	return nc
+}
+
+// pruneRank narrows the input of the Top-N or deduplication under c
+// (not a window one) to the columns c, the partition keys and the sort
+// keys use, so that a join below it can then be narrowed too (Nexmark
+// q9 ranks joined rows whose bid channel and url nobody reads). It
+// returns c's replacement, or c.
+func pruneRank(c *CalcNode) Node {
+	rk, ok := c.inputs[0].(*RankNode)
+	if !ok {
+		return c
+	}
+	if _, window := rk.windowEnd(); window {
+		return c
+	}
+	in := rk.inputs[0]
+	width := len(in.Columns())
+	used := map[int]bool{}
+	mark := func(e expr.Expr) {
+		expr.Walk(e, func(x expr.Expr) bool {
+			if idx, ok := expr.ColumnIndex(x); ok && idx < width {
+				used[idx] = true
+			}
+			return true
+		})
+	}
+	for _, p := range c.Proj {
+		mark(p)
+	}
+	if c.Filter != nil {
+		mark(c.Filter)
+	}
+	for _, k := range rk.PartitionKeys {
+		used[k] = true
+	}
+	for _, k := range rk.OrderBy {
+		used[k.Col] = true
+	}
+	if len(used) == width || len(used) == 0 {
+		return c
+	}
+	var keep []int
+	remap := map[int]int{}
+	for i := range width {
+		if used[i] {
+			remap[i] = len(keep)
+			keep = append(keep, i)
+		}
+	}
+	if rk.OutputRank {
+		remap[width] = len(keep)
+	}
+	nin := narrow(in, keep)
+	if nc, ok := nin.(*CalcNode); ok {
+		nin = pruneJoin(nc)
+	}
+	if nc, ok := nin.(*CalcNode); ok {
+		nin = pruneScan(nc)
+	}
+	nr := *rk
+	nr.inputs = []Node{nin}
+	nr.cols = nil
+	for _, i := range keep {
+		nr.cols = append(nr.cols, rk.cols[i])
+	}
+	if rk.OutputRank {
+		nr.cols = append(nr.cols, rk.cols[width])
+	}
+	nr.PartitionKeys = make([]int, len(rk.PartitionKeys))
+	for i, k := range rk.PartitionKeys {
+		nr.PartitionKeys[i] = remap[k]
+	}
+	nr.OrderBy = make([]operators.SortKey, len(rk.OrderBy))
+	for i, k := range rk.OrderBy {
+		nr.OrderBy[i] = operators.SortKey{Col: remap[k.Col], Desc: k.Desc}
+	}
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{&nr}}}
+	for _, p := range c.Proj {
+		nc.Proj = append(nc.Proj, expr.RemapColumns(p, remap))
+	}
+	if c.Filter != nil {
+		nc.Filter = expr.RemapColumns(c.Filter, remap)
+	}
+	return nc
+}
+
+// narrow returns in reduced to its columns keep (ascending), in as it is
+// when keep is all of them.
+func narrow(in Node, keep []int) Node {
+	cols := in.Columns()
+	if len(keep) == len(cols) {
+		return in
+	}
+	nc := &CalcNode{}
+	for _, i := range keep {
+		nc.cols = append(nc.cols, cols[i])
+	}
+	if lower, ok := in.(*CalcNode); ok {
+		nc.inputs, nc.Filter = lower.inputs, lower.Filter
+		for _, i := range keep {
+			nc.Proj = append(nc.Proj, lower.Proj[i])
+		}
+		return nc
+	}
+	nc.inputs = []Node{in}
+	for _, i := range keep {
+		nc.Proj = append(nc.Proj, expr.NewColumnRef(i, cols[i].Name, cols[i].Type))
 	}
 	return nc
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -174,7 +175,7 @@ func typeWidth(t types.Type, maxWidth int) int {
 		return t.Precision + 2
 	case types.Date:
 		return 10
-	case types.Timestamp:
+	case types.Timestamp, types.TimestampLTZ:
 		if t.Precision > 0 {
 			return 20 + t.Precision
 		}
@@ -188,7 +189,7 @@ func typeWidth(t types.Type, maxWidth int) int {
 }
 
 // formatCells renders a row's values as cell text.
-func formatCells(row types.Row, cols []expr.Column) []string {
+func formatCells(row types.Row, cols []expr.Column, zone *time.Location) []string {
 	out := make([]string, len(row))
 	var buf []byte
 	for i, v := range row {
@@ -196,7 +197,7 @@ func formatCells(row types.Row, cols []expr.Column) []string {
 		if i < len(cols) {
 			t = cols[i].Type
 		}
-		buf = types.AppendFormat(buf[:0], v, t)
+		buf = types.AppendFormatIn(buf[:0], v, t, zone)
 		out[i] = sanitize(string(buf))
 	}
 	return out

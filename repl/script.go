@@ -167,7 +167,7 @@ func printChangelog(ctx context.Context, q *engine.Query, w io.Writer) error {
 	return q.Run(ctx, func(c *dyntable.Chunk) error {
 		buf = buf[:0]
 		for _, ch := range c.Changes {
-			buf = append(buf, dyntable.FormatChange(ch, ts)...)
+			buf = append(buf, dyntable.FormatChangeIn(ch, ts, q.Zone)...)
 			buf = append(buf, '\n')
 		}
 		_, err := w.Write(buf)

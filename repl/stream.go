@@ -46,7 +46,7 @@ func (t *tableau) chunk(q *engine.Query, c *dyntable.Chunk) error {
 	cells := make([]string, 0, len(q.Columns)+1)
 	for _, ch := range c.Changes {
 		cells = append(cells[:0], ch.Kind.String())
-		cells = append(cells, formatCells(ch.Row, q.Columns)...)
+		cells = append(cells, formatCells(ch.Row, q.Columns, q.Zone)...)
 		t.w.WriteString(t.g.line(cells))
 		t.w.WriteByte('\n')
 		t.rows++
@@ -82,7 +82,7 @@ func runChangelog(ctx context.Context, q *engine.Query, w io.Writer) (int64, err
 	var n int64
 	err := q.Run(ctx, func(c *dyntable.Chunk) error {
 		for _, ch := range c.Changes {
-			bw.WriteString(sanitize(dyntable.FormatChange(ch, ts)))
+			bw.WriteString(sanitize(dyntable.FormatChangeIn(ch, ts, q.Zone)))
 			bw.WriteByte('\n')
 			n++
 		}

@@ -268,7 +268,7 @@ func (v *tableView) statusLine(total, shown int, now time.Time) string {
 func (v *tableView) cells(rows []types.Row) [][]string {
 	cells := make([][]string, len(rows))
 	for i, r := range rows {
-		cells[i] = formatCells(r, v.q.Columns)
+		cells[i] = formatCells(r, v.q.Columns, v.q.Zone)
 		for c, s := range cells[i] {
 			if c < len(v.g.widths) {
 				v.g.widths[c] = min(max(v.g.widths[c], text.StringWidthWithoutEscSequences(s)), v.maxWidth)

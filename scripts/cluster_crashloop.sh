@@ -17,4 +17,4 @@ kills=${1:-30}
 bills=${2:-60000}
 seed=${3:-1}
 exec go test ./tests/cluster -run TestClusterCrashLoop -count=1 -timeout 60m -v \
-  -args -crashloop -kills="$kills" -bills="$bills" -seed="$seed"
+  -args -kills="$kills" -bills="$bills" -seed="$seed"

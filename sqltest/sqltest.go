@@ -345,7 +345,7 @@ func execute(ctx context.Context, s *engine.Session, st *parser.Statement, b *Bl
 	err = r.Query.Run(ctx, func(c *dyntable.Chunk) error {
 		for _, ch := range c.Changes {
 			if b.Mode == "changelog" {
-				changes = append(changes, dyntable.FormatChange(ch, ts))
+				changes = append(changes, dyntable.FormatChangeIn(ch, ts, r.Query.Zone))
 				continue
 			}
 			if err := table.Apply(ch); err != nil {
@@ -364,7 +364,7 @@ func execute(ctx context.Context, s *engine.Session, st *parser.Statement, b *Bl
 		var vals []string
 		for _, row := range table.Rows() {
 			for i, v := range row {
-				vals = append(vals, types.Format(v, ts[i]))
+				vals = append(vals, types.FormatIn(v, ts[i], r.Query.Zone))
 			}
 		}
 		sort.Strings(vals)
@@ -372,7 +372,7 @@ func execute(ctx context.Context, s *engine.Session, st *parser.Statement, b *Bl
 	}
 	var out []string
 	for _, row := range table.Rows() {
-		out = append(out, types.FormatRow(row, ts, " "))
+		out = append(out, types.FormatRowIn(row, ts, " ", r.Query.Zone))
 	}
 	if b.Mode == "rowsort" {
 		sort.Strings(out)

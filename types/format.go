@@ -19,12 +19,76 @@ import (
 //     SQL client prints them;
 //   - ROW as (1, abc), ARRAY as [1, 2], MAP as {k1=1, k2=2}, as Flink's
 //     SQL client shows them.
+//
+// A TIMESTAMP_LTZ value is shown in UTC; FormatIn shows it in a zone.
 func Format(v Value, t Type) string {
-	return string(AppendFormat(nil, v, t))
+	return string(appendFormat(nil, v, t, time.UTC))
+}
+
+// FormatIn is Format showing TIMESTAMP_LTZ values, at any depth, as the
+// wall clock of zone loc (the session's table.local-time-zone); nil is
+// UTC.
+func FormatIn(v Value, t Type, loc *time.Location) string {
+	return string(appendFormat(nil, v, t, loc))
 }
 
 // AppendFormat is Format appending to dst.
 func AppendFormat(dst []byte, v Value, t Type) []byte {
+	return appendFormat(dst, v, t, time.UTC)
+}
+
+// AppendFormatIn is FormatIn appending to dst.
+func AppendFormatIn(dst []byte, v Value, t Type, loc *time.Location) []byte {
+	return appendFormat(dst, v, t, loc)
+}
+
+// LocalNanos is the wall clock of instant nanos (since the epoch, UTC) in
+// loc, as nanoseconds since 1970-01-01 00:00:00 of that wall clock: the
+// TIMESTAMP value a TIMESTAMP_LTZ value shows as in loc.
+//
+// A nil loc is UTC, in LocalNanos and InstantNanos.
+func LocalNanos(nanos int64, loc *time.Location) int64 {
+	if loc == time.UTC || loc == nil {
+		return nanos
+	}
+	_, off := time.Unix(0, nanos).In(loc).Zone()
+	return nanos + int64(off)*1e9
+}
+
+// InstantNanos is the instant at which loc's wall clock shows local (a
+// TIMESTAMP value, nanoseconds since 1970-01-01 00:00:00 of that clock),
+// as nanoseconds since the epoch in UTC. As in Java's ZonedDateTime (and
+// so Flink): a wall clock skipped by a daylight-saving gap is moved
+// forward by the gap's length; one repeated by an overlap is the earlier
+// instant.
+func InstantNanos(local int64, loc *time.Location) int64 {
+	if loc == time.UTC || loc == nil {
+		return local
+	}
+	off := func(instant int64) int64 {
+		_, o := time.Unix(0, instant).In(loc).Zone()
+		return int64(o) * 1e9
+	}
+	// The offsets a day before and after bracket at most one transition
+	// (no zone changes its offset twice within two days).
+	const day = 86400 * int64(1e9)
+	before, after := off(local-day), off(local+day)
+	if before == after {
+		return local - before
+	}
+	okBefore, okAfter := off(local-before) == before, off(local-after) == after
+	switch {
+	case okBefore && okAfter: // an overlap: the earlier instant
+		return local - max(before, after)
+	case okAfter:
+		return local - after
+	}
+	// okBefore alone, or a gap: read with the offset before the
+	// transition, which lands past the gap.
+	return local - before
+}
+
+func appendFormat(dst []byte, v Value, t Type, loc *time.Location) []byte {
 	switch v.k {
 	case KindNull:
 		return append(dst, "NULL"...)
@@ -64,10 +128,14 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 		return v.Time().AppendFormat(dst, "2006-01-02")
 	case KindTimestamp:
 		p := 3
-		if t.ID == Timestamp {
+		if t.IsTimestamp() {
 			p = t.Precision
 		}
-		return appendTimestamp(dst, v.i, p)
+		ns := v.i
+		if t.ID == TimestampLTZ {
+			ns = LocalNanos(ns, loc)
+		}
+		return appendTimestamp(dst, ns, p)
 	case KindInterval:
 		return appendInterval(dst, v.i)
 	case KindRow:
@@ -76,7 +144,7 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = AppendFormat(dst, e, t.fieldType(i))
+			dst = appendFormat(dst, e, t.fieldType(i), loc)
 		}
 		return append(dst, ')')
 	case KindArray:
@@ -85,7 +153,7 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = AppendFormat(dst, e, t.fieldType(0))
+			dst = appendFormat(dst, e, t.fieldType(0), loc)
 		}
 		return append(dst, ']')
 	case KindMap:
@@ -95,9 +163,9 @@ func AppendFormat(dst []byte, v Value, t Type) []byte {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = AppendFormat(dst, es[i], t.fieldType(0))
+			dst = appendFormat(dst, es[i], t.fieldType(0), loc)
 			dst = append(dst, '=')
-			dst = AppendFormat(dst, es[i+1], t.fieldType(1))
+			dst = appendFormat(dst, es[i+1], t.fieldType(1), loc)
 		}
 		return append(dst, '}')
 	}
@@ -157,8 +225,12 @@ func appendTimestamp(dst []byte, nanos int64, p int) []byte {
 	return dst
 }
 
-// FormatRow renders a row as values joined by sep.
-func FormatRow(r Row, ts []Type, sep string) string {
+// FormatRow renders a row as values joined by sep, TIMESTAMP_LTZ values
+// in UTC.
+func FormatRow(r Row, ts []Type, sep string) string { return FormatRowIn(r, ts, sep, time.UTC) }
+
+// FormatRowIn is FormatRow showing TIMESTAMP_LTZ values in zone loc.
+func FormatRowIn(r Row, ts []Type, sep string, loc *time.Location) string {
 	var b strings.Builder
 	var buf []byte
 	for i, v := range r {
@@ -169,7 +241,7 @@ func FormatRow(r Row, ts []Type, sep string) string {
 		if i < len(ts) {
 			t = ts[i]
 		}
-		buf = AppendFormat(buf[:0], v, t)
+		buf = appendFormat(buf[:0], v, t, loc)
 		b.Write(buf)
 	}
 	return b.String()

@@ -25,12 +25,18 @@ const (
 	Array     // ARRAY<T>: Type.Fields[0].Type is T
 	Map       // MAP<K, V>: Type.Fields[0].Type is K, Fields[1].Type is V
 	Bytes     // BYTES, VARBINARY(n), BINARY(n): a KindString value holding the bytes
+	// TimestampLTZ is TIMESTAMP_LTZ(p), Flink's TIMESTAMP(p) WITH LOCAL
+	// TIME ZONE: an instant, held as a KindTimestamp value of nanoseconds
+	// since 1970-01-01 00:00:00 UTC. It has no zone of its own: it is
+	// shown, cast and taken apart in the session's table.local-time-zone,
+	// which the binder hands to every expression that needs it.
+	TimestampLTZ
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Boolean: "BOOLEAN", Int: "INT", BigInt: "BIGINT", Double: "DOUBLE",
 	Decimal: "DECIMAL", String: "STRING", Date: "DATE", Timestamp: "TIMESTAMP", Interval: "INTERVAL",
-	RowT: "ROW", Array: "ARRAY", Map: "MAP", Bytes: "BYTES",
+	RowT: "ROW", Array: "ARRAY", Map: "MAP", Bytes: "BYTES", TimestampLTZ: "TIMESTAMP_LTZ",
 }
 
 func (id TypeID) String() string {
@@ -146,6 +152,13 @@ func DecimalType(p, s int) Type { return Type{ID: Decimal, Precision: p, Scale: 
 // TimestampType returns TIMESTAMP(p).
 func TimestampType(p int) Type { return Type{ID: Timestamp, Precision: p} }
 
+// TimestampLTZType returns TIMESTAMP_LTZ(p).
+func TimestampLTZType(p int) Type { return Type{ID: TimestampLTZ, Precision: p} }
+
+// IsTimestamp reports whether t is TIMESTAMP(p) or TIMESTAMP_LTZ(p): the
+// types whose values are KindTimestamp.
+func (t Type) IsTimestamp() bool { return t.ID == Timestamp || t.ID == TimestampLTZ }
+
 // VarcharType returns VARCHAR(n).
 func VarcharType(n int) Type { return Type{ID: String, Precision: n} }
 
@@ -192,6 +205,8 @@ func (t Type) String() string {
 		s = fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale)
 	case Timestamp:
 		s = fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
+	case TimestampLTZ:
+		s = fmt.Sprintf("TIMESTAMP_LTZ(%d)", t.Precision)
 	case String:
 		if t.Precision == MaxStringLength || t.Precision == 0 {
 			s = "STRING"
@@ -475,11 +490,17 @@ func (p *typeParser) parseBase() (Type, error) {
 		if pr < 0 || pr > 9 {
 			return Type{}, fmt.Errorf("TIMESTAMP(%d): precision must be 0..9", pr)
 		}
+		if word == "TIMESTAMP_LTZ" {
+			return TimestampLTZType(pr), nil
+		}
 		switch {
 		case p.is("WITHOUT") && strings.EqualFold(p.peek(1), "TIME") && strings.EqualFold(p.peek(2), "ZONE"):
 			p.i += 3
 		case p.is("WITH") && strings.EqualFold(p.peek(1), "LOCAL") && strings.EqualFold(p.peek(2), "TIME") && strings.EqualFold(p.peek(3), "ZONE"):
-			p.i += 4 // read as TIMESTAMP, like TIMESTAMP_LTZ
+			p.i += 4
+			return TimestampLTZType(pr), nil
+		case p.is("WITH") && strings.EqualFold(p.peek(1), "TIME") && strings.EqualFold(p.peek(2), "ZONE"):
+			return Type{}, fmt.Errorf("TIMESTAMP WITH TIME ZONE is not supported (Flink has none either): use TIMESTAMP_LTZ")
 		}
 		return TimestampType(pr), nil
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"testing"
 	"time"
+	_ "time/tzdata" // zone names resolve on any host
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -92,10 +93,10 @@ func TestKeyEncodingOrderAndRoundTrip(t *testing.T) {
 func TestParseType(t *testing.T) {
 	for in, want := range map[string]string{
 		"STRING": "STRING", "varchar(10)": "VARCHAR(10)", "BIGINT": "BIGINT", "INT": "INT",
-		"DECIMAL(10,2)": "DECIMAL(10, 2)", "TIMESTAMP(3)": "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)": "TIMESTAMP(3)",
+		"DECIMAL(10,2)": "DECIMAL(10, 2)", "TIMESTAMP(3)": "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)": "TIMESTAMP_LTZ(3)",
 		"BOOLEAN": "BOOLEAN", "DOUBLE": "DOUBLE", "DATE": "DATE",
 		"VARCHAR": "STRING", "char": "STRING", "INT NOT NULL": "INT NOT NULL",
-		"TIMESTAMP(3) WITH LOCAL TIME ZONE":           "TIMESTAMP(3)",
+		"TIMESTAMP(3) WITH LOCAL TIME ZONE":           "TIMESTAMP_LTZ(3)",
 		"ROW<a INT, B STRING>":                        "ROW<`a` INT, `B` STRING>",
 		"row(id BIGINT NOT NULL, `x y` VARCHAR)":      "ROW<`id` BIGINT NOT NULL, `x y` STRING>",
 		"ROW<a INT COMMENT 'it''s', b ROW<c DOUBLE>>": "ROW<`a` INT, `b` ROW<`c` DOUBLE>>",
@@ -194,5 +195,55 @@ func TestCompositeValues(t *testing.T) {
 	}
 	if Format(NewInterval(-(26*time.Hour+3*time.Minute+4500*time.Millisecond)), TypeInterval) != "-1 02:03:04.500" {
 		t.Error(Format(NewInterval(-(26*time.Hour + 3*time.Minute + 4500*time.Millisecond)), TypeInterval))
+	}
+}
+
+// The wall clock of an instant in a zone, and back, across Los Angeles's
+// daylight-saving changes of 2021 (Flink's Timezone page uses the first):
+// clocks went from 02:00 PST to 03:00 PDT on March 14 (10:00 UTC) and from
+// 02:00 PDT back to 01:00 PST on November 7 (09:00 UTC). The expected
+// instants are worked out by hand from those offsets (-8 h, -7 h).
+func TestLocalAndInstantNanos(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := func(s string) int64 {
+		v, err := time.Parse("2006-01-02 15:04:05", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.UnixNano()
+	}
+	for _, c := range []struct{ local, utc string }{
+		{"2021-03-14 00:00:00", "2021-03-14 08:00:00"},
+		{"2021-03-14 01:59:59", "2021-03-14 09:59:59"},
+		{"2021-03-14 02:30:00", "2021-03-14 10:30:00"}, // in the gap: moved on by its hour, 03:30 PDT
+		{"2021-03-14 03:00:00", "2021-03-14 10:00:00"},
+		{"2021-03-14 04:00:00", "2021-03-14 11:00:00"},
+		{"2021-11-07 01:30:00", "2021-11-07 08:30:00"}, // in the overlap: the earlier, PDT
+		{"2021-11-07 02:00:00", "2021-11-07 10:00:00"},
+	} {
+		if got := InstantNanos(wall(c.local), la); got != wall(c.utc) {
+			t.Errorf("InstantNanos(%s) = %s, want %s UTC", c.local, time.Unix(0, got).UTC(), c.utc)
+		}
+	}
+	for _, c := range []struct{ utc, local string }{
+		{"2021-03-14 09:59:59", "2021-03-14 01:59:59"},
+		{"2021-03-14 10:00:00", "2021-03-14 03:00:00"},
+		{"2021-11-07 08:30:00", "2021-11-07 01:30:00"},
+		{"2021-11-07 09:30:00", "2021-11-07 01:30:00"},
+		{"2021-11-07 10:00:00", "2021-11-07 02:00:00"},
+	} {
+		if got := LocalNanos(wall(c.utc), la); got != wall(c.local) {
+			t.Errorf("LocalNanos(%s UTC) = %s, want %s", c.utc, time.Unix(0, got).UTC(), c.local)
+		}
+	}
+	if got := Format(NewTimestamp(4001e6), TimestampLTZType(3)); got != "1970-01-01 00:00:04.001" {
+		t.Errorf("TIMESTAMP_LTZ 4001 ms in UTC = %s", got)
+	}
+	sh := time.FixedZone("+08:00", 8*3600)
+	if got := FormatIn(NewRow([]Value{NewTimestamp(4001e6)}), RowType([]Field{{Name: "t", Type: TimestampLTZType(3)}}), sh); got != "(1970-01-01 08:00:04.001)" {
+		t.Errorf("a ROW's TIMESTAMP_LTZ in +08:00 = %s", got)
 	}
 }

@@ -23,7 +23,10 @@
 // Text becomes typed values as SQL CAST from STRING does (expr.CastValue),
 // so '2024-01-01 00:00:01.000' and '2024-01-01T00:00:01' both read as
 // TIMESTAMP and ' 42 ' as INT. Format-specific rules are documented on
-// jsonDecoder and csvDecoder. Blank lines are not records.
+// jsonDecoder and csvDecoder. Blank lines are not records. The columns
+// a query does not read are not converted (projection push-down, as
+// Flink's filesystem source does), so a value in such a column that
+// would not convert to its type is no error.
 //
 // Errors. A malformed record fails the job with an error naming the file,
 // the line, the byte offset of the record and what was wrong (a
@@ -184,19 +187,42 @@ func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOn
 func (s *scan) Parallelism() int                      { return s.parallel }
 func (s *scan) Bounded() bool                         { return true }
 
+var _ connectors.ProjectionPushDown = (*scan)(nil)
+
 // Create makes the source of one subtask. It is a *Source.
 func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
+	return s.CreateProjected(subtask, parallelism, nil)
+}
+
+// CreateProjected implements connectors.ProjectionPushDown: the decoder
+// converts only the columns fields (all when nil). It is a *Source.
+func (s *scan) CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error) {
 	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
 		return nil, fmt.Errorf("filesystem source: subtask %d of %d", subtask, parallelism)
 	}
-	return &Source{sc: s, subtask: subtask, parallelism: parallelism}, nil
+	seen := make([]bool, len(s.t.Columns))
+	for _, f := range fields {
+		if f < 0 || f >= len(seen) || seen[f] {
+			return nil, fmt.Errorf("filesystem source: projection %v of %d columns", fields, len(seen))
+		}
+		seen[f] = true
+	}
+	return &Source{sc: s, subtask: subtask, parallelism: parallelism, fields: fields}, nil
 }
 
-func (s *scan) newDecoder() format.Decoder {
-	if s.format == formatCSV {
-		return format.NewCSVDecoder(s.t.Columns, s.csv)
+func (s *Source) newDecoder() format.Decoder {
+	if s.sc.format == formatCSV {
+		return format.NewCSVDecoder(s.sc.t.Columns, s.fields, s.sc.csv)
 	}
-	return format.NewJSONDecoder(s.t.Columns, s.json)
+	return format.NewJSONDecoder(s.sc.t.Columns, s.fields, s.sc.json)
+}
+
+// width is the number of columns of a row of s.
+func (s *Source) width() int {
+	if s.fields != nil {
+		return len(s.fields)
+	}
+	return len(s.sc.t.Columns)
 }
 
 // file is one file to read: its path and its name relative to 'path'
@@ -314,6 +340,7 @@ type Source struct {
 	sc          *scan
 	subtask     int
 	parallelism int
+	fields      []int // the table columns a row holds; nil for all
 	log         *slog.Logger
 	files       []file
 	opened      bool
@@ -466,8 +493,8 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		s:     s,
 		ctx:   ctx,
 		out:   out,
-		dec:   s.sc.newDecoder(),
-		width: len(s.sc.t.Columns),
+		dec:   s.newDecoder(),
+		width: s.width(),
 		br:    bufio.NewReaderSize(nil, readBufferSize),
 	}
 	r.newChunk()

@@ -286,3 +286,36 @@ func TestBadOptions(t *testing.T) {
 	r := mustQuery(t, "CREATE TABLE t (k INT) WITH ('connector' = 'filesystem', 'format' = 'json', 'path' = 'file://"+dir+"')", "SELECT COUNT(*) FROM t", 1)
 	checkRows(t, r.rows, "2")
 }
+
+// A query that reads some columns gets them from the decoder alone
+// (projection push-down): the values of the other columns are not
+// converted, so one that would not convert is no error, and the row
+// holds the read columns in the query's order.
+func TestProjectionReadsOnlyTheQueriedColumns(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"t.json": `{"a":1,"b":"not a number","c":"x","d":"2024-13-99"}` + "\n" + `{"c":"y","a":2,"b":7}` + "\n",
+		"t.csv":  "1,not a number,x,2024-13-99\n2,7,\"y,z\",2024-01-01\n",
+	})
+	cols := "(a INT, b BIGINT, c STRING, d DATE)"
+	r := mustQuery(t, ddl("t", cols, filepath.Join(dir, "t.json"), "json"), "SELECT c, a FROM t", 1)
+	checkRows(t, r.rows, "x | 1", "y | 2")
+	r = mustQuery(t, ddl("t", cols, filepath.Join(dir, "t.csv"), "csv"), "SELECT c, a FROM t", 1)
+	checkRows(t, r.rows, "x | 1", "y,z | 2")
+	// Reading b still fails on the first line, naming it.
+	for _, f := range []string{"t.json", "t.csv"} {
+		_, err := query(t, ddl("t", cols, filepath.Join(dir, f), strings.TrimPrefix(filepath.Ext(f), ".")), "SELECT a, b FROM t", 1)
+		if err == nil || !strings.Contains(err.Error(), f+":1 (byte offset 0): column 'b': cannot cast 'not a number' to BIGINT") {
+			t.Errorf("%s: err = %v", f, err)
+		}
+	}
+	// A CSV record still needs every column's field.
+	dir = writeFiles(t, map[string]string{"t.csv": "1,2,x\n"})
+	_, err := query(t, ddl("t", cols, filepath.Join(dir, "t.csv"), "csv"), "SELECT a FROM t", 1)
+	if err == nil || !strings.Contains(err.Error(), "row length mismatch: 4 fields expected but found 3") {
+		t.Errorf("err = %v", err)
+	}
+	// 'json.fail-on-missing-field' checks the read columns.
+	dir = writeFiles(t, map[string]string{"t.json": `{"a":1}` + "\n"})
+	r = mustQuery(t, ddl("t", cols, filepath.Join(dir, "t.json"), "json", "'json.fail-on-missing-field' = 'true'"), "SELECT a FROM t", 1)
+	checkRows(t, r.rows, "1")
+}

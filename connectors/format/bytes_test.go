@@ -23,7 +23,7 @@ func TestBytesBase64(t *testing.T) {
 	}
 
 	got := make(types.Row, 2)
-	if err := NewJSONDecoder(cols, JSONOptions{}).Decode([]byte(`{"b":"AP9B","s":"x"}`), got); err != nil {
+	if err := NewJSONDecoder(cols, nil, JSONOptions{}).Decode([]byte(`{"b":"AP9B","s":"x"}`), got); err != nil {
 		t.Fatal(err)
 	}
 	if got[0].Str() != "\x00\xffA" {
@@ -34,13 +34,13 @@ func TestBytesBase64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := NewCSVDecoder(cols, co).Decode([]byte(`AP9B,x`), got); err != nil {
+	if err := NewCSVDecoder(cols, nil, co).Decode([]byte(`AP9B,x`), got); err != nil {
 		t.Fatal(err)
 	}
 	if got[0].Str() != "\x00\xffA" {
 		t.Errorf("csv decode: %q", got[0].Str())
 	}
-	err = NewJSONDecoder(cols, JSONOptions{}).Decode([]byte(`{"b":"not base64!","s":"x"}`), make(types.Row, 2))
+	err = NewJSONDecoder(cols, nil, JSONOptions{}).Decode([]byte(`{"b":"not base64!","s":"x"}`), make(types.Row, 2))
 	if err == nil || err.Error() != "column 'b': 'not base64!' is not base64" {
 		t.Errorf("malformed base64: %v", err)
 	}

@@ -47,7 +47,7 @@ type column struct {
 // types) only from JSON.
 func Readable(t types.Type, json bool) bool {
 	switch t.ID {
-	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp, types.Bytes:
+	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp, types.TimestampLTZ, types.Bytes:
 		return true
 	case types.RowT, types.Array, types.Map:
 		for _, f := range t.Fields {
@@ -58,6 +58,18 @@ func Readable(t types.Type, json bool) bool {
 		return json
 	}
 	return false
+}
+
+// project returns the columns fields of cs, or cs when fields is nil.
+func project(cs []connectors.Column, fields []int) []connectors.Column {
+	if fields == nil {
+		return cs
+	}
+	out := make([]connectors.Column, len(fields))
+	for i, f := range fields {
+		out[i] = cs[f]
+	}
+	return out
 }
 
 func makeColumns(cs []connectors.Column) []column {
@@ -117,6 +129,21 @@ func fromText(s []byte, c *column) (types.Value, error) {
 		if ns, ok := parseTimestamp(s, c.t.Precision); ok {
 			return types.NewTimestamp(ns), nil
 		}
+	case types.TimestampLTZ:
+		// An instant: the wall clock followed by 'Z' or an offset
+		// (+08:00, +0800, +08), or without either read in UTC, as Flink's
+		// json and csv formats read a TIMESTAMP_LTZ.
+		body, off, ok := splitOffset(s)
+		if ok {
+			if ns, ok := parseTimestamp(body, 9); ok {
+				ns -= off
+				if p := c.t.Precision; p < 9 {
+					ns -= ((ns % civil.Pow10[9-p]) + civil.Pow10[9-p]) % civil.Pow10[9-p]
+				}
+				return types.NewTimestamp(ns), nil
+			}
+		}
+		return types.NullValue, fieldError(c, fmt.Errorf("'%s' is not a TIMESTAMP_LTZ: write it as 2024-01-01 08:00:00Z, 2024-01-01T08:00:00.000+08:00, or a UTC wall clock", s))
 	case types.Bytes: // base64, as Flink's json and csv formats write them
 		b, err := base64.StdEncoding.AppendDecode(nil, s)
 		if err != nil {
@@ -129,6 +156,52 @@ func fromText(s []byte, c *column) (types.Value, error) {
 		return types.NullValue, fieldError(c, err)
 	}
 	return v, nil
+}
+
+// splitOffset splits a timestamp text into its wall clock and the
+// offset of its zone suffix, in nanoseconds ('Z': 0, '+08:00': 8 h; no
+// suffix: 0). ok is false for a malformed suffix.
+func splitOffset(s []byte) (body []byte, off int64, ok bool) {
+	n := len(s)
+	if n > 0 && (s[n-1] == 'Z' || s[n-1] == 'z') {
+		return s[:n-1], 0, true
+	}
+	if n <= 19 {
+		return s, 0, true // no room for a suffix after yyyy-MM-dd HH:mm:ss
+	}
+	i := 19
+	for i < n && s[i] != '+' && s[i] != '-' {
+		i++
+	}
+	if i == n {
+		return s, 0, true
+	}
+	digits := make([]byte, 0, 4)
+	for _, c := range s[i+1:] {
+		switch {
+		case c >= '0' && c <= '9':
+			digits = append(digits, c)
+		case c == ':' && len(digits) == 2:
+		default:
+			return nil, 0, false
+		}
+	}
+	if len(digits) != 2 && len(digits) != 4 {
+		return nil, 0, false
+	}
+	h := int64(digits[0]-'0')*10 + int64(digits[1]-'0')
+	var m int64
+	if len(digits) == 4 {
+		m = int64(digits[2]-'0')*10 + int64(digits[3]-'0')
+	}
+	if h > 18 || m > 59 {
+		return nil, 0, false
+	}
+	off = (h*3600 + m*60) * 1e9
+	if s[i] == '-' {
+		off = -off
+	}
+	return s[:i], off, true
 }
 
 // isSpace is what strings.TrimSpace trims, for ASCII.

@@ -86,14 +86,33 @@ func charOption(key, v string) (byte, error) {
 // CAST(<text> AS <type>). A record with more or fewer fields than the
 // table has columns is malformed. With 'csv.allow-comments', lines that
 // start with '#' are skipped. Empty lines are skipped.
+//
+// With a projection, the record still has every column's field, but only
+// the projected ones are converted.
 type csvDecoder struct {
 	cols    []column
+	at      []int // the row index of each field's value, -1 for none
 	o       CSVOptions
 	scratch []byte
 }
 
-func NewCSVDecoder(cs []connectors.Column, o CSVOptions) *csvDecoder {
-	return &csvDecoder{cols: makeColumns(cs), o: o}
+// NewCSVDecoder returns a decoder of records of the columns cs into rows
+// of those columns, or, when fields is not nil, of the columns fields of
+// cs (indexes, in row order).
+func NewCSVDecoder(cs []connectors.Column, fields []int, o CSVOptions) *csvDecoder {
+	d := &csvDecoder{cols: makeColumns(cs), at: make([]int, len(cs)), o: o}
+	for i := range d.at {
+		d.at[i] = i
+	}
+	if fields != nil {
+		for i := range d.at {
+			d.at[i] = -1
+		}
+		for i, f := range fields {
+			d.at[f] = i
+		}
+	}
+	return d
 }
 
 func (d *csvDecoder) Skip(line []byte) bool {
@@ -116,7 +135,7 @@ func (d *csvDecoder) Decode(b []byte, row types.Row) error {
 		if err != nil {
 			return err
 		}
-		if n < len(d.cols) {
+		if n < len(d.cols) && d.at[n] >= 0 {
 			if err := d.set(row, n, field); err != nil {
 				return err
 			}
@@ -145,7 +164,7 @@ func (d *csvDecoder) set(row types.Row, n int, field []byte) error {
 	if err != nil {
 		return err
 	}
-	row[n] = v
+	row[d.at[n]] = v
 	return nil
 }
 

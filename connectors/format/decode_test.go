@@ -2,7 +2,9 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -87,8 +89,13 @@ func FuzzJSONDecoder(f *testing.F) {
 
 func checkAgainstOracle(t *testing.T, line []byte) {
 	t.Helper()
+	checkDecoder(t, NewJSONDecoder(oracleCols, nil, JSONOptions{}), line)
+}
+
+func checkDecoder(t *testing.T, d *jsonDecoder, line []byte) {
+	t.Helper()
 	want, ok := oracle(line)
-	got, err := decodeStrings(NewJSONDecoder(oracleCols, JSONOptions{}), line)
+	got, err := decodeStrings(d, line)
 	if ok != (err == nil) {
 		t.Fatalf("%q: encoding/json ok=%v, decoder err=%v", line, ok, err)
 	}
@@ -97,9 +104,28 @@ func checkAgainstOracle(t *testing.T, line []byte) {
 	}
 }
 
+// One decoder reads lines whose fields come in different orders (it
+// remembers the column of each field position): each line still decodes
+// as encoding/json decodes it.
+func TestJSONDecoderFieldOrderChanges(t *testing.T) {
+	d := NewJSONDecoder(oracleCols, nil, JSONOptions{})
+	lines := append([]string{
+		`{"a":"1","b":"2","ab":"3","é":"4"}`, `{"b":"2","a":"1","é":"4","ab":"3"}`,
+		`{"a":"1","b":"2","ab":"3","é":"4"}`, `{"x":0,"a":"1","b":"2"}`, `{"a":"1","bb":"2","ab":"3"}`,
+		`{"a":"1","b":"2","ab":"3","é":"4","a":"5"}`, `{"ab":"3"}`, `{"a":"1","b":"2","ab":"3","é":"4"}`,
+	}, jsonSeeds...)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		for _, l := range lines {
+			checkDecoder(t, d, []byte(l))
+		}
+		rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	}
+}
+
 // The decoder is reused for many lines: state from a line must not leak.
 func TestJSONDecoderReuse(t *testing.T) {
-	d := NewJSONDecoder(oracleCols, JSONOptions{FailOnMissingField: true})
+	d := NewJSONDecoder(oracleCols, nil, JSONOptions{FailOnMissingField: true})
 	if _, err := decodeStrings(d, []byte(`{"a":"\u00e91","b":"2","ab":"3","é":"4"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +217,7 @@ func TestJSONNested(t *testing.T) {
 	}
 	mt, _ := types.ParseType("MAP<STRING, INT>")
 	cols := []connectors.Column{{Name: "p", Type: pt}, {Name: "m", Type: mt}, {Name: "n", Type: types.TypeInt}}
-	d := NewJSONDecoder(cols, JSONOptions{})
+	d := NewJSONDecoder(cols, nil, JSONOptions{})
 	line := `{"p": {"name": "ann", "id": "7", "extra": [1, {"q": 2}], "tags": ["a", null], "at": null}, "m": {"k": 1, "j": "2", "k": 3}, "n": 5}`
 	row := make(types.Row, 3)
 	if err := d.Decode([]byte(line), row); err != nil {
@@ -212,6 +238,47 @@ func TestJSONNested(t *testing.T) {
 	for _, bad := range []string{`{"p": [1]}`, `{"m": {"k": "x"}}`, `{"p": {"tags": {"a": 1}}}`, `{"p": {"id": 1,}}`} {
 		if err := d.Decode([]byte(bad), make(types.Row, 3)); err == nil {
 			t.Errorf("%s decoded", bad)
+		}
+	}
+}
+
+// special8 finds every quote, backslash and control character of a word
+// (and every byte from 0x80 on when asked), and reports nothing in a
+// word that has none.
+func TestSpecial8(t *testing.T) {
+	interesting := []byte{0, 1, 0x1f, 0x20, 0x21, '"', 0x23, '\\', 0x5b, 0x5d, 'a', 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 200_000; n++ {
+		var w [8]byte
+		for i := range w {
+			if rng.IntN(2) == 0 {
+				w[i] = interesting[rng.IntN(len(interesting))]
+			} else {
+				w[i] = byte(rng.IntN(256))
+			}
+		}
+		for _, nonASCII := range []bool{false, true} {
+			want := false
+			for _, c := range w {
+				want = want || c == '"' || c == '\\' || c < 0x20 || (nonASCII && c >= 0x80)
+			}
+			if got := special8(binary.LittleEndian.Uint64(w[:]), nonASCII); got != want {
+				t.Fatalf("special8(% x, %v) = %v, want %v", w, nonASCII, got, want)
+			}
+		}
+	}
+}
+
+// Strings longer than a word, with an escape, a control character,
+// non-ASCII or the closing quote at every offset, decode as encoding/json
+// decodes them, and fields skipped over them leave the rest intact.
+func TestJSONDecoderLongStrings(t *testing.T) {
+	for _, mid := range []string{`\"`, `\\`, `\u00e9`, "\x01", "\x1f", "é", "\xff", "\x7f", ``} {
+		for pre := 0; pre < 20; pre++ {
+			for post := 0; post < 12; post += 5 {
+				s := strings.Repeat("p", pre) + mid + strings.Repeat("q", post)
+				checkAgainstOracle(t, []byte(`{"a":"`+s+`","x":"`+s+`","b":"`+s+`"}`))
+			}
 		}
 	}
 }

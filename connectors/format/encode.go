@@ -121,6 +121,11 @@ func appendJSONValue(dst []byte, v types.Value, t types.Type) []byte {
 	}
 	dst = append(dst, '"')
 	dst = types.AppendFormat(dst, v, t)
+	if t.ID == types.TimestampLTZ {
+		// An instant in UTC with its 'Z', as Flink's json format writes a
+		// TIMESTAMP_LTZ: readable back whatever the session zone.
+		dst = append(dst, 'Z')
+	}
 	return append(dst, '"')
 }
 
@@ -210,6 +215,9 @@ func (e *CSVEncoder) Append(dst []byte, row types.Row) []byte {
 			field = base64.StdEncoding.AppendEncode(field[:0], []byte(v.Str()))
 		} else {
 			field = types.AppendFormat(field[:0], v, e.types[i])
+			if e.types[i].ID == types.TimestampLTZ {
+				field = append(field, 'Z') // in UTC, as Flink's csv format
+			}
 		}
 		dst = e.appendField(dst, field)
 	}

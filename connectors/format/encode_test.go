@@ -54,8 +54,8 @@ func randomRow(r *rand.Rand) types.Row {
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	cs := encodeCols(t)
 	r := rand.New(rand.NewSource(1))
-	je, jd := NewJSONEncoder(cs), NewJSONDecoder(cs, JSONOptions{})
-	ce, cd := NewCSVEncoder(cs, DefaultCSVOptions()), NewCSVDecoder(cs, DefaultCSVOptions())
+	je, jd := NewJSONEncoder(cs), NewJSONDecoder(cs, nil, JSONOptions{})
+	ce, cd := NewCSVEncoder(cs, DefaultCSVOptions()), NewCSVDecoder(cs, nil, DefaultCSVOptions())
 	for i := 0; i < 5000; i++ {
 		row := randomRow(r)
 		jb := je.Append(nil, row)

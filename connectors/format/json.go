@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -36,14 +37,18 @@ type JSONOptions struct {
 type jsonDecoder struct {
 	cols    []column
 	index   map[string]int
-	hint    int // the column expected next: the one after the last matched
+	order   []fieldSlot // by position of a field in the top-level object
 	opts    JSONOptions
 	seen    []uint32 // the row generation in which each column was set
 	gen     uint32
 	scratch []byte // unescaped strings
 }
 
-func NewJSONDecoder(cs []connectors.Column, o JSONOptions) *jsonDecoder {
+// NewJSONDecoder returns a decoder of rows of the columns cs, or, when
+// fields is not nil, of the columns fields of cs (indexes, in row order):
+// the fields of the other columns are then skipped as extra fields are.
+func NewJSONDecoder(cs []connectors.Column, fields []int, o JSONOptions) *jsonDecoder {
+	cs = project(cs, fields)
 	d := &jsonDecoder{cols: makeColumns(cs), index: map[string]int{}, opts: o, seen: make([]uint32, len(cs))}
 	for i, c := range cs {
 		d.index[c.Name] = i
@@ -84,14 +89,37 @@ func quoteByte(c byte) string {
 	return fmt.Sprintf("byte 0x%02x", c)
 }
 
-func (d *jsonDecoder) lookup(key []byte) int {
-	if h := d.hint; h < len(d.cols) && d.cols[h].name == string(key) {
-		return h
+// fieldSlot is the name of the field last seen at a position of the
+// object and its column (-1: none).
+type fieldSlot struct {
+	key []byte
+	col int
+}
+
+// maxOrder bounds the field positions whose name lookupAt remembers.
+const maxOrder = 256
+
+// lookupAt returns the column of field key, the k-th field of the
+// object, or -1. Lines written by one program list their fields in one
+// order, so the answer for each position is remembered, and checked by
+// comparing the name, which costs less than a map lookup.
+func (d *jsonDecoder) lookupAt(k int, key []byte) int {
+	if k < len(d.order) {
+		if s := &d.order[k]; string(s.key) == string(key) {
+			return s.col
+		}
+	} else if k < maxOrder { // k == len(d.order): fields come one by one
+		d.order = append(d.order, fieldSlot{})
 	}
-	if i, ok := d.index[string(key)]; ok {
-		return i
+	col, ok := d.index[string(key)]
+	if !ok {
+		col = -1
 	}
-	return -1
+	if k < len(d.order) {
+		s := &d.order[k]
+		s.key, s.col = append(s.key[:0], key...), col
+	}
+	return col
 }
 
 func (d *jsonDecoder) Decode(b []byte, row types.Row) error {
@@ -100,7 +128,6 @@ func (d *jsonDecoder) Decode(b []byte, row types.Row) error {
 		clear(d.seen)
 		d.gen = 1
 	}
-	d.hint = 0
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return syntaxError(b, i, "expected a JSON object '{'")
@@ -109,7 +136,7 @@ func (d *jsonDecoder) Decode(b []byte, row types.Row) error {
 	if i < len(b) && b[i] == '}' {
 		i++
 	} else {
-		for {
+		for k := 0; ; k++ {
 			if i >= len(b) || b[i] != '"' {
 				return syntaxError(b, i, "expected a field name")
 			}
@@ -123,8 +150,7 @@ func (d *jsonDecoder) Decode(b []byte, row types.Row) error {
 			}
 			i = skipWS(b, i+1)
 			// key may live in d.scratch: look it up before reading the value.
-			if col := d.lookup(key); col >= 0 {
-				d.hint = col + 1
+			if col := d.lookupAt(k, key); col >= 0 {
 				d.seen[col] = d.gen
 				v, j, err := d.readValue(b, i, &d.cols[col])
 				if err != nil {
@@ -182,7 +208,7 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 		if err != nil {
 			return types.NullValue, j, err
 		}
-		if c.t.ID == types.Timestamp {
+		if c.t.IsTimestamp() {
 			if !isInt {
 				return types.NullValue, j, fieldError(c, fmt.Errorf("JSON number %s is not epoch milliseconds", b[i:j]))
 			}
@@ -324,7 +350,11 @@ func lastKeyWins(kv []types.Value) []types.Value {
 // readString reads the string starting with the quote at b[i]. The result
 // aliases b, or d.scratch when the string holds escapes or non-ASCII.
 func (d *jsonDecoder) readString(b []byte, i int) ([]byte, int, error) {
-	for j := i + 1; j < len(b); j++ {
+	j := i + 1
+	for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:]), true) {
+		j += 8
+	}
+	for ; j < len(b); j++ {
 		c := b[j]
 		if c == '"' {
 			return b[i+1 : j], j + 1, nil
@@ -401,6 +431,25 @@ func (d *jsonDecoder) readStringSlow(b []byte, start, j int) ([]byte, int, error
 		}
 	}
 	return nil, len(b), syntaxError(b, len(b), "unterminated string")
+}
+
+// special8 reports whether one of the 8 bytes of w (little-endian) may
+// end a string's plain run: a quote, a backslash, a control character
+// or, when nonASCII, a byte from 0x80 on. It may report true for a byte
+// that is none of them after one that is (a borrow carries into the next
+// byte), never false for one that is, so a caller skips 8 bytes only on
+// false and otherwise looks at them one by one.
+func special8(w uint64, nonASCII bool) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := w ^ ('"' * ones)
+	bs := w ^ ('\\' * ones)
+	x := (q - ones) &^ q
+	x |= (bs - ones) &^ bs
+	x |= (w - 0x20*ones) &^ w
+	if nonASCII {
+		x |= w
+	}
+	return x&highs != 0
 }
 
 // hex4 decodes the 4 hex digits at b[i:], or returns -1.
@@ -551,7 +600,11 @@ func skipValue(b []byte, i, depth int) (int, error) {
 
 // skipString checks the string starting at b[i] and returns its end.
 func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
+	j := i + 1
+	for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:]), false) {
+		j += 8
+	}
+	for ; j < len(b); j++ {
 		switch c := b[j]; {
 		case c == '"':
 			return j + 1, nil

@@ -67,7 +67,7 @@ func (connector) MetadataKeys() map[string]types.Type {
 		"topic":     types.TypeString,
 		"partition": types.TypeInt,
 		"offset":    types.TypeBigInt,
-		"timestamp": types.TimestampType(3),
+		"timestamp": types.TimestampLTZType(3),
 		"headers":   headersType,
 	}
 }
@@ -77,7 +77,7 @@ func (connector) MetadataKeys() map[string]types.Type {
 // timestamp.
 func (connector) WritableMetadataKeys() map[string]types.Type {
 	return map[string]types.Type{
-		"timestamp": types.TimestampType(3),
+		"timestamp": types.TimestampLTZType(3),
 		"headers":   headersType,
 	}
 }

@@ -66,13 +66,13 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 		if jo.FailOnMissingField && ignore {
 			return nil, false, fmt.Errorf("options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be 'true'")
 		}
-		return func() valueDecoder { return &rowDecoder{d: format.NewJSONDecoder(cols, jo)} }, ignore, nil
+		return func() valueDecoder { return &rowDecoder{d: format.NewJSONDecoder(cols, nil, jo)} }, ignore, nil
 	case formatCSV:
 		co, err := format.ParseCSVOptions(o)
 		if err != nil {
 			return nil, false, err
 		}
-		return func() valueDecoder { return &rowDecoder{d: format.NewCSVDecoder(cols, co)} }, ignore, nil
+		return func() valueDecoder { return &rowDecoder{d: format.NewCSVDecoder(cols, nil, co)} }, ignore, nil
 	case formatDebezium:
 		schema, err := connectors.Bool(o, "debezium-json.schema-include", false)
 		if err != nil {

@@ -57,9 +57,9 @@ func newDebeziumDecoder(cols []connectors.Column, schema bool) *debeziumDecoder 
 	}
 	return &debeziumDecoder{
 		schema:   schema,
-		envelope: format.NewJSONDecoder(env, format.JSONOptions{}),
+		envelope: format.NewJSONDecoder(env, nil, format.JSONOptions{}),
 		env:      make(types.Row, dbzFields),
-		rows:     format.NewJSONDecoder(cols, format.JSONOptions{}),
+		rows:     format.NewJSONDecoder(cols, nil, format.JSONOptions{}),
 	}
 }
 

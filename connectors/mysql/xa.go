@@ -21,13 +21,22 @@ import (
 //
 //	formatID 0x5353514C ("SSQL")
 //	gtrid    "streamsql:<job>:<sink table>"   (hashed if over 64 bytes)
-//	bqual    "<subtask>.<parallelism>:<seq>.<attempt>"
+//	bqual    "<subtask>.<parallelism>:<seq>.<attempt>"           in one process
+//	         "<subtask>.<parallelism>:e<epoch>:<seq>.<attempt>"  a cluster task
 //
 // so that XA RECOVER can tell this job's and this sink's transactions
 // from any other application's, and each subtask's from its siblings'.
 // seq is the framework's transaction number; attempt counts retries of a
 // prepare that failed on a broken connection (the retry starts a fresh
-// transaction with the same rows under a new name).
+// transaction with the same rows under a new name). epoch is the task
+// run's owner epoch (twophase.SubtaskInfo.Epoch): a cluster task's
+// former owner, dropped by the group while it still runs, restored the
+// same checkpoint and numbers its transactions as the new owner does;
+// without the epoch both would XA START the same xid (XAER_DUPID), or
+// one would commit or roll back the other's. XA has no fencing of its
+// own: the checkpoint store's owner check keeps a former owner from
+// committing (checkpoint/owner.go), and recovery here works on every
+// epoch of the task up to the run's own, never on a newer owner's.
 //
 // Life of a transaction:
 //
@@ -97,6 +106,30 @@ func subtaskPrefix(subtask, parallelism int) string {
 	return strconv.Itoa(subtask) + "." + strconv.Itoa(parallelism) + ":"
 }
 
+// bqualFor names attempt of transaction seq of a subtask.
+func bqualFor(info twophase.SubtaskInfo, seq int64, attempt int) string {
+	b := subtaskPrefix(info.Subtask, info.Parallelism)
+	if info.Epoch > 0 {
+		b += "e" + strconv.FormatInt(info.Epoch, 10) + ":"
+	}
+	return b + strconv.FormatInt(seq, 10) + "." + strconv.Itoa(attempt)
+}
+
+// parseBqual reads the epoch (0 when absent) and seq of rest, a bqual
+// after its subtask prefix.
+func parseBqual(rest string) (epoch, seq int64, ok bool) {
+	if e, r, found := strings.Cut(rest, ":"); found {
+		n, err := strconv.ParseInt(strings.TrimPrefix(e, "e"), 10, 64)
+		if err != nil || !strings.HasPrefix(e, "e") {
+			return 0, 0, false
+		}
+		epoch, rest = n, r
+	}
+	s, _, _ := strings.Cut(rest, ".")
+	seq, err := strconv.ParseInt(s, 10, 64)
+	return epoch, seq, err == nil
+}
+
 // xaHandler is the twophase.Handler of one sink subtask.
 type xaHandler struct {
 	cfg   *config
@@ -108,6 +141,11 @@ type xaHandler struct {
 	gtrid string
 
 	cleaned bool // this subtask's leftover xids were rolled back
+	// olderLeft: a former owner's prepared xids were attached to a live
+	// connection (it still runs, or the server has not yet seen it die);
+	// every pre-commit tries again to roll them back, since they hold
+	// row locks this run's writes would wait for.
+	olderLeft bool
 	// held maps a prepared xid's bqual to the connection that prepared
 	// it, kept aside until the commit.
 	held map[string]*dedicated
@@ -165,8 +203,9 @@ func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 		// earlier run of this subtask left prepared and no checkpoint
 		// owns (the framework's recovery, which ran in Open, committed
 		// what the restored checkpoint owns).
-		err := retryWrite(ctx, h.cfg.maxRetries, func() error {
-			return h.rollbackOwn(ctx, h.info.Subtask, h.info.Parallelism, -1)
+		err := retryWrite(ctx, h.cfg.maxRetries, func() (err error) {
+			h.olderLeft, err = h.rollbackOwn(ctx, h.info.Subtask, h.info.Parallelism, -1, false)
+			return err
 		})
 		if err != nil {
 			return nil, h.cfg.redact(err)
@@ -179,6 +218,16 @@ func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 	var x xid
 	out, err := backoff.Retry(ctx, func() ([]byte, error) {
 		attempt++
+		if h.olderLeft {
+			// Before every attempt: the former owner's connection may
+			// have gone since, and its row locks with it.
+			left, err := h.rollbackOwn(ctx, h.info.Subtask, h.info.Parallelism, -1, true)
+			if err != nil {
+				last, prepared = err, false
+				return nil, err
+			}
+			h.olderLeft = left
+		}
 		// A prepare that failed ambiguously may have succeeded after all.
 		if ux, ok, err := h.resolveUnsure(ctx); err != nil {
 			last, prepared = err, false
@@ -187,8 +236,7 @@ func (h *xaHandler) PreCommit(ctx context.Context, txn twophase.Transaction) ([]
 			t.buf.reset()
 			return marshalXID(ux)
 		}
-		x = xid{Gtrid: h.gtrid, Bqual: subtaskPrefix(h.info.Subtask, h.info.Parallelism) +
-			strconv.FormatInt(t.seq, 10) + "." + strconv.Itoa(attempt)}
+		x = xid{Gtrid: h.gtrid, Bqual: bqualFor(h.info, t.seq, attempt)}
 		last, prepared = h.prepare(ctx, x, t.buf), true
 		if last == nil {
 			t.buf.reset()
@@ -255,7 +303,9 @@ func (h *xaHandler) prepare(ctx context.Context, x xid, buf *buffer) error {
 	// its checkpoint was aborted, or when the notice of its completion
 	// arrives after the next barrier. Wait briefly, then fail clearly.
 	wait := "DEFAULT"
-	if len(h.held) > 0 {
+	if len(h.held) > 0 || h.olderLeft {
+		// Or a former owner's prepared transaction holds locks: fail
+		// fast, and the next attempt tries to roll it back again.
 		wait = strconv.Itoa(ownLockWait)
 	}
 	if err := exec("SET SESSION innodb_lock_wait_timeout = " + wait); err != nil {
@@ -360,12 +410,16 @@ func (h *xaHandler) rollback(ctx context.Context, x xid) error {
 }
 
 // rollbackOwn rolls back every prepared transaction of former subtask
-// s/p, warning about those numbered below nextSeq (a restored checkpoint
-// should have owned them). nextSeq < 0 warns about none.
-func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64) error {
+// s/p of this run's owner epoch or an older one (only the older ones
+// with onlyOlder), warning about those of this epoch numbered below
+// nextSeq (a restored checkpoint should have owned them; nextSeq < 0
+// warns about none). A newer owner's transactions are never touched:
+// this run is then the stale one. It reports whether an older epoch's
+// transaction was left, attached to a live connection.
+func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64, onlyOlder bool) (olderLeft bool, err error) {
 	listed, err := h.recover(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	prefix := subtaskPrefix(s, p)
 	for b := range listed {
@@ -376,8 +430,14 @@ func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64) er
 		if _, held := h.held[b]; held {
 			continue // this run's own, waiting for its checkpoint
 		}
-		seqStr, _, _ := strings.Cut(rest, ".")
-		if seq, err := strconv.ParseInt(seqStr, 10, 64); err == nil && seq < nextSeq {
+		epoch, seq, parsed := parseBqual(rest)
+		if !parsed {
+			continue // not a name of this sink's
+		}
+		if epoch > h.info.Epoch || (onlyOlder && epoch == h.info.Epoch) {
+			continue
+		}
+		if epoch == h.info.Epoch && seq < nextSeq {
 			h.log.Warn("mysql sink: rolling back a prepared transaction numbered before the restored checkpoint's",
 				"sink", h.info.SinkName, "bqual", b, "next_seq", nextSeq)
 		}
@@ -389,16 +449,18 @@ func (h *xaHandler) rollbackOwn(ctx context.Context, s, p int, nextSeq int64) er
 			// Listed, yet unknown to this connection: it is attached to a
 			// live connection — a zombie of an earlier run, or a running
 			// job under the same name. Never roll back a live job's
-			// transaction; a zombie's goes when its connection dies.
+			// transaction; a zombie's goes when its connection dies (and
+			// a former owner's is tried again at the next pre-commit).
 			h.log.Warn("mysql sink: a prepared transaction of this job name is attached to a live connection; left alone",
 				"sink", h.info.SinkName, "bqual", b)
+			olderLeft = olderLeft || epoch < h.info.Epoch
 		case err != nil:
-			return err
+			return olderLeft, err
 		default:
 			h.log.Info("mysql sink: rolled back a transaction no checkpoint owns", "sink", h.info.SinkName, "bqual", b)
 		}
 	}
-	return nil
+	return olderLeft, nil
 }
 
 // Commit commits a prepared transaction; see the type comment for the
@@ -506,7 +568,9 @@ func (h *xaHandler) RecoverAndCommit(ctx context.Context, handle []byte) error {
 // subtask r that the restored checkpoint did not own; other subtasks',
 // other sinks' and other applications' xids are left alone.
 func (h *xaHandler) RecoverAndAbort(ctx context.Context, r twophase.Recovered) error {
-	return h.cfg.redact(h.rollbackOwn(ctx, r.Subtask, r.Parallelism, r.NextSeq))
+	left, err := h.rollbackOwn(ctx, r.Subtask, r.Parallelism, r.NextSeq, false)
+	h.olderLeft = h.olderLeft || left
+	return h.cfg.redact(err)
 }
 
 // Close releases the connections. Prepared transactions stay prepared on

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
@@ -39,17 +40,18 @@ func (connector) NewSink(t *connectors.Table, env *connectors.Env) (connectors.T
 	if err != nil {
 		return nil, err
 	}
-	return &sink{t: t, w: env.Stdout, id: t.Options["print-identifier"], p: p}, nil
+	return &sink{t: t, w: env.Stdout, id: t.Options["print-identifier"], p: p, zone: env.LocalZone()}, nil
 }
 
 // lockedWriter serializes lines of parallel print subtasks.
 var writeMu sync.Mutex
 
 type sink struct {
-	t  *connectors.Table
-	w  io.Writer
-	id string
-	p  int
+	t    *connectors.Table
+	w    io.Writer
+	id   string
+	p    int
+	zone *time.Location // TIMESTAMP_LTZ values are shown in it
 }
 
 func (s *sink) Encoding() dyntable.SinkEncoding { return dyntable.RetractEncoding }
@@ -85,7 +87,7 @@ func (o *op) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error 
 			if i > 0 {
 				o.buf = append(o.buf, ", "...)
 			}
-			o.buf = types.AppendFormat(o.buf, v, o.types[i])
+			o.buf = types.AppendFormatIn(o.buf, v, o.types[i], o.s.zone)
 		}
 		o.buf = append(o.buf, "]\n"...)
 	}

@@ -90,7 +90,7 @@ func NewOperator(sinkName string, h Handler, o Options) *Operator {
 func (o *Operator) Open(oc *dataflow.OpContext) error {
 	o.ctx = oc.Context()
 	o.log = oc.Logger()
-	o.info = SubtaskInfo{JobName: oc.JobName, SinkName: o.name, Subtask: oc.Subtask, Parallelism: oc.Parallelism}
+	o.info = SubtaskInfo{JobName: oc.JobName, SinkName: o.name, Subtask: oc.Subtask, Parallelism: oc.Parallelism, Epoch: oc.Epoch}
 	o.crashAt = oc.Hooks.CrashBeforeCommit
 	st, err := state.NewValueState[*record](oc.State, "twophase", recordCodec{})
 	if err != nil {

@@ -57,6 +57,11 @@ type SubtaskInfo struct {
 	SinkName    string // the sink table's name
 	Subtask     int
 	Parallelism int
+	// Epoch is the owner epoch of the run in cluster mode (a task run
+	// by a new owner while its former one may still be running gets a
+	// higher one), 0 in one process. A handler whose system does not
+	// fence a former owner (MySQL XA) names its transactions with it.
+	Epoch int64
 }
 
 // Recovered is what a restored checkpoint holds for one former subtask.

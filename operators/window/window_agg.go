@@ -132,11 +132,12 @@ func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
 // the checkpoint with the slices and timers.
 func (w *WindowAgg) SnapshotState(dataflow.Barrier) error { return w.timers.saveWatermark(w.wm) }
 
+// now is the processing time, as the wall clock the windows divide.
 func (w *WindowAgg) now() int64 {
 	if w.spec.Clock != nil {
-		return w.spec.Clock().UnixNano()
+		return w.spec.Window.local(w.spec.Clock().UnixNano())
 	}
-	return time.Now().UnixNano()
+	return w.spec.Window.local(time.Now().UnixNano())
 }
 
 // ProcessChunk implements dataflow.Operator.
@@ -160,7 +161,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 			if v.IsNull() {
 				continue // a row without event time belongs to no window
 			}
-			ts = v.Timestamp()
+			ts = win.local(v.Timestamp())
 		}
 		se := win.sliceEnd(ts)
 		if fired(win.lastWindowEnd(se), w.wm) {
@@ -253,7 +254,7 @@ func (w *WindowAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		}
 		return w.fire(w.now()-WindowTimeOffset, out)
 	}
-	w.wm = max(w.wm, wm) // after a restore the restored watermark may be ahead
+	w.wm = max(w.wm, w.spec.Window.local(wm)) // after a restore the restored watermark may be ahead
 	return w.fire(w.wm, out)
 }
 
@@ -393,12 +394,12 @@ func (w *WindowAgg) outputRow(acc *operators.AggState, keyVals types.Row, ws, we
 	if w.spec.Window.Kind == WindowAssigned {
 		ws = keyVals[w.spec.StartKey].Timestamp()
 	}
-	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we)
+	return windowRow(w.g, w.spec.Out, acc, keyVals, ws, we, w.spec.Window)
 }
 
 // windowRow lays out a window result: the grouping columns as out says,
 // then the aggregates.
-func windowRow(g *operators.Aggregator, out []WindowOutCol, acc *operators.AggState, keyVals types.Row, ws, we int64) types.Row {
+func windowRow(g *operators.Aggregator, out []WindowOutCol, acc *operators.AggState, keyVals types.Row, ws, we int64, win WindowSpec) types.Row {
 	row := make(types.Row, len(out)+g.Len())
 	for i, c := range out {
 		switch c.Kind {
@@ -409,7 +410,7 @@ func windowRow(g *operators.Aggregator, out []WindowOutCol, acc *operators.AggSt
 		case WinEnd:
 			row[i] = types.NewTimestamp(we)
 		case WinTime:
-			row[i] = types.NewTimestamp(we - WindowTimeOffset)
+			row[i] = types.NewTimestamp(win.windowTime(we))
 		}
 	}
 	g.ResultsTo(row[len(out):], acc)

@@ -214,7 +214,7 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		return string(done[i].key) < string(done[j].key)
 	})
 	for _, f := range done {
-		em.Add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.Keys(), f.start, f.end))
+		em.Add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.Keys(), f.start, f.end, s.spec.Window))
 	}
 	em.Flush(out)
 	return nil

@@ -2,7 +2,10 @@ package window
 
 import (
 	"fmt"
+	"math"
 	"time"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Windows over event time (or processing time), Flink's window table
@@ -57,6 +60,33 @@ type WindowSpec struct {
 	// at offset + k * (size or slide) instead of at multiples of it, as
 	// Flink's window offset does. Zero for SESSION.
 	Offset int64
+	// Zone is set for windows over a TIMESTAMP_LTZ time attribute (event
+	// or processing time): the session time zone, whose wall clock the
+	// windows divide, as Flink does (a one-day window starts at local
+	// midnight, and one over a daylight-saving change lasts 23 or 25
+	// hours). Rows' instants and the watermark are read as that wall
+	// clock (local); window_start and window_end are wall clocks
+	// (TIMESTAMP) and window_time the instant before window_end's.
+	// Nil for a TIMESTAMP time attribute: its values are wall clocks.
+	Zone *time.Location
+}
+
+// local is the wall clock windows divide for instant or watermark ts.
+// The watermark's extremes stay as they are.
+func (s WindowSpec) local(ts int64) int64 {
+	if s.Zone == nil || ts == math.MinInt64 || ts == math.MaxInt64 {
+		return ts
+	}
+	return types.LocalNanos(ts, s.Zone)
+}
+
+// windowTime is the window_time of the window ending at end: 1 ms
+// before it, as the instant for a zoned window.
+func (s WindowSpec) windowTime(end int64) int64 {
+	if s.Zone == nil {
+		return end - WindowTimeOffset
+	}
+	return types.InstantNanos(end, s.Zone) - WindowTimeOffset
 }
 
 // Validate checks the sizes; the planner reports its error at the call.
@@ -98,10 +128,14 @@ func (s WindowSpec) String() string {
 }
 
 func (s WindowSpec) offsetText() string {
-	if s.Offset == 0 {
-		return ""
+	z := ""
+	if s.Zone != nil {
+		z = fmt.Sprintf(", zone=[%s]", s.Zone)
 	}
-	return fmt.Sprintf(", offset=[%v]", time.Duration(s.Offset))
+	if s.Offset == 0 {
+		return z
+	}
+	return fmt.Sprintf(", offset=[%v]%s", time.Duration(s.Offset), z)
 }
 
 func floorDiv(a, b int64) int64 {

@@ -74,7 +74,7 @@ func NewWindowTableFunction(win WindowSpec, timeCol int, procTime bool, clock fu
 
 // ProcessWatermark implements dataflow.Operator.
 func (w *WindowTableFunction) ProcessWatermark(wm int64, _ dataflow.Collector) error {
-	w.wm = max(w.wm, wm) // after a restore the restored watermark may be ahead
+	w.wm = max(w.wm, w.win.local(wm)) // after a restore the restored watermark may be ahead
 	return nil
 }
 
@@ -83,7 +83,7 @@ func (w *WindowTableFunction) ProcessChunk(_ int, in *dyntable.Chunk, out datafl
 	res := &dyntable.Chunk{Changes: make([]dyntable.Change, 0, len(in.Changes))}
 	now := int64(0)
 	if w.procTime {
-		now = w.clock().UnixNano()
+		now = w.win.local(w.clock().UnixNano())
 	}
 	for _, ch := range in.Changes {
 		if ch.Kind != dyntable.Insert {
@@ -95,7 +95,7 @@ func (w *WindowTableFunction) ProcessChunk(_ int, in *dyntable.Chunk, out datafl
 			if v.IsNull() {
 				continue
 			}
-			ts = v.Timestamp()
+			ts = w.win.local(v.Timestamp())
 		}
 		w.buf = w.win.Windows(w.buf[:0], ts)
 		n := 0
@@ -107,7 +107,7 @@ func (w *WindowTableFunction) ProcessChunk(_ int, in *dyntable.Chunk, out datafl
 			copy(row, ch.Row)
 			row[len(ch.Row)] = types.NewTimestamp(win[0])
 			row[len(ch.Row)+1] = types.NewTimestamp(win[1])
-			row[len(ch.Row)+2] = types.NewTimestamp(win[1] - WindowTimeOffset)
+			row[len(ch.Row)+2] = types.NewTimestamp(w.win.windowTime(win[1]))
 			res.Changes = append(res.Changes, dyntable.Change{Kind: dyntable.Insert, Row: row})
 			n++
 		}
