@@ -77,6 +77,40 @@ INSERT INTO latin SELECT CONCAT(line, ' é') FROM logs;
 	}
 }
 
+// A query that reads no column of a raw table (COUNT(*)) still counts
+// every line, the empty one too: the source's projection is empty.
+func TestRawFormatCountsWithoutColumns(t *testing.T) {
+	in := t.TempDir()
+	if err := os.WriteFile(filepath.Join(in, "log.txt"), []byte("a\n\nb b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := engine.NewSession(&bytes.Buffer{})
+	enginetest.Exec(t, s, fmt.Sprintf(`CREATE TABLE logs (line STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'raw');`, in))
+	stmts, err := parser.Parse("SELECT COUNT(*) FROM logs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Execute(context.Background(), stmts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	err = r.Query.Run(context.Background(), func(c *dyntable.Chunk) error {
+		for _, ch := range c.Changes {
+			if ch.Kind == dyntable.Insert || ch.Kind == dyntable.UpdateAfter {
+				last = types.FormatRow(ch.Row, []types.Type{types.TypeBigInt}, "|")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last != "3" {
+		t.Fatalf("COUNT(*) = %s, want 3 (two lines and an empty one)", last)
+	}
+}
+
 // A raw table has one physical column, and NULL cannot be a line.
 func TestRawFormatFileErrors(t *testing.T) {
 	dir := t.TempDir()
