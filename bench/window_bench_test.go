@@ -7,6 +7,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -50,13 +51,13 @@ GROUP BY auction, window_start, window_end;`)
 // The operator alone, fed prebuilt chunks of 1,024 rows (1,000 keys, one
 // row every 0.1 ms) with a watermark after each chunk: what the window
 // aggregation itself costs per row, in memory state.
-func benchWindowOp(b *testing.B, win operators.WindowSpec) {
-	op, err := operators.NewWindowAgg(operators.WindowAggSpec{Window: win, TimeCol: 2, Keys: []int{0},
+func benchWindowOp(b *testing.B, win window.WindowSpec) {
+	op, err := window.NewWindowAgg(window.WindowAggSpec{Window: win, TimeCol: 2, Keys: []int{0},
 		Aggs: []operators.AggCall{
 			{Kind: operators.AggCountStar, ResultType: types.TypeBigInt.WithNotNull(true)},
 			{Kind: operators.AggSum, Arg: 1, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt},
 		},
-		Out: []operators.WindowOutCol{{Kind: operators.WinKey}, {Kind: operators.WinStart}, {Kind: operators.WinEnd}}})
+		Out: []window.WindowOutCol{{Kind: window.WinKey}, {Kind: window.WinStart}, {Kind: window.WinEnd}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,11 +94,11 @@ func (d *discard) Emit(c *dyntable.Chunk) { d.rows += len(c.Changes) }
 func (*discard) EmitWatermark(int64) error { return nil }
 
 func BenchmarkTumbleWindowOperator(b *testing.B) {
-	benchWindowOp(b, operators.WindowSpec{Kind: operators.WindowTumble, Size: 10e9})
+	benchWindowOp(b, window.WindowSpec{Kind: window.WindowTumble, Size: 10e9})
 }
 
 func BenchmarkHopWindowOperator(b *testing.B) {
-	benchWindowOp(b, operators.WindowSpec{Kind: operators.WindowHop, Size: 10e9, Slide: 2e9})
+	benchWindowOp(b, window.WindowSpec{Kind: window.WindowHop, Size: 10e9, Slide: 2e9})
 }
 
 // BenchmarkSessionWindowCount is Nexmark q11's shape: bids per bidder

@@ -1,12 +1,15 @@
 package checkpoint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,10 +40,14 @@ import (
 // change once written, so a checkpoint uploads roughly what changed since
 // the previous one.
 type bucketStore struct {
-	b     *blob.Bucket
-	name  string // the location, redacted
-	local string
-	lock  io.Closer // holds local while the store is open (localdir.go)
+	b    *blob.Bucket
+	name string // the location, redacted
+	// fileRoot is the directory of a file:// store: Create links files
+	// there itself, since fileblob's IfNotExist is atomic only within
+	// one process.
+	fileRoot string
+	local    string
+	lock     io.Closer // holds local while the store is open (localdir.go)
 
 	mu sync.Mutex
 	// index holds the files of the newest checkpoint committed or
@@ -60,12 +67,14 @@ func openBucketStore(ctx context.Context, loc string) (*bucketStore, error) {
 		return nil, fmt.Errorf("checkpoint: the checkpoint store %s is not a valid URL", name)
 	}
 	var b *blob.Bucket
+	var fileRoot string
 	switch u.Scheme {
 	case fileblob.Scheme:
 		// Temporary files next to their objects: os.TempDir may be on
 		// another file system than a shared volume, where a rename fails.
 		o := &fileblob.URLOpener{Options: fileblob.Options{CreateDir: true, Metadata: fileblob.MetadataDontWrite, NoTempDir: true}}
 		b, err = o.OpenBucketURL(ctx, u)
+		fileRoot = filepath.FromSlash(u.Path)
 	case s3blob.Scheme:
 		// s3://bucket/prefix: the path is a folder in the bucket.
 		prefix := strings.Trim(u.Path, "/")
@@ -86,7 +95,7 @@ func openBucketStore(ctx context.Context, loc string) (*bucketStore, error) {
 		_ = b.Close()
 		return nil, fmt.Errorf("checkpoint: a local directory for the checkpoint store %s: %w", name, err)
 	}
-	return &bucketStore{b: b, name: name, local: local, lock: lock, index: map[string]File{}, refs: map[string]map[string]bool{}}, nil
+	return &bucketStore{b: b, name: name, fileRoot: fileRoot, local: local, lock: lock, index: map[string]File{}, refs: map[string]map[string]bool{}}, nil
 }
 
 func (s *bucketStore) Local() string  { return s.local }
@@ -126,9 +135,16 @@ func (s *bucketStore) Probe(ctx context.Context) error {
 	return nil
 }
 
-func (s *bucketStore) List(ctx context.Context) ([]int64, error) {
+func (s *bucketStore) List(ctx context.Context, under string) ([]int64, error) {
+	if s.fileRoot != "" {
+		return checkpointDirs(filepath.Join(s.fileRoot, filepath.FromSlash(under)))
+	}
 	var ids []int64
-	it := s.b.List(&blob.ListOptions{Delimiter: "/"})
+	prefix := ""
+	if under != "" {
+		prefix = under + "/"
+	}
+	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -137,14 +153,83 @@ func (s *bucketStore) List(ctx context.Context) ([]int64, error) {
 		if err != nil {
 			return nil, s.wrap("listing checkpoints", err)
 		}
-		if rest, ok := strings.CutPrefix(obj.Key, "chk-"); ok && obj.IsDir {
+		if rest, ok := strings.CutPrefix(strings.TrimPrefix(obj.Key, prefix), "chk-"); ok && obj.IsDir {
 			if n, err := strconv.ParseInt(strings.TrimSuffix(rest, "/"), 10, 64); err == nil {
 				ids = append(ids, n)
 			}
 		}
 	}
-	slices.SortFunc(ids, func(a, b int64) int { return int(b - a) })
+	slices.SortFunc(ids, func(a, b int64) int { return cmp.Compare(b, a) })
 	return ids, nil
+}
+
+func (s *bucketStore) Names(ctx context.Context, rel string) ([]string, error) {
+	if s.fileRoot != "" {
+		names, err := localStore{dir: s.fileRoot}.Names(ctx, rel)
+		// Left out: fileblob's temporary files and createExclusive's.
+		return slices.DeleteFunc(names, func(n string) bool {
+			return strings.HasSuffix(n, ".tmp") || strings.HasPrefix(n, ".create-")
+		}), err
+	}
+	prefix := ""
+	if rel != "" {
+		prefix = rel + "/"
+	}
+	var names []string
+	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return names, nil
+		}
+		if err != nil {
+			return nil, s.wrap("listing "+prefix, err)
+		}
+		names = append(names, strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"))
+	}
+}
+
+func (s *bucketStore) ReadFile(ctx context.Context, rel string) ([]byte, error) {
+	data, err := s.b.ReadAll(ctx, rel)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, fmt.Errorf("checkpoint: %s: %w", key(s.name, rel), fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, s.wrap("reading "+rel, err)
+	}
+	return data, nil
+}
+
+func (s *bucketStore) Delete(ctx context.Context, rel string) error {
+	if err := s.b.Delete(ctx, rel); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return s.wrap("deleting "+rel, err)
+	}
+	return nil
+}
+
+// A file:// store lists its checkpoints and owner records by reading
+// the directory: fileblob's listing walks the tree and fails when a file
+// it walks past is renamed or removed meanwhile (another process's
+// upload or claim), which the owner check must not.
+
+// Create is a conditional write (S3's If-None-Match: *), or a hard link
+// in a file:// store's directory.
+func (s *bucketStore) Create(ctx context.Context, rel string, data []byte) (bool, error) {
+	if s.fileRoot != "" {
+		ok, err := createExclusive(filepath.Join(s.fileRoot, filepath.FromSlash(rel)), data)
+		if err != nil {
+			return false, s.wrap("creating "+rel, err)
+		}
+		return ok, nil
+	}
+	err := s.b.WriteAll(ctx, rel, data, &blob.WriterOptions{IfNotExist: true})
+	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.wrap("creating "+rel, err)
+	}
+	return true, nil
 }
 
 func (s *bucketStore) Exists(ctx context.Context, rel string) (bool, error) {
@@ -288,7 +373,7 @@ func (s *bucketStore) PutState(ctx context.Context, rel, sub string) ([]File, er
 			s.mu.Lock()
 			prev, ok := s.index[fileKey(sub, f)]
 			s.mu.Unlock()
-			if ok {
+			if ok && sameFolder(rel, prev.Object) {
 				f.Object = prev.Object
 				files = append(files, f)
 				continue
@@ -300,6 +385,19 @@ func (s *bucketStore) PutState(ctx context.Context, rel, sub string) ([]File, er
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// sameFolder reports whether obj, an object of a checkpoint, is in the
+// folder of checkpoint rel: a checkpoint shares files only with the
+// checkpoints next to it. In a cluster task's store each owner epoch
+// has a folder, and the folder of a former owner, who may still be
+// running and pruning its own checkpoints, is never referred to.
+func sameFolder(rel, obj string) bool {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return strings.HasPrefix(obj, "chk-")
+	}
+	return strings.HasPrefix(obj, dir+"/")
 }
 
 func (s *bucketStore) upload(ctx context.Context, obj, src string) error {

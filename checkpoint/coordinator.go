@@ -40,6 +40,12 @@ type Config struct {
 	// Scratch marks a directory that only holds the running job's state
 	// (Pebble without checkpoints); it is removed when the job stops.
 	Scratch bool
+	// Owned marks the store of a task whose owner can change while a
+	// former owner still runs (a cluster task): the run claims an owner
+	// epoch and keeps its checkpoints in a folder of that epoch, fenced
+	// against other runs (owner.go). Owner names the run in its claim.
+	Owned bool
+	Owner string
 	// CrashInCheckpoint is the kill -9 tests' crash point
 	// (test.crash.in-checkpoint): k > 0 exits the process with status 137
 	// in this run's k-th checkpoint, between the snapshots and the
@@ -71,6 +77,12 @@ type Coordinator struct {
 	rdir  string    // the local directory of restr's state
 	// others are stores opened for savepoints, closed with the job.
 	others []Store
+	// epoch is the run's owner epoch and folder its folder of the store
+	// (Config.Owned); zero and "" otherwise. base is the checkpoint the
+	// claim chose to restore from.
+	epoch  int64
+	folder string
+	base   *ckptRef
 
 	mu      sync.Mutex
 	job     Job
@@ -113,6 +125,8 @@ type Job interface {
 	// NotifyCheckpointComplete tells every operator that a checkpoint
 	// completed.
 	NotifyCheckpointComplete(id int64) error
+	// Fail stops the job with err (a run found itself fenced).
+	Fail(err error)
 	// Done is closed when the job has stopped.
 	Done() <-chan struct{}
 }
@@ -182,7 +196,7 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 		_ = st.Close()
 		return nil, fmt.Errorf("checkpoint: the checkpoint store %s is not writable: %v", st, err)
 	}
-	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), work: filepath.Join(st.Local(), "work"), store: st,
+	c := &Coordinator{cfg: cfg, g: g, log: cfg.Log.With("job", cfg.JobName), store: st,
 		stores: map[[2]int]state.Store{}, waiters: map[int64]chan error{}, closed: make(chan struct{}), clock: time.Now}
 	fail := func(err error) (*Coordinator, error) {
 		for _, o := range c.others {
@@ -191,13 +205,23 @@ func New(cfg Config, g *dataflow.Graph) (*Coordinator, error) {
 		_ = st.Close()
 		return nil, err
 	}
+	if cfg.Owned {
+		e, base, err := claim(ctx, st, cfg.Owner)
+		if err != nil {
+			return fail(err)
+		}
+		c.epoch, c.base, c.folder = e, base, epochDir(e)
+		c.log = c.log.With("epoch", e)
+		c.log.Info("claimed owner epoch", "epoch", e, "base", base)
+	}
+	c.work = filepath.Join(st.Local(), filepath.FromSlash(c.folder), "work")
 	if err := os.RemoveAll(c.work); err != nil {
 		return fail(fmt.Errorf("checkpoint: clearing %s: %w", c.work, err))
 	}
 	if err := c.findRestore(ctx); err != nil {
 		return fail(err)
 	}
-	ids, err := st.List(ctx)
+	ids, err := st.List(ctx, c.folder)
 	if err != nil {
 		return fail(fmt.Errorf("checkpoint: %w", err))
 	}
@@ -234,48 +258,68 @@ func (c *Coordinator) findRestore(ctx context.Context) error {
 		c.stats.RestoredFrom = sp.String()
 		return nil
 	}
-	ids, err := c.store.List(ctx)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	damaged := 0
-	for _, id := range ids {
-		rel := chkRel(id)
+	damaged, seen := 0, 0
+	// try restores checkpoint r if it can: done when it is restored or
+	// refused for good.
+	try := func(r ckptRef) (done bool, err error) {
+		seen++
+		rel := r.rel()
 		m, err := c.store.Read(ctx, rel)
 		if err != nil {
-			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
+			c.log.Warn("skipping checkpoint", "checkpoint", rel, "reason", err)
 			if !errors.Is(err, errIncomplete) {
 				damaged++ // it completed once, and is now unreadable
 			}
-			continue
+			return false, nil
 		}
 		if m.PlanHash != c.cfg.PlanHash {
 			if c.cfg.StartFresh {
-				c.log.Warn("ignoring checkpoints of a different plan (start fresh)", "checkpoint", id)
-				return nil
+				c.log.Warn("ignoring checkpoints of a different plan (start fresh)", "checkpoint", rel)
+				return true, nil
 			}
-			return fmt.Errorf("checkpoint: the newest checkpoint of job '%s' (%s) belongs to a different query plan; "+
+			return true, fmt.Errorf("checkpoint: the newest checkpoint of job '%s' (%s) belongs to a different query plan; "+
 				"use another pipeline.name, or SET 'state.checkpoints.start-fresh' = 'true' to ignore it", c.cfg.JobName, Join(c.store.String(), rel))
 		}
 		dir, err := c.store.Fetch(ctx, rel, m)
 		if err != nil {
-			c.log.Warn("skipping checkpoint", "checkpoint", id, "reason", err)
+			c.log.Warn("skipping checkpoint", "checkpoint", rel, "reason", err)
 			damaged++
-			continue
+			return false, nil
 		}
 		c.restr, c.rdir = m, dir
 		c.stats.RestoredFrom = Join(c.store.String(), rel)
-		c.log.Info("restoring from checkpoint", "checkpoint", id)
+		c.log.Info("restoring from checkpoint", "checkpoint", rel)
+		return true, nil
+	}
+	if c.cfg.Owned {
+		// The base the claim chose, and what is older in its history.
+		if c.base != nil {
+			if err := historyFrom(ctx, c.store, *c.base, try); err != nil {
+				return err
+			}
+		}
+	} else {
+		ids, err := c.store.List(ctx, "")
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		for _, id := range ids {
+			if done, err := try(ckptRef{ID: id}); done || err != nil {
+				return err
+			}
+		}
+	}
+	if c.restr != nil {
 		return nil
 	}
 	if damaged > 0 && !c.cfg.StartFresh {
 		return fmt.Errorf("checkpoint: job '%s' has completed checkpoints in %s but none is readable; refusing to start from scratch "+
 			"(SET 'state.checkpoints.start-fresh' = 'true' to do so)", c.cfg.JobName, c.store)
 	}
-	if len(ids) > 0 {
+	if seen > 0 {
 		// Only checkpoints that never completed: no position was ever
 		// committed, so starting from the beginning loses nothing.
-		c.log.Warn("no completed checkpoint; starting from the beginning", "incomplete", len(ids))
+		c.log.Warn("no completed checkpoint; starting from the beginning", "incomplete", seen)
 	}
 	return nil
 }
@@ -482,11 +526,11 @@ func (c *Coordinator) trigger(sp Store, final bool) (int64, error) {
 	}
 	c.nextID++
 	id := c.nextID
-	st, rel := c.store, chkRel(id)
+	st, rel := c.store, c.rel(id)
 	if savepoint {
 		st, rel = sp, ""
 	}
-	dir := filepath.Join(st.Local(), rel)
+	dir := filepath.Join(st.Local(), filepath.FromSlash(rel))
 	expected := 0
 	for _, n := range c.g.Nodes {
 		expected += n.Parallelism
@@ -599,6 +643,14 @@ func (c *Coordinator) complete(p *pending) {
 	}
 	c.crashHook(p)
 	err := p.store.Commit(context.Background(), p.rel, m)
+	if err == nil && c.cfg.Owned && !p.savept {
+		// Nothing of the checkpoint commits, and nothing is pruned, before
+		// the run knows it is still the task's owner (owner.go).
+		if ferr := checkOwner(context.Background(), c.store, c.epoch); ferr != nil {
+			c.unconfirmed(p, ferr)
+			return
+		}
+	}
 	c.mu.Lock()
 	if err != nil {
 		if c.pending == p {
@@ -636,6 +688,11 @@ func (c *Coordinator) complete(p *pending) {
 		c.log.Debug("checkpoint complete", "checkpoint", p.id, "duration", time.Since(p.started), "bytes", total, "new", fresh)
 		if !p.savept {
 			c.retain()
+			if c.cfg.Owned {
+				if perr := pruneEpochs(context.Background(), c.store, c.epoch); perr != nil {
+					c.log.Warn("former owners' checkpoints not pruned", "err", perr)
+				}
+			}
 		}
 		if nerr := j.NotifyCheckpointComplete(p.id); nerr != nil && err == nil {
 			err = nerr
@@ -657,6 +714,45 @@ func (c *Coordinator) complete(p *pending) {
 		w <- err
 	}
 }
+
+// unconfirmed ends checkpoint p, whose metadata is written, without its
+// completion notice: the owner check failed. A fenced run stops the job;
+// after another error (the store could not be listed) the job goes on,
+// and the next checkpoint's notice commits what p pre-committed.
+func (c *Coordinator) unconfirmed(p *pending, err error) {
+	c.mu.Lock()
+	if c.pending == p {
+		c.pending = nil
+	}
+	c.stats.Failed++
+	w := c.waiters[p.id]
+	delete(c.waiters, p.id)
+	j := c.job
+	c.mu.Unlock()
+	if errors.Is(err, ErrFenced) {
+		c.log.Warn("a newer owner runs this task: stopping without committing", "checkpoint", p.id, "err", err)
+		if j != nil {
+			j.Fail(err)
+		}
+	} else {
+		c.log.Warn("checkpoint written, but its owner could not be confirmed: not committed yet", "checkpoint", p.id, "err", err)
+	}
+	if w != nil {
+		w <- err
+	}
+}
+
+// rel is checkpoint id's place in the store: chk-<id>, in the run's
+// epoch folder when it has one.
+func (c *Coordinator) rel(id int64) string {
+	if c.folder == "" {
+		return chkRel(id)
+	}
+	return c.folder + "/" + chkRel(id)
+}
+
+// Epoch is the run's owner epoch (Config.Owned), or 0.
+func (c *Coordinator) Epoch() int64 { return c.epoch }
 
 // abort drops checkpoint id; the job goes on.
 func (c *Coordinator) abort(id int64, reason error) {
@@ -708,14 +804,14 @@ func (c *Coordinator) expire(now time.Time) {
 // checkpoint refers to.
 func (c *Coordinator) retain() {
 	ctx := context.Background()
-	ids, err := c.store.List(ctx)
+	ids, err := c.store.List(ctx, c.folder)
 	if err != nil {
 		c.log.Warn("old checkpoints not pruned", "err", err)
 		return
 	}
 	var kept, doomed []string
 	for _, id := range ids {
-		rel := chkRel(id)
+		rel := c.rel(id)
 		done, err := c.store.Exists(ctx, rel+"/"+MetadataFile)
 		if err != nil {
 			c.log.Warn("old checkpoints not pruned", "err", err)

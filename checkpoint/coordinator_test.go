@@ -77,6 +77,8 @@ func (f *fakeJob) NotifyCheckpointComplete(id int64) error {
 
 func (f *fakeJob) Done() <-chan struct{} { return f.done }
 
+func (f *fakeJob) Fail(err error) { f.log("fail %v", err) }
+
 // do runs one action line: "ack <node>/<subtask>" or "decline <node>/<subtask>".
 func (f *fakeJob) do(line string) {
 	verb, target, _ := strings.Cut(strings.TrimSpace(line), " ")

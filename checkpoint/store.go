@@ -41,9 +41,19 @@ type Store interface {
 	// Probe checks that the store can be written, with a small object
 	// written and deleted again.
 	Probe(ctx context.Context) error
-	// List returns the ids of the chk-<n> checkpoints in the store,
-	// complete or not, newest first.
-	List(ctx context.Context) ([]int64, error)
+	// List returns the ids of the chk-<n> checkpoints in folder under of
+	// the store ("" for its root), complete or not, newest first.
+	List(ctx context.Context, under string) ([]int64, error)
+	// Names lists what is directly under folder rel ("" for the root):
+	// the names of files and of folders, without a trailing slash.
+	Names(ctx context.Context, rel string) ([]string, error)
+	// ReadFile reads the file at rel; an error wrapping fs.ErrNotExist
+	// means there is none.
+	ReadFile(ctx context.Context, rel string) ([]byte, error)
+	// Create writes data at rel only if nothing is there, atomically
+	// against every process sharing the store: of two Creates of one rel,
+	// exactly one returns true. It returns false when rel exists.
+	Create(ctx context.Context, rel string, data []byte) (bool, error)
 	// Exists reports whether anything is stored at rel: a file or
 	// directory, an object or objects under rel/.
 	Exists(ctx context.Context, rel string) (bool, error)
@@ -66,6 +76,8 @@ type Store interface {
 	// checkpoints kept still use: it deletes the metadata first, so a
 	// checkpoint half removed reads as incomplete.
 	Remove(ctx context.Context, rel string, kept []string) error
+	// Delete deletes the file at rel, if there is one.
+	Delete(ctx context.Context, rel string) error
 	// Close releases the store; it removes a bucket store's local
 	// directory. The state stores must be closed first.
 	Close() error
@@ -198,7 +210,74 @@ func (s localStore) Probe(context.Context) error {
 	return err
 }
 
-func (s localStore) List(context.Context) ([]int64, error) { return checkpointDirs(s.dir) }
+func (s localStore) List(_ context.Context, under string) ([]int64, error) {
+	return checkpointDirs(filepath.Join(s.dir, filepath.FromSlash(under)))
+}
+
+func (s localStore) Names(_ context.Context, rel string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+func (s localStore) ReadFile(_ context.Context, rel string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
+}
+
+func (s localStore) Delete(_ context.Context, rel string) error {
+	err := os.Remove(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func (s localStore) Create(_ context.Context, rel string, data []byte) (bool, error) {
+	return createExclusive(filepath.Join(s.dir, filepath.FromSlash(rel)), data)
+}
+
+// createExclusive writes data to a temporary file next to name and
+// hard-links it to name: link(2) fails if name exists, atomically, on
+// every POSIX file system (NFS included), so two processes never both
+// create name, and name never holds partial contents.
+func createExclusive(name string, data []byte) (bool, error) {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	f, err := os.CreateTemp(dir, ".create-")
+	if err != nil {
+		return false, err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := os.Link(tmp, name); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, fsutil.SyncDir(dir)
+}
 
 func (s localStore) Exists(_ context.Context, rel string) (bool, error) {
 	_, err := os.Lstat(filepath.Join(s.dir, rel))

@@ -117,7 +117,7 @@ func TestBucketStoreSharesUnchangedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	ids, err := st2.List(ctx)
+	ids, err := st2.List(ctx, "")
 	if err != nil || len(ids) != 2 || ids[0] != 2 || ids[1] != 1 {
 		t.Fatalf("List = %v, %v", ids, err)
 	}

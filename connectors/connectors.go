@@ -47,8 +47,9 @@ type Table struct {
 	// that can should then emit fine-grained chunks (see values).
 	HasWatermark bool
 	// Metadata are the table's METADATA columns, in the order declared. A
-	// source appends their values to each row, after Columns; sinks never
-	// see them. Only a MetadataConnector's tables have any.
+	// source appends their values to each row, after Columns; a sink
+	// receives the values of the written ones (WrittenMetadata) after
+	// Columns. Only a MetadataConnector's tables have any.
 	Metadata []MetadataColumn
 	// PartitionKeys are the PARTITIONED BY columns (indexes into
 	// Columns); only a PartitionConnector's tables have any.
@@ -91,6 +92,29 @@ type MetadataConnector interface {
 	Connector
 	// MetadataKeys maps each readable key to its type.
 	MetadataKeys() map[string]types.Type
+}
+
+// WritableMetadataConnector is a MetadataConnector whose sink also
+// writes some metadata (Flink's writable metadata, e.g. Kafka's
+// 'headers'). An INSERT into a table with a metadata column that is
+// not VIRTUAL writes it; the planner refuses one whose key is not here.
+type WritableMetadataConnector interface {
+	MetadataConnector
+	// WritableMetadataKeys maps each writable key to its type.
+	WritableMetadataKeys() map[string]types.Type
+}
+
+// WrittenMetadata are the metadata columns an INSERT writes: those not
+// declared VIRTUAL, in the order declared. A sink's rows hold Columns
+// followed by these.
+func (t *Table) WrittenMetadata() []MetadataColumn {
+	var out []MetadataColumn
+	for _, m := range t.Metadata {
+		if !m.Virtual {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Types returns the column types.

@@ -199,6 +199,10 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 // Cancel stops the job; Wait then returns context.Canceled.
 func (j *Job) Cancel() { j.fail(context.Canceled) }
 
+// Fail stops the job with err, which Wait then returns (unless the job
+// had already failed).
+func (j *Job) Fail(err error) { j.fail(err) }
+
 // Metrics returns the current counters of every node.
 func (j *Job) Metrics() []NodeMetrics {
 	out := make([]NodeMetrics, len(j.g.Nodes))
@@ -316,7 +320,7 @@ func (j *Job) build() error {
 			sub, par := j.opts.subtaskOf(n, s)
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
 				Parallelism: par, State: store, Shared: shared, Hooks: j.opts.Hooks,
-				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
+				Log: j.opts.Log.With("node", n.Name, "subtask", sub), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := op.Open(ctx); err != nil {
 				_ = op.Close()
 				closeAll()
@@ -382,7 +386,7 @@ func (j *Job) build() error {
 			sub, par := j.opts.subtaskOf(n, s)
 			ctx := &OpContext{Ctx: j.ctx, JobName: j.opts.JobName, NodeID: n.ID, NodeName: n.Name, Subtask: sub,
 				Parallelism: par, State: j.opts.NewStore(n, s), Shared: shared, Hooks: j.opts.Hooks,
-				Log: j.opts.Log.With("node", n.Name, "subtask", s), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
+				Log: j.opts.Log.With("node", n.Name, "subtask", sub), Metrics: &SubtaskMetrics{counters: j.metrics[n.ID]}}
 			if err := src.Open(ctx); err != nil {
 				_ = src.Close()
 				closeAll()

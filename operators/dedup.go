@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -97,7 +98,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 	if input != 0 {
 		return fmt.Errorf("%s: unknown input %d", dedupName, input)
 	}
-	var e emitter
+	var e kit.Emitter
 	for _, ch := range c.Changes {
 		if ch.Kind != dyntable.Insert {
 			return fmt.Errorf("%s: received %s on an insert-only input", dedupName, ch.Kind)
@@ -127,7 +128,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 			return fmt.Errorf("%s: %w", dedupName, err)
 		}
 		if !ok {
-			e.add(dyntable.Insert, d.out(ch.Row))
+			e.Add(dyntable.Insert, d.out(ch.Row))
 			continue
 		}
 		// Identical rows (exactly: 1.5 and 1.50 differ) change nothing.
@@ -138,10 +139,10 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 		if err != nil {
 			return fmt.Errorf("%s: kept row of key %x: %w", dedupName, d.key, err)
 		}
-		e.add(dyntable.UpdateBefore, d.out(prev))
-		e.add(dyntable.UpdateAfter, d.out(ch.Row))
+		e.Add(dyntable.UpdateBefore, d.out(prev))
+		e.Add(dyntable.UpdateAfter, d.out(ch.Row))
 	}
-	e.flush(out)
+	e.Flush(out)
 	return nil
 }
 

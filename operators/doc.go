@@ -9,6 +9,25 @@
 // two sources, ConstSource (constant rows) and ProjectingSource (a
 // connector's source narrowed to the columns a scan reads).
 //
+// What lives where:
+//   - calc.go, calc_watermark.go, expand.go, unnest.go, union.go,
+//     watermark.go: stateless and per-row operators (WatermarkCalc is a
+//     Calc whose expressions read CURRENT_WATERMARK);
+//   - groupagg*.go, aggfuncs*.go, aggfunc_lag.go: group aggregation
+//     (unbounded, two-phase local/global, mini-batch) and the aggregate
+//     functions; aggmerge.go merges aggregate states, and aggregator.go
+//     exports that code as Aggregator for the window operators;
+//   - over.go: OVER aggregation; dedup.go, rank.go: deduplication and
+//     Top-N; normalize.go: ChangelogNormalize; setop.go: INTERSECT and
+//     EXCEPT;
+//   - join.go, semijoin.go, intervaljoin.go, temporaljoin.go,
+//     lookupjoin.go: the joins;
+//   - window/: the window operators (window TVFs, window aggregation,
+//     SESSION, window Top-N, the window join), a package of their own;
+//   - internal/kit/: what this package and window/ share (event-time
+//     timers, the join key encoding and rows state, small codecs, the
+//     output emitter).
+//
 // Operators know nothing of SQL text: the planner hands them column
 // indexes and compiled scalar functions. That keeps this package free of
 // the parser and the expression binder, and makes each operator testable
@@ -16,8 +35,6 @@
 package operators
 
 import (
-	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -26,20 +43,3 @@ type Scalar func(row types.Row) (types.Value, error)
 
 // Predicate is a compiled condition; only TRUE passes (NULL does not).
 type Predicate func(row types.Row) (bool, error)
-
-// emitter accumulates output changes and emits them as one chunk.
-type emitter struct{ c *dyntable.Chunk }
-
-func (e *emitter) add(k dyntable.RowKind, r types.Row) {
-	if e.c == nil {
-		e.c = &dyntable.Chunk{}
-	}
-	e.c.Changes = append(e.c.Changes, dyntable.Change{Kind: k, Row: r})
-}
-
-func (e *emitter) flush(out dataflow.Collector) {
-	if e.c != nil && len(e.c.Changes) > 0 {
-		out.Emit(e.c)
-	}
-	e.c = nil
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -151,7 +152,7 @@ func (g *GroupAgg) newGroup() groupState {
 
 // ProcessChunk implements dataflow.Operator.
 func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
-	em := emitter{c: &dyntable.Chunk{Changes: make([]dyntable.Change, 0, 2*len(in.Changes))}}
+	em := kit.NewEmitter(2 * len(in.Changes))
 	for i := range in.Changes {
 		ch := &in.Changes[i]
 		g.key = types.EncodeKey(g.key[:0], ch.Row, g.spec.GroupKeys)
@@ -177,7 +178,7 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			return err
 		}
 		if gs.rows == 0 {
-			em.add(dyntable.Delete, gs.out)
+			em.Add(dyntable.Delete, gs.out)
 			if err := g.groups.Delete(g.key); err != nil {
 				return err
 			}
@@ -185,10 +186,10 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 		}
 		if row := g.changedRow(&gs, ch.Row, changed); row != nil {
 			if gs.out == nil {
-				em.add(dyntable.Insert, row)
+				em.Add(dyntable.Insert, row)
 			} else {
-				em.add(dyntable.UpdateBefore, gs.out)
-				em.add(dyntable.UpdateAfter, row)
+				em.Add(dyntable.UpdateBefore, gs.out)
+				em.Add(dyntable.UpdateAfter, row)
 			}
 			gs.out = row
 		}
@@ -196,7 +197,7 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 

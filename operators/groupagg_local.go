@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -81,15 +82,15 @@ func (l *LocalGroupAgg) flush(out dataflow.Collector) {
 	if len(l.parts) == 0 {
 		return
 	}
-	em := emitter{c: &dyntable.Chunk{Changes: make([]dyntable.Change, 0, len(l.parts))}}
+	em := kit.NewEmitter(len(l.parts))
 	for i := range l.parts {
-		em.add(dyntable.Insert, l.partialRow(&l.parts[i].gs, l.parts[i].row))
+		em.Add(dyntable.Insert, l.partialRow(&l.parts[i].gs, l.parts[i].row))
 	}
 	clear(l.index)
 	clear(l.parts)
 	l.parts = l.parts[:0]
 	l.rows = 0
-	em.flush(out)
+	em.Flush(out)
 }
 
 // ProcessWatermark implements dataflow.Operator (see batchClock).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -131,7 +132,7 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 	if len(m.changes) == 0 {
 		return nil
 	}
-	em := emitter{c: &dyntable.Chunk{Changes: make([]dyntable.Change, 0, 2*len(m.bufGroups))}}
+	em := kit.NewEmitter(2 * len(m.bufGroups))
 	for gi := range m.bufGroups {
 		bg := &m.bufGroups[gi]
 		key := m.keyBytes[bg.keyStart:bg.keyEnd]
@@ -171,7 +172,7 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 		}
 		if gs.rows == 0 {
 			if gs.out != nil {
-				em.add(dyntable.Delete, gs.out)
+				em.Add(dyntable.Delete, gs.out)
 			}
 			if existed {
 				if err := m.GroupAgg.groups.Delete(key); err != nil {
@@ -183,11 +184,11 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 		row := m.resultRow(&gs, last)
 		switch {
 		case gs.out == nil:
-			em.add(dyntable.Insert, row)
+			em.Add(dyntable.Insert, row)
 			gs.out = row
 		case !types.RowsEqual(gs.out, row):
-			em.add(dyntable.UpdateBefore, gs.out)
-			em.add(dyntable.UpdateAfter, row)
+			em.Add(dyntable.UpdateBefore, gs.out)
+			em.Add(dyntable.UpdateAfter, row)
 			gs.out = row
 		}
 		if err := m.GroupAgg.groups.Put(key, gs); err != nil {
@@ -195,7 +196,7 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 		}
 	}
 	m.reset()
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 

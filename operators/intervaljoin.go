@@ -3,12 +3,12 @@ package operators
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -65,88 +65,18 @@ type IntervalJoinSpec struct {
 // State, per side: a MapState keyed by the join key whose map key is the
 // row time (sortable) and whose value is the rows of that time in
 // arrival order, with their matched flags. Expiry timers live in
-// eventTimers, one per side and key at the expiry of its earliest row, so
+// kit.Timers, one per side and key at the expiry of its earliest row, so
 // checkpoints cover everything.
 func NewIntervalJoin(spec IntervalJoinSpec) dataflow.Operator {
 	return &intervalJoinOp{spec: spec}
-}
-
-// ijRows is the state value of the rows of one side with one key and
-// one time, in arrival order.
-type ijRows struct {
-	Rows    []types.Row
-	Matched []bool // per row; maintained for outer sides only
-}
-
-// with returns v with rows appended, each with matched flag m. It
-// appends in place (amortized O(1), where copying would make a hot time
-// quadratic): the caller Puts the result back, which the state API allows
-// for a value it got from the state.
-func (v ijRows) with(m bool, rows ...types.Row) ijRows {
-	v.Rows = append(v.Rows, rows...)
-	for range rows {
-		v.Matched = append(v.Matched, m)
-	}
-	return v
-}
-
-// ijRowsCodec serializes ijRows as a count, then per row a matched
-// byte, the encoded row's length and the encoded row.
-type ijRowsCodec struct{}
-
-func (ijRowsCodec) Encode(dst []byte, v ijRows) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(v.Rows)))
-	var enc []byte
-	for i, r := range v.Rows {
-		m := byte(0)
-		if v.Matched[i] {
-			m = 1
-		}
-		enc = types.EncodeRow(enc[:0], r)
-		dst = append(dst, m)
-		dst = binary.AppendUvarint(dst, uint64(len(enc)))
-		dst = append(dst, enc...)
-	}
-	return dst
-}
-
-func (ijRowsCodec) Decode(b []byte) (ijRows, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return ijRows{}, fmt.Errorf("interval join state: corrupt row count")
-	}
-	b = b[k:]
-	v := ijRows{Rows: make([]types.Row, 0, n), Matched: make([]bool, 0, n)}
-	for i := uint64(0); i < n; i++ {
-		if len(b) == 0 {
-			return ijRows{}, fmt.Errorf("interval join state: truncated row")
-		}
-		m := b[0] == 1
-		l, k := binary.Uvarint(b[1:])
-		if k <= 0 || l > uint64(len(b)-1-k) {
-			return ijRows{}, fmt.Errorf("interval join state: corrupt row length")
-		}
-		b = b[1+k:]
-		r, err := types.DecodeRow(b[:l])
-		if err != nil {
-			return ijRows{}, fmt.Errorf("interval join state: %w", err)
-		}
-		b = b[l:]
-		v.Rows = append(v.Rows, r)
-		v.Matched = append(v.Matched, m)
-	}
-	if len(b) != 0 {
-		return ijRows{}, fmt.Errorf("interval join state: %d trailing bytes", len(b))
-	}
-	return v, nil
 }
 
 type intervalJoinOp struct {
 	dataflow.BaseOperator
 	spec   IntervalJoinSpec
 	name   string
-	sides  [2]state.MapState[ijRows]
-	timers *eventTimers
+	sides  [2]state.MapState[kit.Rows]
+	timers *kit.Timers
 	keys   [2][]int
 	width  [2]int
 	time   [2]int
@@ -154,7 +84,7 @@ type intervalJoinOp struct {
 	delay  int64 // watermark hold-back
 	wm     int64 // current input watermark
 	// shape builds joined and padded rows as the regular join does.
-	shape joinOp
+	shape kit.Shape
 }
 
 func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
@@ -175,24 +105,24 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
 	j.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	j.time = [2]int{s.LeftTime, s.RightTime}
-	j.shape.width = j.width
+	j.shape.Width = j.width
 	j.outer = [2]bool{s.Join.Type == LeftJoin || s.Join.Type == FullJoin, s.Join.Type == RightJoin || s.Join.Type == FullJoin}
 	for side := range 2 {
 		for _, k := range append(append([]int(nil), j.keys[side]...), j.time[side]) {
 			if k < 0 || k >= j.width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), k, j.width[side])
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), k, j.width[side])
 			}
 		}
 	}
 	j.delay = max(0, s.Upper, -s.Lower)
 	var err error
-	if j.sides[0], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.left", ijRowsCodec{}); err != nil {
+	if j.sides[0], err = state.NewMapState[kit.Rows](ctx.State, "intervaljoin.left", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.sides[1], err = state.NewMapState[ijRows](ctx.State, "intervaljoin.right", ijRowsCodec{}); err != nil {
+	if j.sides[1], err = state.NewMapState[kit.Rows](ctx.State, "intervaljoin.right", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.timers, j.wm, err = openEventTimers(ctx, "intervaljoin.timers"); err != nil {
+	if j.timers, j.wm, err = kit.OpenTimers(ctx, "intervaljoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil
@@ -201,32 +131,32 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 // SnapshotState implements dataflow.Operator: the watermark goes into
 // the checkpoint with the state.
 func (j *intervalJoinOp) SnapshotState(dataflow.Barrier) error {
-	return j.timers.saveWatermark(j.wm)
+	return j.timers.SaveWatermark(j.wm)
 }
 
 // expiry is the watermark at which a row of side with time ts can no
 // longer match a row of the other side that is not late.
 func (j *intervalJoinOp) expiry(side int, ts int64) int64 {
 	if side == 0 {
-		return addSat(ts, -j.spec.Lower)
+		return kit.AddSat(ts, -j.spec.Lower)
 	}
-	return addSat(ts, j.spec.Upper)
+	return kit.AddSat(ts, j.spec.Upper)
 }
 
 // window is the range of times of the other side that a row of side
 // with time ts matches, inclusive.
 func (j *intervalJoinOp) window(side int, ts int64) (lo, hi int64) {
 	if side == 0 { // rt in [lt - Upper, lt - Lower]
-		return addSat(ts, -j.spec.Upper), addSat(ts, -j.spec.Lower)
+		return kit.AddSat(ts, -j.spec.Upper), kit.AddSat(ts, -j.spec.Lower)
 	}
-	return addSat(ts, j.spec.Lower), addSat(ts, j.spec.Upper) // lt in [rt + Lower, rt + Upper]
+	return kit.AddSat(ts, j.spec.Lower), kit.AddSat(ts, j.spec.Upper) // lt in [rt + Lower, rt + Upper]
 }
 
 func (j *intervalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("%s: unknown input %d", j.name, input)
 	}
-	var em emitter
+	var em kit.Emitter
 	for _, ch := range c.Changes {
 		if !ch.Kind.IsAccumulate() {
 			return fmt.Errorf("%s: %s row on an insert-only input; an interval join takes append-only inputs", j.name, ch.Kind)
@@ -235,31 +165,31 @@ func (j *intervalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
 // ijHit is a stored entry of the other side that has matches.
 type ijHit struct {
 	mapKey []byte
-	rows   ijRows
+	rows   kit.Rows
 	dirty  bool
 }
 
-func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
+func (j *intervalJoinOp) process(side int, row types.Row, em *kit.Emitter) error {
 	if len(row) != j.width[side] {
-		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, joinSideName(side), types.FormatRow(row, nil, ", "), len(row), j.width[side])
+		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, kit.SideName(side), types.FormatRow(row, nil, ", "), len(row), j.width[side])
 	}
 	tv := row[j.time[side]]
-	key, hasNull := joinEncodeKey(nil, row, j.keys[side])
+	key, hasNull := kit.EncodeKey(nil, row, j.keys[side])
 	if hasNull || tv.IsNull() {
 		if j.outer[side] {
-			em.add(dyntable.Insert, j.shape.pad(side, row))
+			em.Add(dyntable.Insert, j.shape.Pad(side, row))
 		}
 		return nil
 	}
 	if tv.Kind() != types.KindTimestamp {
-		return fmt.Errorf("%s: %s time column holds %v, not a TIMESTAMP", j.name, joinSideName(side), tv.Kind())
+		return fmt.Errorf("%s: %s time column holds %v, not a TIMESTAMP", j.name, kit.SideName(side), tv.Kind())
 	}
 	ts := tv.Timestamp()
 	other := 1 - side
@@ -269,8 +199,8 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	// Collect the other side's entries in the window, then emit; the
 	// state is not modified while it is being ranged over.
 	var hits []ijHit
-	err := j.sides[other].Range(key, func(mk []byte, v ijRows) bool {
-		t := sortableTime(mk)
+	err := j.sides[other].Range(key, func(mk []byte, v kit.Rows) bool {
+		t := kit.SortableTime(mk)
 		if t < lo {
 			return true
 		}
@@ -281,12 +211,12 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 		return true
 	})
 	if err != nil {
-		return fmt.Errorf("%s: reading %s state: %w", j.name, joinSideName(other), err)
+		return fmt.Errorf("%s: reading %s state: %w", j.name, kit.SideName(other), err)
 	}
 	for i := range hits {
 		h := &hits[i]
 		for i, r := range h.rows.Rows {
-			joined := j.shape.concat(side, row, r)
+			joined := j.shape.Concat(side, row, r)
 			if c := j.spec.Join.Condition; c != nil {
 				ok, err := c(joined)
 				if err != nil {
@@ -297,7 +227,7 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 				}
 			}
 			matched = true
-			em.add(dyntable.Insert, joined)
+			em.Add(dyntable.Insert, joined)
 			if j.outer[other] && !h.rows.Matched[i] {
 				if !h.dirty {
 					// The state owns the slice it returned: copy before
@@ -319,7 +249,7 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	if exp <= j.wm {
 		// No row of the other side that is not late can match it.
 		if j.outer[side] && !matched {
-			em.add(dyntable.Insert, j.shape.pad(side, row))
+			em.Add(dyntable.Insert, j.shape.Pad(side, row))
 		}
 		return nil
 	}
@@ -327,23 +257,23 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *emitter) error {
 	// row's expiry grows with its time): a new row needs one only when it
 	// is the earliest. expire re-arms it for the next earliest row.
 	earliest, any := int64(0), false
-	if err := j.sides[side].Range(key, func(mk []byte, _ ijRows) bool {
-		earliest, any = sortableTime(mk), true
+	if err := j.sides[side].Range(key, func(mk []byte, _ kit.Rows) bool {
+		earliest, any = kit.SortableTime(mk), true
 		return false
 	}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	mk := appendSortableTime(nil, ts)
+	mk := kit.AppendSortableTime(nil, ts)
 	cur, _, err := j.sides[side].Get(key, mk)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	nv := cur.with(matched, row)
+	nv := cur.With(matched, row)
 	if err := j.sides[side].Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	if !any || ts < earliest {
-		if err := j.timers.register(exp, byte(side), key); err != nil {
+		if err := j.timers.Register(exp, byte(side), key); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
 	}
@@ -362,13 +292,13 @@ type ijPad struct {
 // unmatched rows of outer sides, then forwards the held-back watermark.
 func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	j.wm = wm
-	fired, err := j.timers.due(wm)
+	fired, err := j.timers.Due(wm)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	var pads []ijPad
 	for _, t := range fired {
-		if pads, err = j.expire(int(t.tag), t.key, wm, pads); err != nil {
+		if pads, err = j.expire(int(t.Tag), t.Key, wm, pads); err != nil {
 			return err
 		}
 	}
@@ -382,15 +312,15 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 		}
 		return bytes.Compare(a.key, b.key)
 	})
-	var em emitter
+	var em kit.Emitter
 	for _, p := range pads {
-		em.add(dyntable.Insert, p.row)
+		em.Add(dyntable.Insert, p.row)
 	}
-	em.flush(out)
+	em.Flush(out)
 	if wm == dataflow.MaxWatermark {
 		return nil // the runtime forwards the final watermark itself
 	}
-	return out.EmitWatermark(addSat(wm, -j.delay))
+	return out.EmitWatermark(kit.AddSat(wm, -j.delay))
 }
 
 // expire removes the rows of side under key whose expiry is at or before
@@ -399,8 +329,8 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 func (j *intervalJoinOp) expire(side int, key []byte, wm int64, pads []ijPad) ([]ijPad, error) {
 	var gone [][]byte
 	next, more := int64(0), false
-	err := j.sides[side].Range(key, func(mk []byte, v ijRows) bool {
-		exp := j.expiry(side, sortableTime(mk))
+	err := j.sides[side].Range(key, func(mk []byte, v kit.Rows) bool {
+		exp := j.expiry(side, kit.SortableTime(mk))
 		if exp > wm {
 			next, more = exp, true
 			return false
@@ -408,7 +338,7 @@ func (j *intervalJoinOp) expire(side int, key []byte, wm int64, pads []ijPad) ([
 		gone = append(gone, append([]byte(nil), mk...))
 		for i, r := range v.Rows {
 			if j.outer[side] && !v.Matched[i] {
-				pads = append(pads, ijPad{exp: exp, side: side, key: key, row: j.shape.pad(side, r)})
+				pads = append(pads, ijPad{exp: exp, side: side, key: key, row: j.shape.Pad(side, r)})
 			}
 		}
 		return true
@@ -422,7 +352,7 @@ func (j *intervalJoinOp) expire(side int, key []byte, wm int64, pads []ijPad) ([
 		}
 	}
 	if more {
-		if err := j.timers.register(next, byte(side), key); err != nil {
+		if err := j.timers.Register(next, byte(side), key); err != nil {
 			return nil, fmt.Errorf("%s: %w", j.name, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -104,9 +105,9 @@ func ijStateRows(t testing.TB, op dataflow.Operator, keys ...int) int {
 	j := op.(*intervalJoinOp)
 	n := 0
 	for _, k := range keys {
-		key, _ := joinEncodeKey(nil, types.Row{types.NewInt(int64(k))}, []int{0})
+		key, _ := kit.EncodeKey(nil, types.Row{types.NewInt(int64(k))}, []int{0})
 		for side := range 2 {
-			if err := j.sides[side].Range(key, func(_ []byte, v ijRows) bool { n += len(v.Rows); return true }); err != nil {
+			if err := j.sides[side].Range(key, func(_ []byte, v kit.Rows) bool { n += len(v.Rows); return true }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -241,9 +242,9 @@ func TestIntervalJoinRejectsRetraction(t *testing.T) {
 }
 
 func TestIntervalJoinCodec(t *testing.T) {
-	v := ijRows{Rows: []types.Row{joinRow(1, tjTS(2), "a"), joinRow(nil, joinDec("1.50"), "")}, Matched: []bool{true, false}}
-	b := ijRowsCodec{}.Encode(nil, v)
-	got, err := ijRowsCodec{}.Decode(b)
+	v := kit.Rows{Rows: []types.Row{joinRow(1, tjTS(2), "a"), joinRow(nil, joinDec("1.50"), "")}, Matched: []bool{true, false}}
+	b := kit.RowsCodec{}.Encode(nil, v)
+	got, err := kit.RowsCodec{}.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestIntervalJoinCodec(t *testing.T) {
 		types.FormatRow(got.Rows[1], nil, ",") != types.FormatRow(v.Rows[1], nil, ",") {
 		t.Fatalf("round trip: %+v", got)
 	}
-	if _, err := (ijRowsCodec{}).Decode(b[:len(b)-1]); err == nil {
+	if _, err := (kit.RowsCodec{}).Decode(b[:len(b)-1]); err == nil {
 		t.Fatal("truncated state decoded without error")
 	}
 }
@@ -305,7 +306,7 @@ func ijRun(t *testing.T, ops []dataflow.Operator, ev []ijEvent) []string {
 			}
 			continue
 		}
-		key, _ := joinEncodeKey(nil, e.row, []int{0})
+		key, _ := kit.EncodeKey(nil, e.row, []int{0})
 		op := ops[state.SubtaskFor(state.KeyGroup(key), len(ops))]
 		if err := op.ProcessChunk(e.side, &dyntable.Chunk{Changes: []dyntable.Change{{Kind: dyntable.Insert, Row: e.row}}}, c); err != nil {
 			t.Fatal(err)

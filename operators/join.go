@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -133,7 +134,7 @@ type joinOp struct {
 	name  string
 	sides [2]state.MapState[joinEntry]
 	keys  [2][]int
-	width [2]int
+	shape kit.Shape
 	outer [2]bool
 }
 
@@ -153,12 +154,12 @@ func (j *joinOp) Open(ctx *dataflow.OpContext) error {
 		return fmt.Errorf("%s: negative input width", j.name)
 	}
 	j.keys = [2][]int{s.LeftKeys, s.RightKeys}
-	j.width = [2]int{s.LeftWidth, s.RightWidth}
+	j.shape.Width = [2]int{s.LeftWidth, s.RightWidth}
 	j.outer = [2]bool{s.Type == LeftJoin || s.Type == FullJoin, s.Type == RightJoin || s.Type == FullJoin}
 	for side, ks := range j.keys {
 		for _, k := range ks {
-			if k < 0 || k >= j.width[side] {
-				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, joinSideName(side), k, j.width[side])
+			if k < 0 || k >= j.shape.Width[side] {
+				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, kit.SideName(side), k, j.shape.Width[side])
 			}
 		}
 	}
@@ -170,13 +171,6 @@ func (j *joinOp) Open(ctx *dataflow.OpContext) error {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil
-}
-
-func joinSideName(side int) string {
-	if side == 0 {
-		return "left"
-	}
-	return "right"
 }
 
 func (j *joinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
@@ -205,13 +199,13 @@ type joinMatch struct {
 
 func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) error {
 	row := ch.Row
-	if len(row) != j.width[side] {
-		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, joinSideName(side), types.FormatRow(row, nil, ", "), len(row), j.width[side])
+	if len(row) != j.shape.Width[side] {
+		return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, kit.SideName(side), types.FormatRow(row, nil, ", "), len(row), j.shape.Width[side])
 	}
 	other := 1 - side
 	own, oth := j.sides[side], j.sides[other]
 	acc := ch.Kind.IsAccumulate()
-	key, hasNull := joinEncodeKey(nil, row, j.keys[side])
+	key, hasNull := kit.EncodeKey(nil, row, j.keys[side])
 	rowKey := types.EncodeRow(nil, row)
 
 	// Validate the own side first so that an invariant violation leaves
@@ -221,7 +215,7 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	if !acc && !found {
-		return fmt.Errorf("%s: %s of %s row [%s] that is not in the join state", j.name, ch.Kind, joinSideName(side), types.FormatRow(row, nil, ", "))
+		return fmt.Errorf("%s: %s of %s row [%s] that is not in the join state", j.name, ch.Kind, kit.SideName(side), types.FormatRow(row, nil, ", "))
 	}
 
 	// Collect the matching rows of the other side, and evaluate the
@@ -242,11 +236,11 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 			err = rangeErr
 		}
 		if err != nil {
-			return fmt.Errorf("%s: reading %s state: %w", j.name, joinSideName(other), err)
+			return fmt.Errorf("%s: reading %s state: %w", j.name, kit.SideName(other), err)
 		}
 		kept := matches[:0]
 		for _, m := range matches {
-			m.joined = j.concat(side, row, m.row)
+			m.joined = j.shape.Concat(side, row, m.row)
 			if j.spec.Condition != nil {
 				ok, err := j.spec.Condition(m.joined)
 				if err != nil {
@@ -270,7 +264,7 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 		e := m.entry
 		if acc {
 			if j.outer[other] && e.Matches == 0 {
-				joinEmitN(res, dyntable.Delete, j.pad(other, m.row), e.Count)
+				joinEmitN(res, dyntable.Delete, j.shape.Pad(other, m.row), e.Count)
 			}
 			joinEmitN(res, dyntable.Insert, m.joined, e.Count)
 		} else {
@@ -283,11 +277,11 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 			e.Matches++
 		} else {
 			if e.Matches <= 0 {
-				return fmt.Errorf("%s: %s row [%s] loses a match it never had", j.name, joinSideName(other), types.FormatRow(m.row, nil, ", "))
+				return fmt.Errorf("%s: %s row [%s] loses a match it never had", j.name, kit.SideName(other), types.FormatRow(m.row, nil, ", "))
 			}
 			e.Matches--
 			if e.Matches == 0 {
-				joinEmitN(res, dyntable.Insert, j.pad(other, m.row), e.Count)
+				joinEmitN(res, dyntable.Insert, j.shape.Pad(other, m.row), e.Count)
 			}
 		}
 		if err := oth.Put(key, []byte(m.mapKey), e); err != nil {
@@ -300,7 +294,7 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 		if !acc {
 			k = dyntable.Delete
 		}
-		res.Append(k, j.pad(side, row))
+		res.Append(k, j.shape.Pad(side, row))
 	}
 
 	// Update the own side.
@@ -327,55 +321,8 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 	return nil
 }
 
-// concat builds left ++ right from the row of side and a row of the other side.
-func (j *joinOp) concat(side int, row, otherRow types.Row) types.Row {
-	out := make(types.Row, 0, j.width[0]+j.width[1])
-	if side == 0 {
-		return append(append(out, row...), otherRow...)
-	}
-	return append(append(out, otherRow...), row...)
-}
-
-// pad returns a row of side padded with NULLs for the other side.
-func (j *joinOp) pad(side int, row types.Row) types.Row {
-	out := make(types.Row, j.width[0]+j.width[1]) // zero Values are NULL
-	if side == 0 {
-		copy(out, row)
-	} else {
-		copy(out[j.width[0]:], row)
-	}
-	return out
-}
-
 func joinEmitN(res *dyntable.Chunk, k dyntable.RowKind, r types.Row, n int64) {
 	for i := int64(0); i < n; i++ {
 		res.Append(k, r)
 	}
-}
-
-// joinEncodeKey appends the canonical key encoding of r's columns cols to
-// dst and reports whether any of them is NULL. Unlike types.EncodeKey, an
-// empty cols encodes no column (not the whole row), and values equal under
-// SQL comparison encode equally: DECIMALs by numeric value whatever their
-// scale, DOUBLE -0 as 0 and every NaN alike. The join, Rank and
-// ChangelogNormalize use it for join, partition and primary keys.
-func joinEncodeKey(dst []byte, r types.Row, cols []int) ([]byte, bool) {
-	hasNull := false
-	for _, c := range cols {
-		v := r[c]
-		if v.IsNull() {
-			hasNull = true
-		}
-		dst = joinAppendValue(dst, v)
-	}
-	return dst, hasNull
-}
-
-// joinAppendValue appends a canonical, self-delimiting encoding of v whose
-// byte order is types.Compare's order for values of one kind, DECIMAL
-// included (NULL first). Values of different kinds order by kind.
-func joinAppendValue(dst []byte, v types.Value) []byte {
-	// types.AppendValue is canonical (DECIMAL by value, -0 as 0), which
-	// also makes the key bytes those the exchange hashed to route the row.
-	return types.AppendValue(dst, v)
 }

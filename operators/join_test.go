@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -243,7 +244,7 @@ func TestJoinEntryCodec(t *testing.T) {
 	}
 }
 
-// TestJoinCanonicalEncoding checks that joinAppendValue orders values of
+// TestJoinCanonicalEncoding checks that kit.AppendKeyValue orders values of
 // one kind as types.Compare does and makes SQL-equal values equal bytes.
 func TestJoinCanonicalEncoding(t *testing.T) {
 	groups := [][]types.Value{
@@ -258,13 +259,13 @@ func TestJoinCanonicalEncoding(t *testing.T) {
 	for _, g := range groups {
 		for _, a := range g {
 			for _, b := range g {
-				ea, eb := joinAppendValue(nil, a), joinAppendValue(nil, b)
+				ea, eb := kit.AppendKeyValue(nil, a), kit.AppendKeyValue(nil, b)
 				if got, want := bytes.Compare(ea, eb), types.Compare(a, b); got != want {
 					t.Errorf("%v vs %v: bytes.Compare = %d, types.Compare = %d", types.FormatRow(types.Row{a}, nil, ""), types.FormatRow(types.Row{b}, nil, ""), got, want)
 				}
 				// Prefix freedom: a composite key compares by its first column.
-				ca := append(joinAppendValue(nil, a), 0xFF)
-				cb := append(joinAppendValue(nil, b), 0x00)
+				ca := append(kit.AppendKeyValue(nil, a), 0xFF)
+				cb := append(kit.AppendKeyValue(nil, b), 0x00)
 				if types.Compare(a, b) < 0 && bytes.Compare(ca, cb) >= 0 {
 					t.Errorf("encoding of %v is not prefix-free against %v", a, b)
 				}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -85,7 +86,7 @@ func (n *normOp) process(ch dyntable.Change, res *dyntable.Chunk) error {
 			return fmt.Errorf("%s: %s row [%s] has no key column %d", normName, ch.Kind, types.FormatRow(ch.Row, nil, ", "), c)
 		}
 	}
-	key, _ := joinEncodeKey(nil, ch.Row, n.keyCols)
+	key, _ := kit.EncodeKey(nil, ch.Row, n.keyCols)
 	old, found, err := n.last.Get(key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", normName, err)

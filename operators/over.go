@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -51,7 +52,7 @@ type OverAggSpec struct {
 // State, per partition key: the rows waiting for the watermark
 // (MapState, map key the time), the rows of the current frame for
 // bounded frames (MapState, map key the time), and the accumulators
-// with the frame's row count (ValueState). Timers live in eventTimers. A
+// with the frame's row count (ValueState). Timers live in kit.Timers. A
 // RANGE frame's rows are dropped once no row still to come can see them,
 // even if the partition falls silent; ROWS and unbounded frames keep
 // theirs (a later row may still need them).
@@ -121,10 +122,10 @@ type overAggOp struct {
 	spec    OverAggSpec
 	name    string
 	codec   overAccCodec
-	pending state.MapState[ijRows] // rows waiting for the watermark
-	frame   state.MapState[ijRows] // rows of bounded frames, by time
+	pending state.MapState[kit.Rows] // rows waiting for the watermark
+	frame   state.MapState[kit.Rows] // rows of bounded frames, by time
 	accs    state.ValueState[overAcc]
-	timers  *eventTimers
+	timers  *kit.Timers
 	wm      int64
 	bounded bool
 }
@@ -150,16 +151,16 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
 	var err error
-	if o.pending, err = state.NewMapState[ijRows](ctx.State, "over.pending", ijRowsCodec{}); err != nil {
+	if o.pending, err = state.NewMapState[kit.Rows](ctx.State, "over.pending", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	if o.frame, err = state.NewMapState[ijRows](ctx.State, "over.frame", ijRowsCodec{}); err != nil {
+	if o.frame, err = state.NewMapState[kit.Rows](ctx.State, "over.frame", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
 	if o.accs, err = state.NewValueState[overAcc](ctx.State, "over.accs", o.codec); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	if o.timers, o.wm, err = openEventTimers(ctx, "over.timers"); err != nil {
+	if o.timers, o.wm, err = kit.OpenTimers(ctx, "over.timers"); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
 	return nil
@@ -168,7 +169,7 @@ func (o *overAggOp) Open(ctx *dataflow.OpContext) error {
 // SnapshotState implements dataflow.Operator: the watermark, which
 // decides what is late, goes into the checkpoint with the state.
 func (o *overAggOp) SnapshotState(dataflow.Barrier) error {
-	return o.timers.saveWatermark(o.wm)
+	return o.timers.SaveWatermark(o.wm)
 }
 
 func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) error {
@@ -192,17 +193,17 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 			o.oc.LateRecordsDropped(1) // late
 			continue
 		}
-		key, _ := joinEncodeKey(nil, row, o.spec.PartitionKeys) // NULL is a partition like any other
-		mk := appendSortableTime(nil, ts)
+		key, _ := kit.EncodeKey(nil, row, o.spec.PartitionKeys) // NULL is a partition like any other
+		mk := kit.AppendSortableTime(nil, ts)
 		cur, _, err := o.pending.Get(key, mk)
 		if err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
-		nv := cur.with(false, row)
+		nv := cur.With(false, row)
 		if err := o.pending.Put(key, mk, nv); err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
-		if err := o.timers.register(ts, overRowTag, key); err != nil {
+		if err := o.timers.Register(ts, overRowTag, key); err != nil {
 			return fmt.Errorf("%s: %w", o.name, err)
 		}
 	}
@@ -212,22 +213,22 @@ func (o *overAggOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector)
 // ProcessWatermark emits the rows whose time the watermark reached.
 func (o *overAggOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	o.wm = wm
-	fired, err := o.timers.due(wm)
+	fired, err := o.timers.Due(wm)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	var em emitter
+	var em kit.Emitter
 	for _, t := range fired {
-		if t.tag == overCleanupTag {
-			err = o.cleanup(t.key, t.ts)
+		if t.Tag == overCleanupTag {
+			err = o.cleanup(t.Key, t.Ts)
 		} else {
-			err = o.fire(t.key, t.ts, &em)
+			err = o.fire(t.Key, t.Ts, &em)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
@@ -250,11 +251,11 @@ func (o *overAggOp) cleanup(key []byte, at int64) error {
 	if !found {
 		return nil
 	}
-	if err := o.retractBefore(key, &acc, addSat(at, -o.spec.Preceding)); err != nil {
+	if err := o.retractBefore(key, &acc, kit.AddSat(at, -o.spec.Preceding)); err != nil {
 		return err
 	}
 	empty := true
-	if err := o.frame.Range(key, func([]byte, ijRows) bool { empty = false; return false }); err != nil {
+	if err := o.frame.Range(key, func([]byte, kit.Rows) bool { empty = false; return false }); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
 	if empty {
@@ -269,8 +270,8 @@ func (o *overAggOp) cleanup(key []byte, at int64) error {
 }
 
 // fire emits the pending rows of key at time ts.
-func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
-	mk := appendSortableTime(nil, ts)
+func (o *overAggOp) fire(key []byte, ts int64, em *kit.Emitter) error {
+	mk := kit.AppendSortableTime(nil, ts)
 	rows, ok, err := o.pending.Get(key, mk)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
@@ -295,7 +296,7 @@ func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
 		// RANGE: drop what fell out of [ts - Preceding, ts], add the
 		// peers, emit them all with the same values.
 		if o.bounded {
-			if err := o.retractBefore(key, &acc, addSat(ts, -o.spec.Preceding)); err != nil {
+			if err := o.retractBefore(key, &acc, kit.AddSat(ts, -o.spec.Preceding)); err != nil {
 				return err
 			}
 		}
@@ -305,13 +306,13 @@ func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
 			}
 		}
 		for _, r := range rows.Rows {
-			em.add(dyntable.Insert, o.result(r, &acc))
+			em.Add(dyntable.Insert, o.result(r, &acc))
 		}
 		if o.bounded {
 			if err := o.appendFrame(key, mk, rows.Rows); err != nil {
 				return err
 			}
-			if err := o.timers.register(addSat(addSat(ts, o.spec.Preceding), 1), overCleanupTag, key); err != nil {
+			if err := o.timers.Register(kit.AddSat(kit.AddSat(ts, o.spec.Preceding), 1), overCleanupTag, key); err != nil {
 				return fmt.Errorf("%s: %w", o.name, err)
 			}
 		}
@@ -333,7 +334,7 @@ func (o *overAggOp) fire(key []byte, ts int64, em *emitter) error {
 					}
 				}
 			}
-			em.add(dyntable.Insert, o.result(r, &acc))
+			em.Add(dyntable.Insert, o.result(r, &acc))
 		}
 	}
 	if err := o.accs.Put(key, acc); err != nil {
@@ -390,7 +391,7 @@ func (o *overAggOp) appendFrame(key, mk []byte, rows []types.Row) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	nv := cur.with(false, rows...)
+	nv := cur.With(false, rows...)
 	if err := o.frame.Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
@@ -404,8 +405,8 @@ func (o *overAggOp) retractBefore(key []byte, acc *overAcc, lo int64) error {
 		rows []types.Row
 	}
 	var gone []old
-	err := o.frame.Range(key, func(mk []byte, v ijRows) bool {
-		if sortableTime(mk) >= lo {
+	err := o.frame.Range(key, func(mk []byte, v kit.Rows) bool {
+		if kit.SortableTime(mk) >= lo {
 			return false
 		}
 		gone = append(gone, old{append([]byte(nil), mk...), v.Rows})
@@ -430,8 +431,8 @@ func (o *overAggOp) retractBefore(key []byte, acc *overAcc, lo int64) error {
 // retractOldest removes the first row of the frame of key.
 func (o *overAggOp) retractOldest(key []byte, acc *overAcc) error {
 	var first []byte
-	var v ijRows
-	err := o.frame.Range(key, func(mk []byte, x ijRows) bool {
+	var v kit.Rows
+	err := o.frame.Range(key, func(mk []byte, x kit.Rows) bool {
 		first, v = append([]byte(nil), mk...), x
 		return false
 	})
@@ -448,7 +449,7 @@ func (o *overAggOp) retractOldest(key []byte, acc *overAcc) error {
 	if len(v.Rows) == 1 {
 		err = o.frame.Delete(key, first)
 	} else {
-		err = o.frame.Put(key, first, ijRows{Rows: v.Rows[1:], Matched: v.Matched[1:]})
+		err = o.frame.Put(key, first, kit.Rows{Rows: v.Rows[1:], Matched: v.Matched[1:]})
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)

@@ -3,6 +3,7 @@ package operators
 import (
 	"testing"
 
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -141,8 +142,8 @@ func TestOverRangeStateCleanup(t *testing.T) {
 	o := op.(*overAggOp)
 	frameRows := func() int {
 		n := 0
-		key, _ := joinEncodeKey(nil, joinRow(1), []int{0})
-		if err := o.frame.Range(key, func(_ []byte, v ijRows) bool { n += len(v.Rows); return true }); err != nil {
+		key, _ := kit.EncodeKey(nil, joinRow(1), []int{0})
+		if err := o.frame.Range(key, func(_ []byte, v kit.Rows) bool { n += len(v.Rows); return true }); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -163,7 +164,7 @@ func TestOverRangeStateCleanup(t *testing.T) {
 	if n := frameRows(); n != 0 {
 		t.Fatalf("at wm 4.5 s the frame holds %d rows, want 0", n)
 	}
-	key, _ := joinEncodeKey(nil, joinRow(1), []int{0})
+	key, _ := kit.EncodeKey(nil, joinRow(1), []int{0})
 	if _, ok, _ := o.accs.Get(key); ok {
 		t.Fatal("the accumulators of the silent partition are still there")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -251,7 +252,7 @@ func (s RankSpec) checkColumns(op string) (laterFirst bool, err error) {
 func appendSortKey(dst []byte, order []SortKey, row types.Row) []byte {
 	for _, o := range order {
 		start := len(dst)
-		dst = joinAppendValue(dst, row[o.Col])
+		dst = kit.AppendKeyValue(dst, row[o.Col])
 		if o.Desc {
 			for i := start; i < len(dst); i++ {
 				dst[i] = ^dst[i]
@@ -296,7 +297,7 @@ func (r *rankOp) process(ch dyntable.Change, res *dyntable.Chunk) error {
 	if ch.Kind.IsRetract() && r.spec.InputInsertOnly {
 		return fmt.Errorf("%s: %s of row [%s] on an input declared insert-only", rankName, ch.Kind, types.FormatRow(row, nil, ", "))
 	}
-	pk, _ := joinEncodeKey(nil, row, r.spec.PartitionKeys)
+	pk, _ := kit.EncodeKey(nil, row, r.spec.PartitionKeys)
 	// The first k+1 entries: the visible ranks plus the row that a
 	// retraction would promote (at least 2, to see when a partition
 	// becomes empty).

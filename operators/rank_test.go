@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -169,7 +170,7 @@ func TestRankInsertOnlyStateIsBounded(t *testing.T) {
 	}
 	r := op.(*rankOp)
 	for p := 0; p < 2; p++ {
-		pk, _ := joinEncodeKey(nil, joinRow(p), []int{0})
+		pk, _ := kit.EncodeKey(nil, joinRow(p), []int{0})
 		n := 0
 		if err := r.entries.Range(pk, func([]byte, types.Row) bool { n++; return true }); err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -77,7 +78,7 @@ func (j *semiJoinOp) Open(ctx *dataflow.OpContext) error {
 	for side, ks := range j.keys {
 		for _, k := range ks {
 			if k < 0 || k >= j.width[side] {
-				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, joinSideName(side), k, j.width[side])
+				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, kit.SideName(side), k, j.width[side])
 			}
 		}
 	}
@@ -98,7 +99,7 @@ func (j *semiJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Col
 	res := &dyntable.Chunk{}
 	for _, ch := range c.Changes {
 		if len(ch.Row) != j.width[input] {
-			return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, joinSideName(input), types.FormatRow(ch.Row, nil, ", "), len(ch.Row), j.width[input])
+			return fmt.Errorf("%s: %s row [%s] has %d columns, want %d", j.name, kit.SideName(input), types.FormatRow(ch.Row, nil, ", "), len(ch.Row), j.width[input])
 		}
 		var err error
 		if input == 0 {
@@ -133,7 +134,7 @@ func (j *semiJoinOp) matches(left, right types.Row) (bool, error) {
 }
 
 func (j *semiJoinOp) left(ch dyntable.Change, res *dyntable.Chunk) error {
-	key, hasNull := joinEncodeKey(nil, ch.Row, j.keys[0])
+	key, hasNull := kit.EncodeKey(nil, ch.Row, j.keys[0])
 	rowKey := types.EncodeRow(nil, ch.Row)
 	e, found, err := j.sides[0].Get(key, rowKey)
 	if err != nil {
@@ -192,7 +193,7 @@ func (j *semiJoinOp) left(ch dyntable.Change, res *dyntable.Chunk) error {
 }
 
 func (j *semiJoinOp) right(ch dyntable.Change, res *dyntable.Chunk) error {
-	key, hasNull := joinEncodeKey(nil, ch.Row, j.keys[1])
+	key, hasNull := kit.EncodeKey(nil, ch.Row, j.keys[1])
 	if hasNull {
 		return nil // matches no left row, now or later
 	}

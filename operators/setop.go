@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -129,7 +130,7 @@ func (s *setOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collecto
 	if input != 0 && input != 1 {
 		return fmt.Errorf("%s: unknown input %d", s.name, input)
 	}
-	var e emitter
+	var e kit.Emitter
 	for _, ch := range c.Changes {
 		if len(ch.Row) != s.width {
 			return fmt.Errorf("%s: row [%s] has %d columns, want %d", s.name, types.FormatRow(ch.Row, nil, ", "), len(ch.Row), s.width)
@@ -165,12 +166,12 @@ func (s *setOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collecto
 		}
 		d := s.kind.Multiplicity(now.l, now.r) - s.kind.Multiplicity(old.l, old.r)
 		for ; d > 0; d-- {
-			e.add(dyntable.Insert, ch.Row)
+			e.Add(dyntable.Insert, ch.Row)
 		}
 		for ; d < 0; d++ {
-			e.add(dyntable.Delete, ch.Row)
+			e.Add(dyntable.Delete, ch.Row)
 		}
 	}
-	e.flush(out)
+	e.Flush(out)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -60,7 +61,7 @@ type TemporalJoinSpec struct {
 //
 // State, per join key: the pending left rows (MapState by time, rows in
 // arrival order) and the right versions (MapState by time); timers in
-// eventTimers at each left row's time and each version's time.
+// kit.Timers at each left row's time and each version's time.
 func NewTemporalJoin(spec TemporalJoinSpec) dataflow.Operator {
 	return &temporalJoinOp{spec: spec}
 }
@@ -99,8 +100,8 @@ type temporalJoinOp struct {
 	name     string
 	left     state.MapState[tjLeftRows]
 	versions state.MapState[tjVersion]
-	timers   *eventTimers
-	shape    joinOp
+	timers   *kit.Timers
+	shape    kit.Shape
 	outer    bool
 }
 
@@ -116,11 +117,11 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) || len(s.Join.LeftKeys) == 0 {
 		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
 	}
-	j.shape.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
+	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	for side, cols := range [2][]int{append([]int{s.LeftTime}, s.Join.LeftKeys...), append([]int{s.RightTime}, s.Join.RightKeys...)} {
 		for _, c := range cols {
-			if c < 0 || c >= j.shape.width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), c, j.shape.width[side])
+			if c < 0 || c >= j.shape.Width[side] {
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), c, j.shape.Width[side])
 			}
 		}
 	}
@@ -132,7 +133,7 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if j.versions, err = state.NewMapState[tjVersion](ctx.State, "temporaljoin.versions", tjVersionCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.timers, err = newEventTimers(ctx, "temporaljoin.timers"); err != nil {
+	if j.timers, err = kit.NewTimers(ctx, "temporaljoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil
@@ -151,7 +152,7 @@ func (j *temporalJoinOp) rowTime(row types.Row, col int) (int64, bool, error) {
 }
 
 func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
-	var em emitter
+	var em kit.Emitter
 	for _, ch := range c.Changes {
 		var err error
 		switch input {
@@ -166,27 +167,27 @@ func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
-func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
+func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *kit.Emitter) error {
 	row := ch.Row
-	if len(row) != j.shape.width[0] {
-		return fmt.Errorf("%s: left row has %d columns, want %d", j.name, len(row), j.shape.width[0])
+	if len(row) != j.shape.Width[0] {
+		return fmt.Errorf("%s: left row has %d columns, want %d", j.name, len(row), j.shape.Width[0])
 	}
 	ts, ok, err := j.rowTime(row, j.spec.LeftTime)
 	if err != nil {
 		return err
 	}
-	key, hasNull := joinEncodeKey(nil, row, j.spec.Join.LeftKeys)
+	key, hasNull := kit.EncodeKey(nil, row, j.spec.Join.LeftKeys)
 	if !ok || hasNull {
 		if j.outer {
-			em.add(ch.Kind, j.shape.pad(0, row))
+			em.Add(ch.Kind, j.shape.Pad(0, row))
 		}
 		return nil
 	}
-	mk := appendSortableTime(nil, ts)
+	mk := kit.AppendSortableTime(nil, ts)
 	cur, _, err := j.left.Get(key, mk)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
@@ -195,7 +196,7 @@ func (j *temporalJoinOp) processLeft(ch dyntable.Change, em *emitter) error {
 	if err := j.left.Put(key, mk, nv); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	return j.timers.register(ts, 0, key)
+	return j.timers.Register(ts, 0, key)
 }
 
 func (j *temporalJoinOp) processRight(ch dyntable.Change) error {
@@ -203,22 +204,22 @@ func (j *temporalJoinOp) processRight(ch dyntable.Change) error {
 		return nil // the following +U is the new version
 	}
 	row := ch.Row
-	if len(row) != j.shape.width[1] {
-		return fmt.Errorf("%s: right row has %d columns, want %d", j.name, len(row), j.shape.width[1])
+	if len(row) != j.shape.Width[1] {
+		return fmt.Errorf("%s: right row has %d columns, want %d", j.name, len(row), j.shape.Width[1])
 	}
 	ts, ok, err := j.rowTime(row, j.spec.RightTime)
 	if err != nil {
 		return err
 	}
-	key, hasNull := joinEncodeKey(nil, row, j.spec.Join.RightKeys)
+	key, hasNull := kit.EncodeKey(nil, row, j.spec.Join.RightKeys)
 	if !ok || hasNull {
 		return nil // can never be looked up
 	}
-	mk := appendSortableTime(nil, ts)
+	mk := kit.AppendSortableTime(nil, ts)
 	if err := j.versions.Put(key, mk, tjVersion{Row: row, Deleted: ch.Kind == dyntable.Delete}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	return j.timers.register(ts, 0, key)
+	return j.timers.Register(ts, 0, key)
 }
 
 // tjOut is an output row with its sort position.
@@ -233,18 +234,18 @@ type tjOut struct {
 // ProcessWatermark joins the left rows the watermark reached and drops
 // the versions no later left row can see.
 func (j *temporalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
-	fired, err := j.timers.due(wm)
+	fired, err := j.timers.Due(wm)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	seen := map[string]bool{}
 	var outs []tjOut
 	for _, t := range fired {
-		if seen[string(t.key)] {
+		if seen[string(t.Key)] {
 			continue
 		}
-		seen[string(t.key)] = true
-		if outs, err = j.fire(t.key, wm, outs); err != nil {
+		seen[string(t.Key)] = true
+		if outs, err = j.fire(t.Key, wm, outs); err != nil {
 			return err
 		}
 	}
@@ -257,11 +258,11 @@ func (j *temporalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 		}
 		return outs[a].seq < outs[b].seq
 	})
-	var em emitter
+	var em kit.Emitter
 	for _, o := range outs {
-		em.add(o.kind, o.row)
+		em.Add(o.kind, o.row)
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
@@ -275,7 +276,7 @@ type tjTimed struct {
 func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, error) {
 	var vers []tjTimed
 	err := j.versions.Range(key, func(mk []byte, v tjVersion) bool {
-		vers = append(vers, tjTimed{mk: append([]byte(nil), mk...), ts: sortableTime(mk), v: v})
+		vers = append(vers, tjTimed{mk: append([]byte(nil), mk...), ts: kit.SortableTime(mk), v: v})
 		return true
 	})
 	if err != nil {
@@ -285,7 +286,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 	var done [][]byte
 	var rangeErr error
 	err = j.left.Range(key, func(mk []byte, v tjLeftRows) bool {
-		lt := sortableTime(mk)
+		lt := kit.SortableTime(mk)
 		if lt > wm {
 			return false
 		}
@@ -295,7 +296,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 		for ri, row := range v.Rows {
 			var joined types.Row
 			if i >= 0 && !vers[i].v.Deleted {
-				joined = j.shape.concat(0, row, vers[i].v.Row)
+				joined = j.shape.Concat(0, row, vers[i].v.Row)
 				if c := j.spec.Join.Condition; c != nil {
 					ok, err := c(joined)
 					if err != nil {
@@ -308,7 +309,7 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 				}
 			}
 			if joined == nil && j.outer {
-				joined = j.shape.pad(0, row)
+				joined = j.shape.Pad(0, row)
 			}
 			if joined != nil {
 				outs = append(outs, tjOut{ts: lt, key: string(key), seq: len(outs), kind: v.Kinds[ri], row: joined})
@@ -348,14 +349,14 @@ type tjLeftRows struct {
 	Kinds []dyntable.RowKind
 }
 
-// withKind returns v with row of kind k appended (in place, as ijRows.with).
+// withKind returns v with row of kind k appended (in place, as kit.Rows.with).
 func (v tjLeftRows) withKind(k dyntable.RowKind, row types.Row) tjLeftRows {
 	v.Rows = append(v.Rows, row)
 	v.Kinds = append(v.Kinds, k)
 	return v
 }
 
-// tjLeftCodec serializes tjLeftRows in ijRowsCodec's layout with the
+// tjLeftCodec serializes tjLeftRows in kit.RowsCodec's layout with the
 // row kind in the flag byte: state written when the left input was
 // append-only (flag 0) reads back as +I rows.
 type tjLeftCodec struct{}
@@ -393,7 +394,7 @@ func (tjLeftCodec) Decode(b []byte) (tjLeftRows, error) {
 		}
 		rest = rest[1+k+int(l):]
 	}
-	v, err := ijRowsCodec{}.Decode(b) // reads the flag byte 1 as matched; unused here
+	v, err := kit.RowsCodec{}.Decode(b) // reads the flag byte 1 as matched; unused here
 	if err != nil {
 		return tjLeftRows{}, err
 	}

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
 // The pending left rows keep their kinds; state written by the
-// append-only version (ijRowsCodec, flag byte 0) reads back as +I rows.
+// append-only version (kit.RowsCodec, flag byte 0) reads back as +I rows.
 func TestTemporalJoinLeftStateKinds(t *testing.T) {
 	r1, r2 := types.Row{types.NewString("o1")}, types.Row{types.NewString("o2")}
 	in := tjLeftRows{Rows: []types.Row{r1, r2}, Kinds: []dyntable.RowKind{dyntable.UpdateBefore, dyntable.Delete}}
@@ -19,7 +20,7 @@ func TestTemporalJoinLeftStateKinds(t *testing.T) {
 	if len(got.Rows) != 2 || got.Kinds[0] != dyntable.UpdateBefore || got.Kinds[1] != dyntable.Delete || got.Rows[1][0].Str() != "o2" {
 		t.Errorf("round trip: %+v", got)
 	}
-	old := ijRowsCodec{}.Encode(nil, ijRows{Rows: []types.Row{r1}, Matched: []bool{false}})
+	old := kit.RowsCodec{}.Encode(nil, kit.Rows{Rows: []types.Row{r1}, Matched: []bool{false}})
 	got, err = tjLeftCodec{}.Decode(old)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -25,7 +26,7 @@ func tmRight(t *testing.T, j *temporalJoinOp, c *tjCollector, kind string, vals 
 
 func tmVersions(t *testing.T, j *temporalJoinOp, cur string) int {
 	t.Helper()
-	key, _ := joinEncodeKey(nil, types.Row{types.NewString(cur)}, []int{0})
+	key, _ := kit.EncodeKey(nil, types.Row{types.NewString(cur)}, []int{0})
 	n := 0
 	if err := j.versions.Range(key, func([]byte, tjVersion) bool { n++; return true }); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -24,7 +25,7 @@ import (
 //
 // Its watermark survives checkpoints: at each barrier it files the last
 // watermark it emitted in keyed state (under the key-group anchors of its
-// subtask, see eventTimers), and a restored assigner starts from the
+// subtask, see kit.KeyGroupAnchor), and a restored assigner starts from the
 // lowest of the restored values, emitting it with its first chunk.
 type WatermarkAssigner struct {
 	dataflow.BaseOperator
@@ -72,13 +73,13 @@ func (w *WatermarkAssigner) Open(ctx *dataflow.OpContext) error {
 		return nil
 	}
 	var err error
-	if w.saved, err = state.NewValueState[int64](ctx.State, "watermark", int64Codec{}); err != nil {
+	if w.saved, err = state.NewValueState[int64](ctx.State, "watermark", kit.Int64Codec{}); err != nil {
 		return err
 	}
 	w.groups = state.RangeFor(ctx.Subtask, max(ctx.Parallelism, 1))
 	restored, found := int64(dataflow.MaxWatermark), false
 	for kg := w.groups.Start; kg < w.groups.End; kg++ {
-		v, ok, err := w.saved.Get(timerAnchor(kg))
+		v, ok, err := w.saved.Get(kit.KeyGroupAnchor(kg))
 		if err != nil {
 			return err
 		}
@@ -98,7 +99,7 @@ func (w *WatermarkAssigner) SnapshotState(dataflow.Barrier) error {
 		return nil
 	}
 	for kg := w.groups.Start; kg < w.groups.End; kg++ {
-		if err := w.saved.Put(timerAnchor(kg), w.wm); err != nil {
+		if err := w.saved.Put(kit.KeyGroupAnchor(kg), w.wm); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -92,7 +93,7 @@ func (b *builder) finish(root Node) error {
 // aggregation consumed: sessions are only known when they close, so the
 // function cannot emit rows on its own.
 func unaggregatedSession(n Node) error {
-	if w, ok := n.(*WindowTVFNode); ok && w.Window.Kind == operators.WindowSession && !w.Fused {
+	if w, ok := n.(*WindowTVFNode); ok && w.Window.Kind == window.WindowSession && !w.Fused {
 		return w.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 	}
 	for _, in := range n.Inputs() {

@@ -152,6 +152,7 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	}
 	var aggs []operators.AggCall
 	var aggText []string
+	var distinctArgs []expr.Expr // for splitDistinct: DISTINCT arguments without FILTER
 	aggIndex := map[ast.ExprNode]int{}
 	byText := map[string]int{}
 	retracts := in.node.Mode().HasUpdates()
@@ -178,6 +179,17 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 				pre = append(pre, arg)
 			}
 		}
+		var darg expr.Expr
+		if call.Distinct && len(c.Args) > 0 {
+			a := c.Args[0]
+			if _, fa, ok := parser.AggFilter(c); ok {
+				a = fa
+			}
+			if darg, err = expr.Bind(a, inScope, b.stmt.ErrorAtNode); err != nil {
+				return rel{}, err
+			}
+		}
+		distinctArgs = append(distinctArgs, darg)
 		byText[text] = len(aggs)
 		aggIndex[c] = len(aggs)
 		aggs = append(aggs, call)
@@ -238,10 +250,19 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	} else {
 		// GROUP BY window_start, window_end: a window aggregation (build_window_agg.go).
 		var err error
-		if aggNode, err = b.windowAggregate(newAgg(preNode, keys, aggs, aggText, aggCols)); err != nil {
+		agg := newAgg(preNode, keys, aggs, aggText, aggCols)
+		if aggNode, err = b.windowAggregate(agg); err != nil {
 			return rel{}, err
 		}
-		if aggNode, err = b.withMiniBatch(aggNode); err != nil {
+		var split Node
+		if aggNode == agg { // a group aggregation (build_agg_split.go)
+			if split, err = b.splitDistinct(in.node, pre, preCols, agg, distinctArgs); err != nil {
+				return rel{}, b.errf(sel, "%v", err)
+			}
+		}
+		if split != nil {
+			aggNode = split
+		} else if aggNode, err = b.withMiniBatch(aggNode); err != nil {
 			return rel{}, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -350,9 +351,9 @@ func newWindowJoin(jn *JoinNode) *WindowJoinNode {
 			continue
 		}
 		switch lc {
-		case operators.WinStart:
+		case window.WinStart:
 			start = i
-		case operators.WinEnd:
+		case window.WinEnd:
 			end = i
 		}
 	}

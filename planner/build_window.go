@@ -6,7 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -80,7 +80,7 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 	if attr == attrNone {
 		return rel{}, errAt("%s: column '%s' is not a time attribute: declare WATERMARK FOR %s on the table, or use a PROCTIME() column", tvf.Func, tvf.TimeCol, tvf.TimeCol)
 	}
-	if attr == attrProctime && spec.Kind == operators.WindowSession {
+	if attr == attrProctime && spec.Kind == window.WindowSession {
 		return rel{}, errAt("SESSION windows over processing time are not supported")
 	}
 	n := &WindowTVFNode{Window: spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: errAt}
@@ -109,18 +109,18 @@ func (b *builder) buildWindowTVF(tvf *parser.WindowTVF, tn *ast.TableName, alias
 }
 
 // windowSpecOf converts the parsed call's sizes.
-func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
+func windowSpecOf(tvf *parser.WindowTVF) (window.WindowSpec, error) {
 	iv := tvf.Intervals
-	var s operators.WindowSpec
+	var s window.WindowSpec
 	switch tvf.Func {
 	case "TUMBLE":
-		s = operators.WindowSpec{Kind: operators.WindowTumble, Size: int64(iv[0])}
+		s = window.WindowSpec{Kind: window.WindowTumble, Size: int64(iv[0])}
 	case "HOP":
-		s = operators.WindowSpec{Kind: operators.WindowHop, Slide: int64(iv[0]), Size: int64(iv[1])}
+		s = window.WindowSpec{Kind: window.WindowHop, Slide: int64(iv[0]), Size: int64(iv[1])}
 	case "CUMULATE":
-		s = operators.WindowSpec{Kind: operators.WindowCumulate, Slide: int64(iv[0]), Size: int64(iv[1])}
+		s = window.WindowSpec{Kind: window.WindowCumulate, Slide: int64(iv[0]), Size: int64(iv[1])}
 	case "SESSION":
-		s = operators.WindowSpec{Kind: operators.WindowSession, Size: int64(iv[0])}
+		s = window.WindowSpec{Kind: window.WindowSession, Size: int64(iv[0])}
 	default:
 		return s, fmt.Errorf("unknown window function %s", tvf.Func)
 	}
@@ -130,7 +130,7 @@ func windowSpecOf(tvf *parser.WindowTVF) (operators.WindowSpec, error) {
 
 // windowColOf traces column col of n through projections to a window
 // column: the window node and which column it is.
-func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {
+func windowColOf(n Node, col int) (Node, window.WindowCol, bool) {
 	switch x := n.(type) {
 	case *CalcNode:
 		if idx, ok := expr.ColumnIndex(x.Proj[col]); ok {
@@ -139,10 +139,10 @@ func windowColOf(n Node, col int) (Node, operators.WindowCol, bool) {
 	case *WindowTVFNode:
 		nIn := len(x.inputs[0].Columns())
 		if col >= nIn {
-			return x, operators.WinStart + operators.WindowCol(col-nIn), true
+			return x, window.WinStart + window.WindowCol(col-nIn), true
 		}
 	case *WindowAggNode:
-		if col < len(x.Out) && x.Out[col].Kind != operators.WinKey {
+		if col < len(x.Out) && x.Out[col].Kind != window.WinKey {
 			return x, x.Out[col].Kind, true
 		}
 	case *RankNode:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 )
 
 // windowAggregate turns a group aggregation whose GROUP BY holds the
@@ -17,24 +18,24 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 	var tvf *WindowTVFNode
 	var start, end bool
 	timeKey := -1
-	out := make([]operators.WindowOutCol, len(agg.GroupKeys))
+	out := make([]window.WindowOutCol, len(agg.GroupKeys))
 	var keys []int
 	for i, k := range agg.GroupKeys {
 		if wn, kind, ok := windowColOf(pre, k); ok {
 			if t, isTVF := wn.(*WindowTVFNode); isTVF && (tvf == nil || tvf == t) {
 				tvf = t
-				out[i] = operators.WindowOutCol{Kind: kind}
-				start = start || kind == operators.WinStart
-				end = end || kind == operators.WinEnd
+				out[i] = window.WindowOutCol{Kind: kind}
+				start = start || kind == window.WinStart
+				end = end || kind == window.WinEnd
 				timeKey = k
 				continue
 			}
 		}
-		out[i] = operators.WindowOutCol{Kind: operators.WinKey, Key: len(keys)}
+		out[i] = window.WindowOutCol{Kind: window.WinKey, Key: len(keys)}
 		keys = append(keys, k)
 	}
 	if tvf == nil {
-		if t := findWindowTVF(pre); t != nil && t.Window.Kind == operators.WindowSession {
+		if t := findWindowTVF(pre); t != nil && t.Window.Kind == window.WindowSession {
 			return nil, t.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 		}
 		if n := cascadedWindowAggregate(agg); n != nil {
@@ -43,7 +44,7 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 		return agg, nil
 	}
 	if !start || !end {
-		if tvf.Window.Kind == operators.WindowSession {
+		if tvf.Window.Kind == window.WindowSession {
 			return nil, tvf.errAt("SESSION windows must be aggregated with GROUP BY window_start, window_end")
 		}
 		// GROUP BY window_start alone is an ordinary, updating aggregation
@@ -59,7 +60,7 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 			return nil, tvf.errAt("in a window aggregation the window columns can only be GROUP BY keys, not aggregate arguments")
 		}
 	}
-	if tvf.Window.Kind == operators.WindowSession {
+	if tvf.Window.Kind == window.WindowSession {
 		for _, p := range tvf.PartitionBy {
 			found := false
 			for _, k := range keys {
@@ -110,14 +111,14 @@ func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
 	}
 	var win Node
 	startCol, endCol := -1, -1
-	out := make([]operators.WindowOutCol, len(agg.GroupKeys))
+	out := make([]window.WindowOutCol, len(agg.GroupKeys))
 	var keys []int
 	for i, k := range agg.GroupKeys {
 		if wn, kind, ok := windowColOf(pre, k); ok && (win == nil || wn == win) {
-			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && (kind == operators.WinStart || kind == operators.WinEnd) {
+			if wa, isAgg := wn.(*WindowAggNode); isAgg && !wa.ProcTime && (kind == window.WinStart || kind == window.WinEnd) {
 				win = wn
-				out[i] = operators.WindowOutCol{Kind: kind}
-				if kind == operators.WinStart {
+				out[i] = window.WindowOutCol{Kind: kind}
+				if kind == window.WinStart {
 					startCol = k
 				} else {
 					endCol = k
@@ -125,7 +126,7 @@ func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
 				continue
 			}
 		}
-		out[i] = operators.WindowOutCol{Kind: operators.WinKey, Key: len(keys)}
+		out[i] = window.WindowOutCol{Kind: window.WinKey, Key: len(keys)}
 		keys = append(keys, k)
 	}
 	if startCol < 0 || endCol < 0 {
@@ -136,7 +137,7 @@ func cascadedWindowAggregate(agg *AggNode) *WindowAggNode {
 	keys = append(keys, startCol)
 	in := pre.Columns()
 	return &WindowAggNode{nodeBase: nodeBase{cols: agg.cols, inputs: []Node{pre}},
-		Window: operators.WindowSpec{Kind: operators.WindowAssigned}, TimeCol: endCol,
+		Window: window.WindowSpec{Kind: window.WindowAssigned}, TimeCol: endCol,
 		TimeName: in[startCol].Name + ", " + in[endCol].Name, Keys: keys, Out: out, Aggs: agg.Aggs, AggText: agg.AggText,
 		StartKey: startKey}
 }

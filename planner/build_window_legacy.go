@@ -8,7 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/parser"
 	"github.com/streamsql/streamsql/types"
 )
@@ -34,7 +34,7 @@ var legacyColumns = [3]string{"$window_start", "$window_end", "$window_time"}
 type legacyWindow struct {
 	fn      string
 	timeCol string
-	spec    operators.WindowSpec
+	spec    window.WindowSpec
 	errAt   func(format string, args ...any) error
 }
 
@@ -87,7 +87,7 @@ func (b *builder) legacyGroupWindow(in rel, sel *ast.SelectStmt, fields []field)
 	if attr == attrNone {
 		return rel{}, lw.errAt("%s: column '%s' is not a time attribute: declare WATERMARK FOR %s on the table, or use a PROCTIME() column", lw.fn, lw.timeCol, lw.timeCol)
 	}
-	if attr == attrProctime && lw.spec.Kind == operators.WindowSession {
+	if attr == attrProctime && lw.spec.Kind == window.WindowSession {
 		return rel{}, lw.errAt("SESSION windows over processing time are not supported")
 	}
 	n := &WindowTVFNode{Window: lw.spec, TimeCol: tc, ProcTime: attr == attrProctime, errAt: lw.errAt}
@@ -185,11 +185,11 @@ func (b *builder) legacyCall(fc *ast.FuncCallExpr, name string, scope []expr.Col
 	lw := &legacyWindow{fn: name, timeCol: cn.Name.Name.O}
 	switch name {
 	case "TUMBLE":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowTumble, Size: ds[0]}
+		lw.spec = window.WindowSpec{Kind: window.WindowTumble, Size: ds[0]}
 	case "HOP":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowHop, Slide: ds[0], Size: ds[1]}
+		lw.spec = window.WindowSpec{Kind: window.WindowHop, Slide: ds[0], Size: ds[1]}
 	case "SESSION":
-		lw.spec = operators.WindowSpec{Kind: operators.WindowSession, Size: ds[0]}
+		lw.spec = window.WindowSpec{Kind: window.WindowSession, Size: ds[0]}
 	}
 	if err := lw.spec.Validate(); err != nil {
 		return nil, b.errf(fc, "%s: %v", name, err)

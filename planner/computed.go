@@ -151,7 +151,7 @@ func checkMetadata(stmt *parser.Statement, ct *connectors.Table, conn connectors
 			sort.Strings(known)
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': connector '%s' has no metadata key '%s'; it has %s", m.Name, conn.Name(), m.Key, strings.Join(known, ", "))
 		}
-		if ty.ID != m.Type.ID {
+		if ty.ID != m.Type.ID || ty.IsComposite() && !ty.Equal(m.Type) {
 			return stmt.ErrorAtIdent(m.Name, nil, "column '%s': metadata '%s' is %s, not %s", m.Name, m.Key, ty, m.Type)
 		}
 	}

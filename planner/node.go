@@ -7,7 +7,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 )
 
 // Node is a node of a stream plan. Each kind of node lives in a file of
@@ -118,7 +118,7 @@ func rowtimeOnly(n Node) []timeAttr {
 func windowTimeOnly(n Node) []timeAttr {
 	attrs := n.timeAttrs()
 	for i := range attrs {
-		if _, kind, ok := windowColOf(n, i); !ok || kind != operators.WinTime {
+		if _, kind, ok := windowColOf(n, i); !ok || kind != window.WinTime {
 			attrs[i] = attrNone
 		}
 	}

@@ -20,6 +20,10 @@ type AggNode struct {
 	// MiniBatch is the mini-batch setting (table.exec.mini-batch.*),
 	// zero when off.
 	MiniBatch operators.MiniBatch
+	// Phase is "PARTIAL" or "FINAL" for the two levels of a split
+	// distinct aggregation (build_agg_split.go), else empty; EXPLAIN shows
+	// it as Flink does (partialFinalType).
+	Phase string
 }
 
 func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
@@ -51,8 +55,11 @@ func (n *AggNode) Explain() string {
 	}
 	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.GroupKeys):])...)
 	mb := ""
+	if n.Phase != "" {
+		mb = ", partialFinalType=[" + n.Phase + "]"
+	}
 	if n.MiniBatch.On() {
-		mb = ", miniBatch=[" + n.MiniBatch.String() + "]"
+		mb += ", miniBatch=[" + n.MiniBatch.String() + "]"
 	}
 	if len(n.GroupKeys) == 0 {
 		return fmt.Sprintf("GroupAggregate(select=[%s]%s)", strings.Join(sel, ", "), mb)

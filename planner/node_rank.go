@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 )
 
 // RankNode is ROW_NUMBER() filtered to a range, and ORDER BY ... LIMIT.
@@ -72,9 +73,9 @@ func (n *RankNode) windowEnd() (endCol int, ok bool) {
 		}
 		win = wn
 		switch kind {
-		case operators.WinStart:
+		case window.WinStart:
 			start = true
-		case operators.WinEnd:
+		case window.WinEnd:
 			end, endCol = true, k
 		}
 	}
@@ -171,13 +172,13 @@ func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Nod
 	switch name {
 	case rankWindowTopN, rankWindowDeduplicate:
 		endCol, _ := n.windowEnd()
-		spec := operators.WindowRankSpec{PartitionKeys: n.PartitionKeys, EndCol: endCol, OrderBy: n.OrderBy,
+		spec := window.WindowRankSpec{PartitionKeys: n.PartitionKeys, EndCol: endCol, OrderBy: n.OrderBy,
 			Offset: n.Offset, Limit: n.Limit, OutputRank: n.OutputRank}
-		if _, err := operators.NewWindowRank(spec); err != nil {
+		if _, err := window.NewWindowRank(spec); err != nil {
 			return nil, err
 		}
 		name, ttl = rankWindowTopN, false // cleaned by time
-		newOp = func(int) (dataflow.Operator, error) { return operators.NewWindowRank(spec) }
+		newOp = func(int) (dataflow.Operator, error) { return window.NewWindowRank(spec) }
 	default:
 		spec := operators.RankSpec{PartitionKeys: n.PartitionKeys, OrderBy: n.OrderBy, Offset: n.Offset,
 			Limit: n.Limit, OutputRank: n.OutputRank, Width: len(n.inputs[0].Columns()),

@@ -6,6 +6,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 )
 
 // Joins over time: each is a regular join's keys, type and residual
@@ -99,9 +100,9 @@ func (n *WindowJoinNode) timeAttrs() []timeAttr {
 }
 
 func (n *WindowJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	spec := operators.WindowJoinSpec{Join: n.spec(), LeftEnd: n.LeftEnd, RightEnd: n.RightEnd}
+	spec := window.WindowJoinSpec{Join: n.spec(), LeftEnd: n.LeftEnd, RightEnd: n.RightEnd}
 	return t.keyed(n, ins, &dataflow.Node{Name: "WindowJoin",
-		NewOperator: func(int) (dataflow.Operator, error) { return operators.NewWindowJoin(spec), nil }}), nil
+		NewOperator: func(int) (dataflow.Operator, error) { return window.NewWindowJoin(spec), nil }}), nil
 }
 
 func (n *WindowJoinNode) withInputs(ins []Node) Node { return copyOver(n, ins) }

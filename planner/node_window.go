@@ -8,6 +8,7 @@ import (
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/window"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -19,7 +20,7 @@ import (
 // window_start, window_end and window_time.
 type WindowTVFNode struct {
 	nodeBase
-	Window   operators.WindowSpec
+	Window   window.WindowSpec
 	TimeCol  int // input column of the time attribute
 	ProcTime bool
 	// PartitionBy are the input columns of SESSION's PARTITION BY.
@@ -75,17 +76,17 @@ func (n *WindowTVFNode) translate(t *translator, ins []*dataflow.Node) (*dataflo
 		return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewCalc(nil, proj), nil }}, nil
 	}
-	if n.Window.Kind == operators.WindowSession {
+	if n.Window.Kind == window.WindowSession {
 		// builder.finish rejects this plan.
 		return nil, fmt.Errorf("planner: internal error: a SESSION window function without its aggregation")
 	}
 	win, tc, proc, clock := n.Window, n.TimeCol, n.ProcTime, t.p.windowClock()
-	if _, err := operators.NewWindowTableFunction(win, tc, proc, clock); err != nil {
+	if _, err := window.NewWindowTableFunction(win, tc, proc, clock); err != nil {
 		return nil, err
 	}
 	return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e}, Stateful: true, // its watermark
 		NewOperator: func(int) (dataflow.Operator, error) {
-			return operators.NewWindowTableFunction(win, tc, proc, clock)
+			return window.NewWindowTableFunction(win, tc, proc, clock)
 		}}, nil
 }
 
@@ -98,12 +99,12 @@ func (n *WindowTVFNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
 // GROUP BY order, then the aggregates, as AggNode's does.
 type WindowAggNode struct {
 	nodeBase
-	Window   operators.WindowSpec
+	Window   window.WindowSpec
 	TimeCol  int // input column carrying the time attribute
 	TimeName string
 	ProcTime bool
 	Keys     []int // input columns of the non-window group keys
-	Out      []operators.WindowOutCol
+	Out      []window.WindowOutCol
 	Aggs     []operators.AggCall
 	AggText  []string
 	// StartKey is, for a cascaded window aggregation, the index in Keys
@@ -117,7 +118,7 @@ func (n *WindowAggNode) partitionKeys(int) []int      { return n.Keys }
 
 // name is the operator's: sessions merge, the others slice.
 func (n *WindowAggNode) name() string {
-	if n.Window.Kind == operators.WindowSession {
+	if n.Window.Kind == window.WindowSession {
 		return "SessionWindowAggregate"
 	}
 	return "WindowAggregate"
@@ -127,7 +128,7 @@ func (n *WindowAggNode) name() string {
 func (n *WindowAggNode) timeAttrs() []timeAttr {
 	attrs := make([]timeAttr, len(n.cols))
 	for i, o := range n.Out {
-		if o.Kind == operators.WinTime && !n.ProcTime {
+		if o.Kind == window.WinTime && !n.ProcTime {
 			attrs[i] = attrRowtime
 		}
 	}
@@ -138,7 +139,7 @@ func (n *WindowAggNode) Explain() string {
 	in := n.inputs[0].Columns()
 	var sel []string
 	for i, o := range n.Out {
-		if o.Kind == operators.WinKey {
+		if o.Kind == window.WinKey {
 			sel = append(sel, in[n.Keys[o.Key]].Name)
 		} else {
 			sel = append(sel, n.cols[i].Name)
@@ -147,13 +148,13 @@ func (n *WindowAggNode) Explain() string {
 	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.Out):])...)
 	s := n.name() + "("
 	keys := n.Keys
-	if n.Window.Kind == operators.WindowAssigned {
+	if n.Window.Kind == window.WindowAssigned {
 		keys = keys[:n.StartKey] // window_start is a key only to carry it
 	}
 	if len(keys) > 0 {
 		s += "groupBy=[" + colNames(in, keys) + "], "
 	}
-	if n.Window.Kind == operators.WindowAssigned {
+	if n.Window.Kind == window.WindowAssigned {
 		s += fmt.Sprintf("window=[WINDOWED(window=[%s])]", n.TimeName)
 	} else {
 		s += fmt.Sprintf("window=[%s(time_col=[%s]%s)]", n.Window.Kind, n.TimeName, windowArgs(n.Window))
@@ -165,11 +166,11 @@ func (n *WindowAggNode) Explain() string {
 }
 
 func (n *WindowAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	spec := operators.WindowAggSpec{Window: n.Window, TimeCol: n.TimeCol, Keys: n.Keys, Aggs: n.Aggs,
+	spec := window.WindowAggSpec{Window: n.Window, TimeCol: n.TimeCol, Keys: n.Keys, Aggs: n.Aggs,
 		Out: n.Out, ProcTime: n.ProcTime, Clock: t.p.windowClock(), StartKey: n.StartKey}
-	newOp := func(s operators.WindowAggSpec) (dataflow.Operator, error) { return operators.NewWindowAgg(s) }
-	if n.Window.Kind == operators.WindowSession {
-		newOp = func(s operators.WindowAggSpec) (dataflow.Operator, error) { return operators.NewSessionAgg(s) }
+	newOp := func(s window.WindowAggSpec) (dataflow.Operator, error) { return window.NewWindowAgg(s) }
+	if n.Window.Kind == window.WindowSession {
+		newOp = func(s window.WindowAggSpec) (dataflow.Operator, error) { return window.NewSessionAgg(s) }
 	}
 	if _, err := newOp(spec); err != nil {
 		return nil, err
@@ -181,18 +182,18 @@ func (n *WindowAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflo
 func (n *WindowAggNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
 
 // windowArgs renders a window's sizes as EXPLAIN shows them.
-func windowArgs(w operators.WindowSpec) string {
+func windowArgs(w window.WindowSpec) string {
 	d := fmtDuration
 	off := ""
 	if w.Offset != 0 {
 		off = ", offset=[" + d(w.Offset) + "]"
 	}
 	switch w.Kind {
-	case operators.WindowHop:
+	case window.WindowHop:
 		return ", slide=[" + d(w.Slide) + "], size=[" + d(w.Size) + "]" + off
-	case operators.WindowCumulate:
+	case window.WindowCumulate:
 		return ", step=[" + d(w.Slide) + "], max_size=[" + d(w.Size) + "]" + off
-	case operators.WindowSession:
+	case window.WindowSession:
 		return ", gap=[" + d(w.Size) + "]"
 	}
 	return ", size=[" + d(w.Size) + "]" + off

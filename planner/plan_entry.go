@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -91,11 +92,10 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range t.Conn.Metadata {
-		if !m.Virtual {
-			return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "table '%s': writing metadata column '%s' (METADATA FROM '%s') is not supported; declare it VIRTUAL to insert into this table", t.Name, m.Name, m.Key)
-		}
+	if err := checkWritableMetadata(t); err != nil {
+		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
 	}
+	sinkCols, order := t.insertColumns()
 	sink, err := t.Sink(p.Env)
 	if err != nil {
 		return nil, stmt.ErrorAtIdent(tn.Name.O, tn, "%v", err)
@@ -110,11 +110,11 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 		return nil, err
 	}
 	// Map the query's columns onto the table's, casting where allowed.
-	target := make([]int, 0, len(t.Conn.Columns)) // query column -> table column
+	target := make([]int, 0, len(sinkCols)) // query column -> sink column
 	if len(ins.Columns) > 0 {
 		for _, c := range ins.Columns {
 			i := -1
-			for j, tc := range t.Conn.Columns {
+			for j, tc := range sinkCols {
 				if strings.EqualFold(tc.Name, c.Name.O) {
 					i = j
 				}
@@ -125,18 +125,19 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 			target = append(target, i)
 		}
 	} else {
-		for i := range t.Conn.Columns {
-			target = append(target, i)
-		}
+		target = append(target, order...)
 	}
 	if len(target) != len(r.scope) {
 		return nil, stmt.ErrorAtNode(ins, "INSERT INTO %s: the query has %d columns but %d are expected", t.Name, len(r.scope), len(target))
 	}
-	proj := make([]expr.Expr, len(t.Conn.Columns))
-	cols := tableScope(t.Conn, "")
-	identity := len(target) == len(t.Conn.Columns)
+	proj := make([]expr.Expr, len(sinkCols))
+	cols := make([]expr.Column, len(sinkCols))
+	for i, c := range sinkCols {
+		cols[i] = expr.Column{Name: c.Name, Type: c.Type}
+	}
+	identity := len(target) == len(sinkCols)
 	for qi, ti := range target {
-		tc := t.Conn.Columns[ti]
+		tc := sinkCols[ti]
 		e, err := expr.ImplicitCast(expr.NewColumnRef(qi, r.scope[qi].Name, r.scope[qi].Type), tc.Type.Nullable())
 		if err != nil {
 			return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is %s but the query produces %s for it", tc.Name, t.Name, tc.Type.Nullable(), r.scope[qi].Type.Nullable())
@@ -149,10 +150,10 @@ func (p *Planner) PlanInsert(stmt *parser.Statement, ins *ast.InsertStmt) (*Plan
 	for i := range proj {
 		if proj[i] == nil {
 			identity = false
-			if t.Conn.Columns[i].Type.NotNull {
-				return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is NOT NULL and must be inserted", t.Conn.Columns[i].Name, t.Name)
+			if sinkCols[i].Type.NotNull {
+				return nil, stmt.ErrorAtNode(ins, "column '%s' of table '%s' is NOT NULL and must be inserted", sinkCols[i].Name, t.Name)
 			}
-			proj[i] = expr.NewLiteral(types.NullValue, t.Conn.Columns[i].Type.Nullable())
+			proj[i] = expr.NewLiteral(types.NullValue, sinkCols[i].Type.Nullable())
 		}
 	}
 	in := r.node
@@ -192,13 +193,82 @@ func tableOfInsert(ins *ast.InsertStmt) (*ast.TableName, bool) {
 // buildValues plans the tuples of INSERT ... VALUES as a constant
 // relation typed like the target table.
 func (b *builder) buildValues(lists [][]ast.ExprNode, t *TableEntry, at ast.Node) (rel, error) {
-	ts := t.Conn.Types()
+	sinkCols, order := t.insertColumns()
+	ts := make([]types.Type, len(order))
+	cols := make([]expr.Column, len(order))
+	for i, j := range order {
+		ts[i] = sinkCols[j].Type
+		cols[i] = expr.Column{Name: sinkCols[j].Name, Type: sinkCols[j].Type}
+	}
 	rows, err := b.EvalTuples(lists, ts, at)
 	if err != nil {
 		return rel{}, err
 	}
-	cols := tableScope(t.Conn, "")
 	return rel{node: &ValuesNode{nodeBase: nodeBase{cols: cols}, Rows: rows}, scope: cols}, nil
+}
+
+// insertColumns are the columns an INSERT writes, as its sink receives
+// them: the physical ones, then the written metadata ones
+// (connectors.Table.WrittenMetadata); order is their declared order
+// (computed and VIRTUAL columns left out), as indexes into cols, which
+// is the order of an INSERT without a column list, as in Flink.
+func (t *TableEntry) insertColumns() (cols []connectors.Column, order []int) {
+	cols = append(cols, t.Conn.Columns...)
+	written := map[int]int{} // metadata index -> sink column
+	for j, m := range t.Conn.Metadata {
+		if !m.Virtual {
+			written[j] = len(cols)
+			cols = append(cols, connectors.Column{Name: m.Name, Type: m.Type})
+		}
+	}
+	if t.declared == nil {
+		for i := range cols {
+			order = append(order, i)
+		}
+		return cols, order
+	}
+	np := len(t.Conn.Columns)
+	for _, c := range t.declared {
+		switch {
+		case c.computed():
+		case c.read < np:
+			order = append(order, c.read)
+		default:
+			if k, ok := written[c.read-np]; ok {
+				order = append(order, k)
+			}
+		}
+	}
+	return cols, order
+}
+
+// checkWritableMetadata refuses an INSERT into a table whose metadata
+// columns not declared VIRTUAL are not all writable by its connector,
+// with Flink's advice.
+func checkWritableMetadata(t *TableEntry) error {
+	written := t.Conn.WrittenMetadata()
+	if len(written) == 0 {
+		return nil
+	}
+	var keys map[string]types.Type
+	if wc, ok := t.connector.(connectors.WritableMetadataConnector); ok {
+		keys = wc.WritableMetadataKeys()
+	}
+	for _, m := range written {
+		if _, ok := keys[m.Key]; !ok {
+			var known []string
+			for k := range keys {
+				known = append(known, "'"+k+"'")
+			}
+			sort.Strings(known)
+			can := "it writes no metadata"
+			if len(known) > 0 {
+				can = "it writes " + strings.Join(known, ", ")
+			}
+			return fmt.Errorf("table '%s': metadata column '%s' (METADATA FROM '%s') cannot be written by connector '%s' (%s); declare it VIRTUAL to insert into this table", t.Name, m.Name, m.Key, t.ConnectorName(), can)
+		}
+	}
+	return nil
 }
 
 // EvalTuples evaluates VALUES tuples, each cast to the given types.

@@ -35,7 +35,11 @@
 // '<format>.ignore-parse-errors' = 'true' (then it is skipped and counted:
 // Source.SkippedRecords, and the counter of Collectors).
 //
-// Not supported: metadata columns (METADATA FROM), reading record keys
+// METADATA columns read 'topic', 'partition', 'offset', 'timestamp' and
+// 'headers'; the sink writes 'timestamp' and 'headers' (the columns not
+// declared VIRTUAL).
+//
+// Not supported: reading record keys
 // ('key.fields' is for the sink), partition discovery after the start.
 //
 // The local broker for tests and demos is in connectors/kafka/broker;
@@ -58,15 +62,28 @@ func (connector) Name() string { return "kafka" }
 
 // MetadataKeys implements connectors.MetadataConnector: the record
 // metadata a kafka table's METADATA columns read, with Flink's keys.
-// ('headers' needs MAP<STRING, BYTES>, which streamsql does not have.)
 func (connector) MetadataKeys() map[string]types.Type {
 	return map[string]types.Type{
 		"topic":     types.TypeString,
 		"partition": types.TypeInt,
 		"offset":    types.TypeBigInt,
 		"timestamp": types.TimestampType(3),
+		"headers":   headersType,
 	}
 }
+
+// WritableMetadataKeys implements connectors.WritableMetadataConnector:
+// the metadata the sink writes, as Flink's: the record's headers and its
+// timestamp.
+func (connector) WritableMetadataKeys() map[string]types.Type {
+	return map[string]types.Type{
+		"timestamp": types.TimestampType(3),
+		"headers":   headersType,
+	}
+}
+
+// headersType is the type of the 'headers' metadata, as in Flink.
+var headersType = types.MapType(types.TypeString, types.TypeBytes)
 
 // Options lists every option of the connector: the source's first (so
 // that 'topic' is not required when 'topic-pattern' is set), then the

@@ -75,7 +75,7 @@ func (s *ExchangeSink) WriteRecord(ctx context.Context, txn twophase.Transaction
 	if partition < 0 || partition >= s.nparts {
 		return fmt.Errorf("kafka: internal error: record for partition %d of topic '%s' of %d partitions", partition, s.cfg.topic, s.nparts)
 	}
-	return txn.(*kafkaTxn).p.add(ctx, partition, key, value, time.Now())
+	return txn.(*kafkaTxn).p.add(ctx, partition, key, value, nil, time.Now())
 }
 
 // EnsureTopic creates topic with partitions partitions if it does not

@@ -84,6 +84,9 @@ type fetchedRecord struct {
 	key       []byte
 	value     []byte
 	null      bool // the value is null (a tombstone)
+	// headers are the record's headers, as kafka-go decoded them (fresh
+	// slices, not pooled: kept without copying).
+	headers []protocol.Header
 }
 
 // partitionData is what one fetch returned for one split: the readable
@@ -503,7 +506,7 @@ func (f *fetcher) copyRecords(pd *partitionData, r protocol.RecordReader, from i
 			closeBytes(rec.Value)
 			continue
 		}
-		out := fetchedRecord{offset: rec.Offset, timestamp: rec.Time.UnixMilli(), null: rec.Value == nil}
+		out := fetchedRecord{offset: rec.Offset, timestamp: rec.Time.UnixMilli(), null: rec.Value == nil, headers: rec.Headers}
 		if out.key, err = f.copyBytes(rec.Key); err != nil {
 			return last, err
 		}

@@ -218,6 +218,7 @@ func endTxn(ctx context.Context, c *kafka.Client, h txnHandle, commit bool) erro
 // kv is one buffered record.
 type kv struct {
 	key, value []byte
+	headers    []protocol.Header
 	ts         time.Time
 }
 
@@ -279,9 +280,12 @@ func (p *txnProducer) begin() error {
 
 // add buffers one record for partition; a batch that grows past
 // maxBatchBytes is sent at once. key and value are kept, not copied.
-func (p *txnProducer) add(ctx context.Context, partition int, key, value []byte, ts time.Time) error {
+func (p *txnProducer) add(ctx context.Context, partition int, key, value []byte, headers []protocol.Header, ts time.Time) error {
 	b := &p.batches[partition]
-	b.records = append(b.records, kv{key, value, ts})
+	b.records = append(b.records, kv{key, value, headers, ts})
+	for _, h := range headers {
+		b.bytes += len(h.Key) + len(h.Value)
+	}
 	b.bytes += len(key) + len(value) + 24 // record overhead, roughly
 	if b.bytes >= maxBatchBytes {
 		return p.flush(ctx, partition)
@@ -406,7 +410,7 @@ func (p *txnProducer) encode(part int) ([]byte, error) {
 	p.buf.Reset()
 	p.recs = p.recs[:0]
 	for _, r := range b.records {
-		p.recs = append(p.recs, protocol.Record{Time: r.ts, Key: protocol.NewBytes(r.key), Value: protocol.NewBytes(r.value)})
+		p.recs = append(p.recs, protocol.Record{Time: r.ts, Key: protocol.NewBytes(r.key), Value: protocol.NewBytes(r.value), Headers: r.headers})
 	}
 	rs := protocol.RecordSet{Version: 2, Attributes: protocol.Transactional, Records: protocol.NewRecordReader(p.recs...)}
 	if _, err := rs.WriteTo(&p.buf); err != nil {

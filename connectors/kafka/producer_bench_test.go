@@ -39,7 +39,7 @@ func BenchmarkTxnProducer(b *testing.B) {
 			}
 		}
 		key := []byte(strconv.Itoa(10000000 + i%1000000))
-		if err := p.add(ctx, part.partition(key, 4), key, value, time.Time{}); err != nil {
+		if err := p.add(ctx, part.partition(key, 4), key, value, nil, time.Time{}); err != nil {
 			b.Fatal(err)
 		}
 		if inTxn++; inTxn == perTxn || i == b.N-1 {

@@ -137,7 +137,7 @@ func TestProducerCommitVisibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		if err := p.add(ctx, i%3, []byte("k"), []byte("a"+strconv.Itoa(i)), time.Now()); err != nil {
+		if err := p.add(ctx, i%3, []byte("k"), []byte("a"+strconv.Itoa(i)), nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,7 +163,7 @@ func TestProducerCommitVisibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		if err := p.add(ctx, i%3, nil, []byte("x"+strconv.Itoa(i)), time.Now()); err != nil {
+		if err := p.add(ctx, i%3, nil, []byte("x"+strconv.Itoa(i)), nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestProducerCommitVisibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 6 {
-		if err := p.add(ctx, i%3, nil, []byte("c"+strconv.Itoa(i)), time.Now()); err != nil {
+		if err := p.add(ctx, i%3, nil, []byte("c"+strconv.Itoa(i)), nil, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestProducerRecoveryCommit(t *testing.T) {
 	}
 	_ = p.begin()
 	for i := range 10 {
-		_ = p.add(ctx, i%2, nil, []byte("v"+strconv.Itoa(i)), time.Now())
+		_ = p.add(ctx, i%2, nil, []byte("v"+strconv.Itoa(i)), nil, time.Now())
 	}
 	h, err := p.preCommit(ctx)
 	if err != nil {
@@ -249,14 +249,14 @@ func TestProducerZombieFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = zombie.begin()
-	_ = zombie.add(ctx, 0, nil, []byte("zombie-1"), time.Now())
+	_ = zombie.add(ctx, 0, nil, []byte("zombie-1"), nil, time.Now())
 	if err := zombie.flush(ctx, -1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := newTxnProducer(ctx, c, "out", 1, "z-0-0", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	_ = zombie.add(ctx, 0, nil, []byte("zombie-2"), time.Now())
+	_ = zombie.add(ctx, 0, nil, []byte("zombie-2"), nil, time.Now())
 	_, err = zombie.preCommit(ctx)
 	if !errors.Is(err, ErrFenced) {
 		t.Fatalf("zombie's write: got %v, want ErrFenced", err)

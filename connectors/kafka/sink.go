@@ -88,6 +88,9 @@ type sinkConfig struct {
 	valueFmt  string
 	keyCSV    format.CSVOptions
 	valueCSV  format.CSVOptions
+	// headersCol and timeCol are the positions, in the sink's rows, of
+	// the written 'headers' and 'timestamp' metadata columns; -1 if none.
+	headersCol, timeCol int
 
 	guarantee   string
 	prefix      string
@@ -199,6 +202,18 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 		}
 	default:
 		return nil, fmt.Errorf("option 'value.fields-include' must be 'ALL' or 'EXCEPT_KEY', got '%s'", inc)
+	}
+
+	// Written metadata (connectors.Table.WrittenMetadata), after the
+	// physical columns.
+	cfg.headersCol, cfg.timeCol = -1, -1
+	for k, m := range t.WrittenMetadata() {
+		switch m.Key {
+		case "headers":
+			cfg.headersCol = len(t.Columns) + k
+		case "timestamp":
+			cfg.timeCol = len(t.Columns) + k
+		}
 	}
 
 	// Delivery.
@@ -428,6 +443,27 @@ func (e *recordEncoder) encode(ch dyntable.Change) (key, value []byte, err error
 	return key, value, nil
 }
 
+// metadata returns the record headers and timestamp a change's written
+// metadata columns hold, as Flink's sink writes them: a NULL map is no
+// headers, and an entry whose key or value is NULL is left out; a NULL
+// (or no) timestamp is the zero time, which the producer replaces with
+// the time of writing.
+func (e *recordEncoder) metadata(row types.Row) (headers []kafka.Header, ts time.Time) {
+	if c := e.cfg.headersCol; c >= 0 && !row[c].IsNull() {
+		es := row[c].Elems()
+		for i := 0; i+1 < len(es); i += 2 {
+			if es[i].IsNull() || es[i+1].IsNull() {
+				continue
+			}
+			headers = append(headers, kafka.Header{Key: es[i].Str(), Value: []byte(es[i+1].Str())})
+		}
+	}
+	if c := e.cfg.timeCol; c >= 0 && !row[c].IsNull() {
+		ts = time.Unix(0, row[c].Timestamp())
+	}
+	return headers, ts
+}
+
 // partitioner chooses a record's partition, as 'sink.partitioner' says.
 // It is also a kafka-go Balancer, for the Writer of the non-transactional
 // sinks. It is used from one goroutine.
@@ -580,7 +616,8 @@ func (o *writerOp) ProcessChunk(_ int, c *dyntable.Chunk, _ dataflow.Collector) 
 		if err != nil {
 			return err
 		}
-		o.msgs = append(o.msgs, kafka.Message{Key: k, Value: v})
+		hs, ts := o.enc.metadata(ch.Row)
+		o.msgs = append(o.msgs, kafka.Message{Key: k, Value: v, Headers: hs, Time: ts})
 	}
 	if len(o.msgs) == 0 {
 		return nil

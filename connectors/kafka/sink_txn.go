@@ -181,7 +181,7 @@ func (h *txnHandler) Write(ctx context.Context, txn twophase.Transaction, c *dyn
 	if h.records != nil {
 		now := time.Now() // the records' timestamp: when they were written
 		return h.records(c, h.nparts, func(partition int, key, value []byte) error {
-			return t.p.add(ctx, partition, key, value, now)
+			return t.p.add(ctx, partition, key, value, nil, now)
 		})
 	}
 	for _, ch := range h.enc.prepare(c).Changes {
@@ -189,7 +189,8 @@ func (h *txnHandler) Write(ctx context.Context, txn twophase.Transaction, c *dyn
 		if err != nil {
 			return err
 		}
-		if err := t.p.add(ctx, h.part.partition(key, h.nparts), key, value, time.Time{}); err != nil {
+		hs, ts := h.enc.metadata(ch.Row)
+		if err := t.p.add(ctx, h.part.partition(key, h.nparts), key, value, hs, ts); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -546,6 +547,8 @@ func appendMetadata(md []connectors.MetadataColumn, changes []dyntable.Change, s
 				v = types.NewInt(rec.offset)
 			case "timestamp":
 				v = types.NewTimestamp(rec.timestamp * int64(time.Millisecond))
+			case "headers":
+				v = headersValue(rec.headers)
 			default:
 				v = types.NullValue // MetadataKeys lists no other key; the planner checked
 			}
@@ -553,4 +556,26 @@ func appendMetadata(md []connectors.MetadataColumn, changes []dyntable.Change, s
 		}
 		changes[i].Row = row
 	}
+}
+
+// headersValue is the 'headers' metadata of a record: a MAP<STRING,
+// BYTES> of its headers, never NULL (empty without headers), as in
+// Flink. A key that repeats keeps its last value, as Flink's reading
+// into a hash map does; a null header value is a NULL.
+func headersValue(hs []protocol.Header) types.Value {
+	entries := make([]types.Value, 0, 2*len(hs))
+	at := make(map[string]int, len(hs))
+	for _, h := range hs {
+		v := types.NullValue
+		if h.Value != nil {
+			v = types.NewBytes(h.Value)
+		}
+		if i, ok := at[h.Key]; ok {
+			entries[i+1] = v
+			continue
+		}
+		at[h.Key] = len(entries)
+		entries = append(entries, types.NewString(h.Key), v)
+	}
+	return types.NewMap(entries)
 }

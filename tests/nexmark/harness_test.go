@@ -106,7 +106,10 @@ func runQuery(t *testing.T, q string) []string { return runQueryPar(t, q, 1) }
 
 // runQueryPar is runQuery at parallelism.default = par: the sources then
 // split the event numbers among par subtasks.
-func runQueryPar(t *testing.T, q string, par int) []string {
+func runQueryPar(t *testing.T, q string, par int) []string { return runQueryWith(t, q, par) }
+
+// runQueryWith is runQueryPar with session options, each "key=value".
+func runQueryWith(t *testing.T, q string, par int, sets ...string) []string {
 	t.Helper()
 	sql := substitute(t, readExample(t, q+".sql"))
 	if strings.Contains(sql, nexmarkq.SideInputPath) { // q13's side-input file
@@ -119,6 +122,12 @@ func runQueryPar(t *testing.T, q string, par int) []string {
 	s := engine.NewSession(io.Discard)
 	if err := s.Conf.Set("parallelism.default", strconv.Itoa(par)); err != nil {
 		t.Fatal(err)
+	}
+	for _, kv := range sets {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := s.Conf.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -67,3 +67,22 @@ func TestParallel(t *testing.T) {
 		t.Run(c.q, func(t *testing.T) { compare(t, c.q, runQueryPar(t, c.q, 2), c.expect(in)) })
 	}
 }
+
+// TestSplitDistinct runs q15 and q16, whose COUNT(DISTINCT ...) with
+// FILTER are what split distinct aggregation rewrites, with the split on:
+// alone (8 buckets, so that buckets hold many values), and with
+// mini-batch at parallelism 2, as the flink-reference bench profile runs
+// them. The rows must be the independent computation's.
+func TestSplitDistinct(t *testing.T) {
+	in := testInput(t)
+	split := []string{"table.optimizer.distinct-agg.split.enabled=true", "table.optimizer.distinct-agg.split.bucket-num=8"}
+	miniBatch := append([]string{"table.exec.mini-batch.enabled=true",
+		"table.exec.mini-batch.allow-latency=2s", "table.exec.mini-batch.size=1000"}, split...)
+	for _, c := range []struct {
+		q      string
+		expect func(input) []string
+	}{{"q15", expectQ15}, {"q16", expectQ16}} {
+		t.Run(c.q, func(t *testing.T) { compare(t, c.q, runQueryWith(t, c.q, 1, split...), c.expect(in)) })
+		t.Run(c.q+"/mini-batch", func(t *testing.T) { compare(t, c.q, runQueryWith(t, c.q, 2, miniBatch...), c.expect(in)) })
+	}
+}

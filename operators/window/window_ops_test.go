@@ -1,4 +1,4 @@
-package operators
+package window
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -236,7 +237,7 @@ func TestWindowRankMatchesModel(t *testing.T) {
 				rows := rankRows(r, 200)
 				m := &rankModel{n: 3, wm: dataflow.MinWatermark, open: map[[2]int64][]types.Row{}}
 				op, err := NewWindowRank(WindowRankSpec{PartitionKeys: []int{3, 0}, EndCol: 3,
-					OrderBy: []SortKey{{Col: 1, Desc: true}}, Limit: 3, OutputRank: true})
+					OrderBy: []operators.SortKey{{Col: 1, Desc: true}}, Limit: 3, OutputRank: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,7 +289,7 @@ func TestWindowOpsRescaledRestore(t *testing.T) {
 			return op
 		}, []int{0}, func(r *rand.Rand) []types.Row { return winRandomRows(r, 400) }},
 		{"rank", func() dataflow.Operator {
-			op, err := NewWindowRank(WindowRankSpec{PartitionKeys: []int{3, 0}, EndCol: 3, OrderBy: []SortKey{{Col: 1, Desc: true}}, Limit: 2, OutputRank: true})
+			op, err := NewWindowRank(WindowRankSpec{PartitionKeys: []int{3, 0}, EndCol: 3, OrderBy: []operators.SortKey{{Col: 1, Desc: true}}, Limit: 2, OutputRank: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package operators
+package window
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -17,7 +19,7 @@ import (
 type WindowRankSpec struct {
 	PartitionKeys []int // input columns, window_start and window_end among them
 	EndCol        int   // the input column holding window_end
-	OrderBy       []SortKey
+	OrderBy       []operators.SortKey
 	Offset, Limit int64
 	OutputRank    bool // append the rank number
 }
@@ -137,7 +139,7 @@ func (r *WindowRank) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		return err
 	}
 	sort.Sort(timerQueue(due)) // window-end, then key order
-	var em emitter
+	var em kit.Emitter
 	for _, t := range due {
 		rows, ok, err := r.bufs.Get(t.key)
 		if err != nil {
@@ -151,13 +153,13 @@ func (r *WindowRank) ProcessWatermark(wm int64, out dataflow.Collector) error {
 			if r.spec.OutputRank {
 				row = append(append(make(types.Row, 0, len(row)+1), row...), types.NewInt(int64(i+1)))
 			}
-			em.add(dyntable.Insert, row)
+			em.Add(dyntable.Insert, row)
 		}
 		if err := r.bufs.Delete(t.key); err != nil {
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 

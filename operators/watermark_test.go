@@ -10,6 +10,8 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+const sec = int64(time.Second)
+
 // wmCollector records the watermarks an assigner emits.
 type wmCollector struct{ wms []int64 }
 

@@ -1,10 +1,12 @@
-package operators
+package window
 
 import (
 	"fmt"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -15,7 +17,7 @@ import (
 type WindowJoinSpec struct {
 	// Join holds the join type, the keys — which include the window_start
 	// and window_end pairs — the widths and the residual condition.
-	Join JoinSpec
+	Join operators.JoinSpec
 	// LeftEnd and RightEnd are the window_end columns of each input.
 	LeftEnd, RightEnd int
 }
@@ -42,7 +44,7 @@ type WindowJoinSpec struct {
 // order, then the padded right rows.
 //
 // State: per side a ValueState keyed by the join key holding the rows in
-// arrival order; timers in eventTimers at window_end - 1 ms.
+// arrival order; timers in kit.Timers at window_end - 1 ms.
 func NewWindowJoin(spec WindowJoinSpec) dataflow.Operator {
 	return &windowJoinOp{spec: spec}
 }
@@ -52,9 +54,9 @@ type windowJoinOp struct {
 	oc     *dataflow.OpContext // counts late rows
 	spec   WindowJoinSpec
 	name   string
-	sides  [2]state.ValueState[ijRows]
-	timers *eventTimers
-	shape  joinOp
+	sides  [2]state.ValueState[kit.Rows]
+	timers *kit.Timers
+	shape  kit.Shape
 	keys   [2][]int
 	end    [2]int
 	outer  [2]bool
@@ -65,7 +67,7 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.oc = ctx
 	s := j.spec
 	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
-	if s.Join.Type > FullJoin {
+	if s.Join.Type > operators.FullJoin {
 		return fmt.Errorf("%s: unknown join type", j.name)
 	}
 	if ctx == nil || ctx.State == nil {
@@ -76,23 +78,23 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	}
 	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
 	j.end = [2]int{s.LeftEnd, s.RightEnd}
-	j.shape.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
-	j.outer = [2]bool{s.Join.Type == LeftJoin || s.Join.Type == FullJoin, s.Join.Type == RightJoin || s.Join.Type == FullJoin}
+	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
+	j.outer = [2]bool{s.Join.Type == operators.LeftJoin || s.Join.Type == operators.FullJoin, s.Join.Type == operators.RightJoin || s.Join.Type == operators.FullJoin}
 	for side := range 2 {
 		for _, c := range append([]int{j.end[side]}, j.keys[side]...) {
-			if c < 0 || c >= j.shape.width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, joinSideName(side), c, j.shape.width[side])
+			if c < 0 || c >= j.shape.Width[side] {
+				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), c, j.shape.Width[side])
 			}
 		}
 	}
 	var err error
-	if j.sides[0], err = state.NewValueState[ijRows](ctx.State, "windowjoin.left", ijRowsCodec{}); err != nil {
+	if j.sides[0], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.left", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.sides[1], err = state.NewValueState[ijRows](ctx.State, "windowjoin.right", ijRowsCodec{}); err != nil {
+	if j.sides[1], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.right", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	if j.timers, j.wm, err = openEventTimers(ctx, "windowjoin.timers"); err != nil {
+	if j.timers, j.wm, err = kit.OpenTimers(ctx, "windowjoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return nil
@@ -101,7 +103,7 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 // SnapshotState implements dataflow.Operator: the watermark, which
 // decides what is late, goes into the checkpoint with the state.
 func (j *windowJoinOp) SnapshotState(dataflow.Barrier) error {
-	return j.timers.saveWatermark(j.wm)
+	return j.timers.SaveWatermark(j.wm)
 }
 
 func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Collector) error {
@@ -113,8 +115,8 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 			return fmt.Errorf("%s: %s row; a window join takes append-only inputs", j.name, ch.Kind)
 		}
 		row := ch.Row
-		if len(row) != j.shape.width[input] {
-			return fmt.Errorf("%s: %s row has %d columns, want %d", j.name, joinSideName(input), len(row), j.shape.width[input])
+		if len(row) != j.shape.Width[input] {
+			return fmt.Errorf("%s: %s row has %d columns, want %d", j.name, kit.SideName(input), len(row), j.shape.Width[input])
 		}
 		ev := row[j.end[input]]
 		if ev.IsNull() {
@@ -123,12 +125,12 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		if ev.Kind() != types.KindTimestamp {
 			return fmt.Errorf("%s: window_end holds %v, not a TIMESTAMP", j.name, ev.Kind())
 		}
-		fireAt := addSat(ev.Timestamp(), -WindowTimeOffset)
+		fireAt := kit.AddSat(ev.Timestamp(), -WindowTimeOffset)
 		if fireAt <= j.wm {
 			j.oc.LateRecordsDropped(1) // late: the window has fired
 			continue
 		}
-		key, hasNull := joinEncodeKey(nil, row, j.keys[input])
+		key, hasNull := kit.EncodeKey(nil, row, j.keys[input])
 		if hasNull && !j.outer[input] {
 			continue // never matches and is never padded
 		}
@@ -138,11 +140,11 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		if err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
-		nv := cur.with(false, row)
+		nv := cur.With(false, row)
 		if err := j.sides[input].Put(key, nv); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
-		if err := j.timers.register(fireAt, 0, key); err != nil {
+		if err := j.timers.Register(fireAt, 0, key); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
 	}
@@ -152,21 +154,21 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 // ProcessWatermark joins and drops the windows that fire.
 func (j *windowJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	j.wm = wm
-	fired, err := j.timers.due(wm)
+	fired, err := j.timers.Due(wm)
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	var em emitter
+	var em kit.Emitter
 	for _, t := range fired {
-		if err := j.fire(t.key, &em); err != nil {
+		if err := j.fire(t.Key, &em); err != nil {
 			return err
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
-func (j *windowJoinOp) fire(key []byte, em *emitter) error {
+func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
 	var rows [2][]types.Row
 	for side := range 2 {
 		v, _, err := j.sides[side].Get(key)
@@ -181,17 +183,17 @@ func (j *windowJoinOp) fire(key []byte, em *emitter) error {
 	rightMatched := make([]bool, len(rows[1]))
 	for _, l := range rows[0] {
 		matched := false
-		if _, null := joinEncodeKey(nil, l, j.keys[0]); null {
+		if _, null := kit.EncodeKey(nil, l, j.keys[0]); null {
 			// NULL equals nothing: an outer left row is padded, and the
 			// right rows under this key (their keys NULL too) stay
 			// unmatched, to be padded if the right side is outer.
 			if j.outer[0] {
-				em.add(dyntable.Insert, j.shape.pad(0, l))
+				em.Add(dyntable.Insert, j.shape.Pad(0, l))
 			}
 			continue
 		}
 		for ri, r := range rows[1] {
-			joined := j.shape.concat(0, l, r)
+			joined := j.shape.Concat(0, l, r)
 			if c := j.spec.Join.Condition; c != nil {
 				ok, err := c(joined)
 				if err != nil {
@@ -202,16 +204,16 @@ func (j *windowJoinOp) fire(key []byte, em *emitter) error {
 				}
 			}
 			matched, rightMatched[ri] = true, true
-			em.add(dyntable.Insert, joined)
+			em.Add(dyntable.Insert, joined)
 		}
 		if !matched && j.outer[0] {
-			em.add(dyntable.Insert, j.shape.pad(0, l))
+			em.Add(dyntable.Insert, j.shape.Pad(0, l))
 		}
 	}
 	if j.outer[1] {
 		for ri, r := range rows[1] {
 			if !rightMatched[ri] {
-				em.add(dyntable.Insert, j.shape.pad(1, r))
+				em.Add(dyntable.Insert, j.shape.Pad(1, r))
 			}
 		}
 	}

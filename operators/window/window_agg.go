@@ -1,4 +1,4 @@
-package operators
+package window
 
 import (
 	"container/heap"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,7 +37,7 @@ type WindowAggSpec struct {
 	Window  WindowSpec
 	TimeCol int   // the input's time attribute
 	Keys    []int // input columns of the group keys other than the window's
-	Aggs    []AggCall
+	Aggs    []operators.AggCall
 	// Out lays out the grouping columns of the output row, which then
 	// has one column per aggregate.
 	Out []WindowOutCol
@@ -78,8 +80,8 @@ type WindowAgg struct {
 	oc *dataflow.OpContext // counts late rows
 	dataflow.BaseOperator
 	spec    WindowAggSpec
-	g       *GroupAgg // the aggregate planning, update, result and codec code
-	slices  state.MapState[groupState]
+	g       *operators.Aggregator // the aggregate planning, update, result and codec code
+	slices  state.MapState[operators.AggState]
 	timers  *windowTimers
 	wm      int64
 	key, mk []byte
@@ -108,7 +110,7 @@ func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 	if spec.Keys == nil {
 		spec.Keys = []int{} // nil would make EncodeKey take every column
 	}
-	g, err := NewGroupAgg(GroupAggSpec{GroupKeys: spec.Keys, Aggs: spec.Aggs})
+	g, err := operators.NewAggregator(spec.Keys, spec.Aggs)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func NewWindowAgg(spec WindowAggSpec) (*WindowAgg, error) {
 func (w *WindowAgg) Open(ctx *dataflow.OpContext) error {
 	w.oc = ctx
 	var err error
-	if w.slices, err = state.NewMapState[groupState](ctx.State, "slices", groupCodec{w.g}); err != nil {
+	if w.slices, err = state.NewMapState[operators.AggState](ctx.State, "slices", w.g.Codec()); err != nil {
 		return err
 	}
 	w.timers, w.wm, err = openWindowTimers(ctx)
@@ -169,14 +171,14 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 		// in a local group, so that state is read and written once per
 		// (key, slice) and chunk rather than once per row.
 		w.key = types.EncodeKey(w.key[:0], ch.Row, w.spec.Keys)
-		w.mk = append(appendSortableTime(w.mk[:0], se), w.key...)
+		w.mk = append(kit.AppendSortableTime(w.mk[:0], se), w.key...)
 		idx, ok := w.local[string(w.mk)]
 		if !ok {
 			idx = len(w.pend)
 			w.local[string(w.mk)] = idx
-			w.pend = append(w.pend, pendingSlice{key: append([]byte(nil), w.key...), se: se, gs: w.g.newGroup(), row: ch.Row})
+			w.pend = append(w.pend, pendingSlice{key: append([]byte(nil), w.key...), se: se, gs: w.g.NewState(), row: ch.Row})
 		}
-		if _, err := w.g.add(&w.pend[idx].gs, ch.Row); err != nil {
+		if err := w.g.Add(&w.pend[idx].gs, ch.Row); err != nil {
 			return fmt.Errorf("WindowAggregate: %w", err)
 		}
 	}
@@ -187,7 +189,7 @@ func (w *WindowAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collect
 type pendingSlice struct {
 	key []byte
 	se  int64
-	gs  groupState
+	gs  operators.AggState
 	row types.Row // the first row, for the group key's values
 }
 
@@ -197,18 +199,18 @@ func (w *WindowAgg) flushLocal() error {
 	win := w.spec.Window
 	for i := range w.pend {
 		p := &w.pend[i]
-		w.mk = appendSortableTime(w.mk[:0], p.se)
+		w.mk = kit.AppendSortableTime(w.mk[:0], p.se)
 		gs, ok, err := w.slices.Get(p.key, w.mk)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := w.g.mergeGroup(&gs, &p.gs); err != nil {
+			if err := w.g.Merge(&gs, &p.gs); err != nil {
 				return fmt.Errorf("WindowAggregate: %w", err)
 			}
 		} else {
 			gs = p.gs
-			gs.out = keyRow(p.row, w.spec.Keys)
+			w.g.SetKeys(&gs, p.row)
 			e := win.firstWindowEnd(p.se)
 			for fired(e, w.wm) {
 				e = win.nextWindowEnd(e)
@@ -274,13 +276,13 @@ func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
 	if err != nil || len(due) == 0 {
 		return err
 	}
-	var em emitter
+	var em kit.Emitter
 	q := timerQueue(due)
 	heap.Init(&q)
 	seen := map[string]bool{}
 	for q.Len() > 0 {
 		t := heap.Pop(&q).(timer)
-		id := string(appendSortableTime(nil, t.ts)) + string(t.key)
+		id := string(kit.AppendSortableTime(nil, t.ts)) + string(t.key)
 		if seen[id] {
 			continue
 		}
@@ -299,7 +301,7 @@ func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
 			}
 		}
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
@@ -330,7 +332,7 @@ type sliceRef struct {
 // fireWindow emits the window of key ending at e and drops the slices no
 // later window needs. It returns the end of the key's next window when
 // that window has data.
-func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok bool, err error) {
+func (w *WindowAgg) fireWindow(key []byte, e int64, em *kit.Emitter) (next int64, ok bool, err error) {
 	win := w.spec.Window
 	ws := win.windowStart(e)
 	// Slices at or before keepAfter belong to no window after this one.
@@ -343,19 +345,19 @@ func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok
 			keepAfter = dataflow.MinWatermark
 		}
 	}
-	acc := w.g.newGroup()
+	acc := w.g.NewState()
 	var keyVals types.Row
 	var drop []sliceRef
 	remaining := int64(dataflow.MaxWatermark)
 	var mergeErr error
-	err = w.slices.Range(key, func(mk []byte, gs groupState) bool {
-		se := sortableTime(mk)
+	err = w.slices.Range(key, func(mk []byte, gs operators.AggState) bool {
+		se := kit.SortableTime(mk)
 		if se > ws && se <= e {
-			if err := w.g.mergeGroup(&acc, &gs); err != nil {
+			if err := w.g.Merge(&acc, &gs); err != nil {
 				mergeErr = err
 				return false
 			}
-			keyVals = gs.out
+			keyVals = gs.Keys()
 		}
 		if se <= keepAfter {
 			drop = append(drop, sliceRef{append([]byte(nil), mk...), se})
@@ -379,15 +381,15 @@ func (w *WindowAgg) fireWindow(key []byte, e int64, em *emitter) (next int64, ok
 	// holds the remaining slices up to e + slide; CUMULATE's next step
 	// holds everything since ws.
 	next = win.nextWindowEnd(e)
-	ok = (win.Kind == WindowHop && remaining <= next) || (win.Kind == WindowCumulate && keepAfter != e && acc.rows > 0)
-	if acc.rows > 0 {
-		em.add(dyntable.Insert, w.outputRow(&acc, keyVals, ws, e))
+	ok = (win.Kind == WindowHop && remaining <= next) || (win.Kind == WindowCumulate && keepAfter != e && !acc.Empty())
+	if !acc.Empty() {
+		em.Add(dyntable.Insert, w.outputRow(&acc, keyVals, ws, e))
 	}
 	return next, ok, nil
 }
 
 // outputRow builds the result row of one window.
-func (w *WindowAgg) outputRow(acc *groupState, keyVals types.Row, ws, we int64) types.Row {
+func (w *WindowAgg) outputRow(acc *operators.AggState, keyVals types.Row, ws, we int64) types.Row {
 	if w.spec.Window.Kind == WindowAssigned {
 		ws = keyVals[w.spec.StartKey].Timestamp()
 	}
@@ -396,8 +398,8 @@ func (w *WindowAgg) outputRow(acc *groupState, keyVals types.Row, ws, we int64) 
 
 // windowRow lays out a window result: the grouping columns as out says,
 // then the aggregates.
-func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.Row, ws, we int64) types.Row {
-	row := make(types.Row, len(out)+len(g.plan))
+func windowRow(g *operators.Aggregator, out []WindowOutCol, acc *operators.AggState, keyVals types.Row, ws, we int64) types.Row {
+	row := make(types.Row, len(out)+g.Len())
 	for i, c := range out {
 		switch c.Kind {
 		case WinKey:
@@ -410,9 +412,6 @@ func windowRow(g *GroupAgg, out []WindowOutCol, acc *groupState, keyVals types.R
 			row[i] = types.NewTimestamp(we - WindowTimeOffset)
 		}
 	}
-	res := row[len(out):]
-	for i := range g.plan {
-		g.resultTo(&res[i], acc, i)
-	}
+	g.ResultsTo(row[len(out):], acc)
 	return row
 }

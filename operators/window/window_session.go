@@ -1,4 +1,4 @@
-package operators
+package window
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -35,7 +37,7 @@ type SessionAgg struct {
 	oc *dataflow.OpContext // counts late rows
 	dataflow.BaseOperator
 	spec     WindowAggSpec
-	g        *GroupAgg
+	g        *operators.Aggregator
 	sessions state.MapState[sessionState]
 	timers   *windowTimers
 	wm       int64
@@ -48,7 +50,7 @@ var (
 
 type sessionState struct {
 	end int64
-	gs  groupState
+	gs  operators.AggState
 }
 
 // NewSessionAgg returns a session window aggregation.
@@ -62,7 +64,7 @@ func NewSessionAgg(spec WindowAggSpec) (*SessionAgg, error) {
 	if spec.Keys == nil {
 		spec.Keys = []int{} // nil would make EncodeKey take every column
 	}
-	g, err := NewGroupAgg(GroupAggSpec{GroupKeys: spec.Keys, Aggs: spec.Aggs})
+	g, err := operators.NewAggregator(spec.Keys, spec.Aggs)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func NewSessionAgg(spec WindowAggSpec) (*SessionAgg, error) {
 func (s *SessionAgg) Open(ctx *dataflow.OpContext) error {
 	s.oc = ctx
 	var err error
-	if s.sessions, err = state.NewMapState[sessionState](ctx.State, "sessions", sessionCodec{groupCodec{s.g}}); err != nil {
+	if s.sessions, err = state.NewMapState[sessionState](ctx.State, "sessions", sessionCodec{s.g.Codec()}); err != nil {
 		return err
 	}
 	s.timers, s.wm, err = openWindowTimers(ctx)
@@ -106,7 +108,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		s.key = types.EncodeKey(s.key[:0], ch.Row, s.spec.Keys)
 		var merge []sessionRef
 		err := s.sessions.Range(s.key, func(mk []byte, st sessionState) bool {
-			st0 := sortableTime(mk)
+			st0 := kit.SortableTime(mk)
 			if st0 > end {
 				return false // sessions are ordered by start
 			}
@@ -128,25 +130,25 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 		// The earliest merged session, when the row does not start
 		// before it, keeps its state (the common case: a row extends its
 		// key's open session); the others merge into it.
-		s.mk = appendSortableTime(s.mk[:0], start)
+		s.mk = kit.AppendSortableTime(s.mk[:0], start)
 		var ns sessionState
 		rest := merge
 		if len(merge) > 0 && merge[0].start == start {
 			ns, rest = merge[0].st, merge[1:]
 			ns.end = end
 		} else {
-			ns = sessionState{end: end, gs: s.g.newGroup()}
-			ns.gs.out = keyRow(ch.Row, s.spec.Keys)
+			ns = sessionState{end: end, gs: s.g.NewState()}
+			s.g.SetKeys(&ns.gs, ch.Row)
 		}
 		for _, m := range rest {
-			if err := s.g.mergeGroup(&ns.gs, &m.st.gs); err != nil {
+			if err := s.g.Merge(&ns.gs, &m.st.gs); err != nil {
 				return fmt.Errorf("SessionWindowAggregate: %w", err)
 			}
 			if err := s.sessions.Delete(s.key, m.mk); err != nil {
 				return err
 			}
 		}
-		if _, err := s.g.add(&ns.gs, ch.Row); err != nil {
+		if err := s.g.Add(&ns.gs, ch.Row); err != nil {
 			return fmt.Errorf("SessionWindowAggregate: %w", err)
 		}
 		if err := s.sessions.Put(s.key, s.mk, ns); err != nil {
@@ -167,7 +169,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 // ProcessWatermark implements dataflow.Operator.
 func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	s.wm = max(s.wm, wm) // after a restore the restored watermark may be ahead
-	var em emitter
+	var em kit.Emitter
 	due, err := s.timers.due(s.wm)
 	if err != nil {
 		return err
@@ -183,7 +185,7 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		start := len(done)
 		err := s.sessions.Range(t.key, func(mk []byte, st sessionState) bool {
 			if fired(st.end, s.wm) {
-				done = append(done, firedSession{sessionRef{append([]byte(nil), mk...), sortableTime(mk), st.end, st}, t.key})
+				done = append(done, firedSession{sessionRef{append([]byte(nil), mk...), kit.SortableTime(mk), st.end, st}, t.key})
 			} else {
 				rearm = append(rearm, st.end)
 			}
@@ -212,14 +214,16 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		return string(done[i].key) < string(done[j].key)
 	})
 	for _, f := range done {
-		em.add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.out, f.start, f.end))
+		em.Add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.Keys(), f.start, f.end))
 	}
-	em.flush(out)
+	em.Flush(out)
 	return nil
 }
 
 // sessionCodec serializes a session: its end, then the group state.
-type sessionCodec struct{ g groupCodec }
+type sessionCodec struct {
+	g state.Codec[operators.AggState]
+}
 
 func (c sessionCodec) Encode(dst []byte, s sessionState) []byte {
 	return c.g.Encode(binary.AppendVarint(dst, s.end), s.gs)

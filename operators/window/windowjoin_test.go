@@ -1,14 +1,16 @@
-package operators
+package window
 
 import (
 	"testing"
+
+	"github.com/streamsql/streamsql/operators"
 )
 
 // Rows are (k, window_start, window_end, v); the join keys are k,
 // window_start and window_end.
-func wjSpec(jt JoinType) WindowJoinSpec {
+func wjSpec(jt operators.JoinType) WindowJoinSpec {
 	return WindowJoinSpec{
-		Join:    JoinSpec{Type: jt, LeftKeys: []int{0, 1, 2}, RightKeys: []int{0, 1, 2}, LeftWidth: 4, RightWidth: 4},
+		Join:    operators.JoinSpec{Type: jt, LeftKeys: []int{0, 1, 2}, RightKeys: []int{0, 1, 2}, LeftWidth: 4, RightWidth: 4},
 		LeftEnd: 2, RightEnd: 2,
 	}
 }
@@ -17,13 +19,13 @@ func wjSpec(jt JoinType) WindowJoinSpec {
 // watermark reaches window_end - 1 ms; rows of a fired window are late.
 func TestWindowJoin(t *testing.T) {
 	for _, tc := range []struct {
-		jt            JoinType
+		jt            operators.JoinType
 		first, second []string
 	}{
-		{InnerJoin,
+		{operators.InnerJoin,
 			[]string{"+I[1, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, l1, 1, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, r1]"},
 			nil},
-		{FullJoin,
+		{operators.FullJoin,
 			[]string{
 				"+I[1, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, l1, 1, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, r1]",
 				"+I[2, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, l2, NULL, NULL, NULL, NULL]",

@@ -1,11 +1,8 @@
-package operators
+package window
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
-
-	"github.com/streamsql/streamsql/types"
 )
 
 // Windows over event time (or processing time), Flink's window table
@@ -227,26 +224,3 @@ func (s WindowSpec) Windows(dst [][2]int64, ts int64) [][2]int64 {
 // fired reports whether the window ending at end has fired under
 // watermark wm.
 func fired(end, wm int64) bool { return end-WindowTimeOffset <= wm }
-
-// emptyCodec serializes struct{}.
-type emptyCodec struct{}
-
-func (emptyCodec) Encode(dst []byte, _ struct{}) []byte { return dst }
-func (emptyCodec) Decode(b []byte) (struct{}, error) {
-	if len(b) != 0 {
-		return struct{}{}, types.ErrCorrupt
-	}
-	return struct{}{}, nil
-}
-
-// int64Codec serializes an int64 as a varint.
-type int64Codec struct{}
-
-func (int64Codec) Encode(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
-func (int64Codec) Decode(b []byte) (int64, error) {
-	v, n := binary.Varint(b)
-	if n <= 0 || n != len(b) {
-		return 0, types.ErrCorrupt
-	}
-	return v, nil
-}

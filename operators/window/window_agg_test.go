@@ -1,4 +1,4 @@
-package operators
+package window
 
 import (
 	"fmt"
@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/internal/metrics"
+	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -29,11 +31,11 @@ func winRow(k, v int64, ts int64) types.Row {
 	return types.Row{types.NewInt(k), types.NewInt(v), types.NewTimestamp(ts)}
 }
 
-var winAggs = []AggCall{
-	{Kind: AggCountStar, ResultType: types.TypeBigInt.WithNotNull(true)},
-	{Kind: AggSum, Arg: 1, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt},
-	{Kind: AggMax, Arg: 1, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt},
-	{Kind: AggCount, Arg: 1, Distinct: true, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt.WithNotNull(true)},
+var winAggs = []operators.AggCall{
+	{Kind: operators.AggCountStar, ResultType: types.TypeBigInt.WithNotNull(true)},
+	{Kind: operators.AggSum, Arg: 1, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt},
+	{Kind: operators.AggMax, Arg: 1, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt},
+	{Kind: operators.AggCount, Arg: 1, Distinct: true, ArgType: types.TypeBigInt, ResultType: types.TypeBigInt.WithNotNull(true)},
 }
 
 var winOut = []WindowOutCol{{Kind: WinKey}, {Kind: WinStart}, {Kind: WinEnd}, {Kind: WinTime}}
