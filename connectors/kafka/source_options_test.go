@@ -15,7 +15,7 @@ func TestSourceOptionErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"format", ""}, "requires option 'format'"},
-		{[]string{"format", "avro"}, "'format' must be 'json', 'csv' or 'debezium-json'"},
+		{[]string{"format", "avro"}, "'format' must be 'json', 'csv', 'raw' or 'debezium-json'"},
 		{[]string{"topic", "", "topic-pattern", "("}, "option 'topic-pattern'"},
 		{[]string{"topic-pattern", "a.*"}, "'topic' and 'topic-pattern' cannot both be set"},
 		{[]string{"topic", ""}, "requires option 'topic' or 'topic-pattern'"},
