@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"slices"
 
 	"github.com/streamsql/streamsql/expr"
@@ -110,22 +111,10 @@ func pruneScan(c *CalcNode) Node {
 		return c
 	}
 	used := map[int]bool{}
-	mark := func(e expr.Expr) {
-		expr.Walk(e, func(x expr.Expr) bool {
-			if idx, ok := expr.ColumnIndex(x); ok {
-				used[idx] = true
-			}
-			return true
-		})
-	}
-	for _, p := range c.Proj {
-		mark(p)
-	}
-	if c.Filter != nil {
-		mark(c.Filter)
-	}
+	markColumns(used, math.MaxInt, c.Proj...)
+	markColumns(used, math.MaxInt, c.Filter)
 	if w != nil {
-		mark(w.Expr)
+		markColumns(used, math.MaxInt, w.Expr)
 		used[w.Rowtime] = true
 	}
 	if len(used) == len(s.cols) || len(used) == 0 {
@@ -172,23 +161,8 @@ func pruneJoin(c *CalcNode) Node {
 		return c
 	}
 	used := map[int]bool{}
-	mark := func(e expr.Expr) {
-		expr.Walk(e, func(x expr.Expr) bool {
-			if idx, ok := expr.ColumnIndex(x); ok {
-				used[idx] = true
-			}
-			return true
-		})
-	}
-	for _, p := range c.Proj {
-		mark(p)
-	}
-	if c.Filter != nil {
-		mark(c.Filter)
-	}
-	if j.Cond != nil {
-		mark(j.Cond)
-	}
+	markColumns(used, math.MaxInt, c.Proj...)
+	markColumns(used, math.MaxInt, c.Filter, j.Cond)
 	lw := len(j.inputs[0].Columns())
 	for i := range j.LeftKeys {
 		used[j.LeftKeys[i]] = true
@@ -264,20 +238,8 @@ func pruneRank(c *CalcNode) Node {
 	in := rk.inputs[0]
 	width := len(in.Columns())
 	used := map[int]bool{}
-	mark := func(e expr.Expr) {
-		expr.Walk(e, func(x expr.Expr) bool {
-			if idx, ok := expr.ColumnIndex(x); ok && idx < width {
-				used[idx] = true
-			}
-			return true
-		})
-	}
-	for _, p := range c.Proj {
-		mark(p)
-	}
-	if c.Filter != nil {
-		mark(c.Filter)
-	}
+	markColumns(used, width, c.Proj...)
+	markColumns(used, width, c.Filter)
 	for _, k := range rk.PartitionKeys {
 		used[k] = true
 	}
@@ -373,4 +335,20 @@ func replaceNode(n, old, new Node) Node {
 		return n
 	}
 	return n.withInputs(ins)
+}
+
+// markColumns sets in used the input columns below limit that es read
+// (nil expressions read none): what the prune rules keep.
+func markColumns(used map[int]bool, limit int, es ...expr.Expr) {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		expr.Walk(e, func(x expr.Expr) bool {
+			if idx, ok := expr.ColumnIndex(x); ok && idx < limit {
+				used[idx] = true
+			}
+			return true
+		})
+	}
 }
