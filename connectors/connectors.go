@@ -202,19 +202,29 @@ type ScanSource interface {
 // narrows the source's rows after they are read.
 //
 // The planner calls CreateProjected instead of Create when its scan
-// reads fewer columns than the table has. One ScanSource may serve scans
-// of different projections (a table read twice in one job).
+// reads fewer columns than the table has, or only some fields of a ROW
+// column. One ScanSource may serve scans of different projections (a
+// table read twice in one job).
 type ProjectionPushDown interface {
+	// SupportsNestedProjection reports whether CreateProjected takes
+	// paths into ROW columns (Flink's supportsNestedProjection): a
+	// source that builds its ROW values field by field can then build
+	// only the fields read, as top-level columns.
+	SupportsNestedProjection() bool
 	// CreateProjected is Create for a source whose rows hold only the
-	// table columns fields (indexes into Table.Columns, in row order,
-	// none twice). Values of the other columns are not read: a record
-	// whose other columns would not convert to their types is not an
-	// error.
+	// given fields, in row order. Each field is a path: its first
+	// element is a table column (an index into Table.Columns); a longer
+	// path (only when SupportsNestedProjection) reads a field of that
+	// ROW column, the next element indexing the ROW's fields, and so on
+	// into nested ROWs; a field is NULL when a ROW on its path is. No
+	// two paths are equal and none is a prefix of another. Values of the
+	// other columns are not read: a record whose other columns would not
+	// convert to their types is not an error.
 	//
 	// The planner does not push a projection into a source that also
 	// implements WatermarkPushDown: a pushed watermark is evaluated on
 	// whole table rows.
-	CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error)
+	CreateProjected(subtask, parallelism int, fields [][]int) (dataflow.Source, error)
 }
 
 // UpdatesHinter is an optional interface of an append-only TableSink:

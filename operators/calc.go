@@ -25,31 +25,37 @@ func NewCalc(filter Predicate, projections []Scalar) *Calc {
 }
 
 // ProcessChunk implements dataflow.Operator. It reuses the input chunk
-// for its output, which it owns.
+// for its output, which it owns. The filter runs first, over every
+// change; the projected rows of those kept are then carved out of one
+// allocation for the chunk (a consumer that keeps a row beyond the
+// chunk, in state held in memory, keeps its own copy: kit.Own).
 func (c *Calc) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
-	kept := in.Changes[:0]
-	for _, ch := range in.Changes {
-		if c.filter != nil {
+	kept := in.Changes
+	if c.filter != nil {
+		kept = in.Changes[:0]
+		for _, ch := range in.Changes {
 			ok, err := c.filter(ch.Row)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				continue
+			if ok {
+				kept = append(kept, ch)
 			}
 		}
-		if c.projections != nil {
-			row := make(types.Row, len(c.projections))
-			for i, p := range c.projections {
-				v, err := p(ch.Row)
+	}
+	if w := len(c.projections); c.projections != nil && len(kept) > 0 {
+		vals := make([]types.Value, len(kept)*w)
+		for i := range kept {
+			row := types.Row(vals[i*w : (i+1)*w : (i+1)*w])
+			for j, p := range c.projections {
+				v, err := p(kept[i].Row)
 				if err != nil {
 					return err
 				}
-				row[i] = v
+				row[j] = v
 			}
-			ch.Row = row
+			kept[i].Row = row
 		}
-		kept = append(kept, ch)
 	}
 	in.Changes = kept
 	out.Emit(in)

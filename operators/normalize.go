@@ -104,7 +104,7 @@ func (n *normOp) process(ch dyntable.Change, res *dyntable.Chunk) error {
 		res.Append(dyntable.UpdateBefore, old)
 		res.Append(dyntable.UpdateAfter, ch.Row)
 	}
-	if err := n.last.Put(key, ch.Row); err != nil {
+	if err := n.last.Put(key, kit.Own(ch.Row)); err != nil {
 		return fmt.Errorf("%s: %w", normName, err)
 	}
 	return nil

@@ -9,19 +9,23 @@ import (
 )
 
 // ProjectingSource narrows the rows of a source to the columns a scan
-// reads (projection push-down). Embedding the source passes every call
+// reads (projection push-down), and to the fields of ROW columns it
+// reads (nested projection push-down). Embedding the source passes every call
 // but Run through, so the wrapped source's abilities (positions,
 // checkpoint notices) stay its own.
 type ProjectingSource struct {
 	dataflow.Source
-	fields []int
+	fields [][]int
 }
 
 var _ dataflow.Source = (*ProjectingSource)(nil)
 
 // NewProjectingSource wraps src so that each row it emits is replaced
-// by its columns fields, in that order.
-func NewProjectingSource(src dataflow.Source, fields []int) *ProjectingSource {
+// by the values at fields, in that order. A field is a path, as
+// connectors.ProjectionPushDown takes it: a column, then for a longer
+// path the field indexes into that ROW column and the ROWs nested in it
+// (NULL where a ROW on the path is NULL).
+func NewProjectingSource(src dataflow.Source, fields [][]int) *ProjectingSource {
 	return &ProjectingSource{Source: src, fields: fields}
 }
 
@@ -32,7 +36,7 @@ func (s *ProjectingSource) Run(ctx context.Context, out dataflow.SourceOutput) e
 
 type projectingOutput struct {
 	dataflow.SourceOutput
-	fields []int
+	fields [][]int
 }
 
 // Emit replaces each row of c by its projection, in one allocation for
@@ -43,7 +47,14 @@ func (o *projectingOutput) Emit(c *dyntable.Chunk) error {
 	for i := range c.Changes {
 		row := types.Row(vals[i*w : (i+1)*w : (i+1)*w])
 		for j, f := range o.fields {
-			row[j] = c.Changes[i].Row[f]
+			v := c.Changes[i].Row[f[0]]
+			for _, k := range f[1:] {
+				if v.IsNull() {
+					break
+				}
+				v = v.Elems()[k]
+			}
+			row[j] = v
 		}
 		c.Changes[i].Row = row
 	}

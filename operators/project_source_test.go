@@ -49,7 +49,7 @@ func TestProjectingSource(t *testing.T) {
 		{types.NewInt(1), types.NewString("a"), types.NewInt(10)},
 		{types.NewInt(2), types.NewString("b"), types.NewInt(20)},
 	}}
-	p := NewProjectingSource(src, []int{2, 0})
+	p := NewProjectingSource(src, [][]int{{2}, {0}})
 	var out recordingOutput
 	if err := p.Run(context.Background(), &out); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestProjectingSource(t *testing.T) {
 		t.Errorf("the wrapped source saw checkpoints %d saved, %d complete (err %v); want 3 and 4", src.saved, src.completed, err)
 	}
 
-	plain := NewProjectingSource(plainSource{}, []int{0})
+	plain := NewProjectingSource(plainSource{}, [][]int{{0}})
 	if _, err := plain.SnapshotPosition(1); err == nil {
 		t.Error("a source without a position gave one")
 	}
@@ -83,5 +83,30 @@ func TestProjectingSource(t *testing.T) {
 	}
 	if err := plain.NotifyCheckpointComplete(1); err != nil {
 		t.Errorf("a source that does not listen failed the notice: %v", err)
+	}
+}
+
+// TestProjectingSourcePaths: a path takes a field out of a ROW column,
+// and out of a ROW nested in it; a NULL ROW on the path gives NULL.
+func TestProjectingSourcePaths(t *testing.T) {
+	inner := types.NewRow([]types.Value{types.NewString("x"), types.NewInt(3)})
+	src := &positionedSource{rows: []types.Row{
+		{types.NewInt(1), types.NewRow([]types.Value{types.NewInt(10), inner})},
+		{types.NewInt(2), types.NewRow([]types.Value{types.NewInt(20), types.NullValue})},
+		{types.NewInt(3), types.NullValue},
+	}}
+	p := NewProjectingSource(src, [][]int{{1, 1, 0}, {0}, {1, 0}})
+	var out recordingOutput
+	if err := p.Run(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"[x 1 10]", "[NULL 2 20]", "[NULL 3 NULL]"}
+	if len(out.changes) != len(want) {
+		t.Fatalf("emitted %v", out.changes)
+	}
+	for i, w := range want {
+		if got := "[" + types.FormatRow(out.changes[i].Row, nil, " ") + "]"; got != w {
+			t.Errorf("row %d is %s, want %s", i, got, w)
+		}
 	}
 }

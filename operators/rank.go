@@ -343,7 +343,7 @@ func (r *rankOp) insert(pk []byte, row types.Row, before []rankItem) ([]rankItem
 			return nil, fmt.Errorf("%s: %w", rankName, err)
 		}
 	}
-	if err := r.entries.Put(pk, mk, row); err != nil {
+	if err := r.entries.Put(pk, mk, kit.Own(row)); err != nil {
 		return nil, fmt.Errorf("%s: %w", rankName, err)
 	}
 	if pos >= r.k {

@@ -216,7 +216,7 @@ func (j *temporalJoinOp) processRight(ch dyntable.Change) error {
 		return nil // can never be looked up
 	}
 	mk := kit.AppendSortableTime(nil, ts)
-	if err := j.versions.Put(key, mk, tjVersion{Row: row, Deleted: ch.Kind == dyntable.Delete}); err != nil {
+	if err := j.versions.Put(key, mk, tjVersion{Row: kit.Own(row), Deleted: ch.Kind == dyntable.Delete}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	return j.timers.Register(ts, 0, key)
@@ -351,7 +351,7 @@ type tjLeftRows struct {
 
 // withKind returns v with row of kind k appended (in place, as kit.Rows.with).
 func (v tjLeftRows) withKind(k dyntable.RowKind, row types.Row) tjLeftRows {
-	v.Rows = append(v.Rows, row)
+	v.Rows = append(v.Rows, kit.Own(row))
 	v.Kinds = append(v.Kinds, k)
 	return v
 }

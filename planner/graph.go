@@ -143,11 +143,26 @@ func (t *translator) connectorParallelism(p int) int {
 
 func scalar(e expr.Expr) operators.Scalar { return e.Eval }
 
+// predicate evaluates a filter's conjuncts in order and stops at the
+// first that is not TRUE, so a conjunct is never evaluated on a row an
+// earlier one has dropped: a Calc merged into the Calc below it (see
+// mergeCalc) then fails on no row that the two Calcs would have let pass.
 func predicate(e expr.Expr) operators.Predicate {
-	if e == nil {
+	cs := expr.Conjuncts(e)
+	switch len(cs) {
+	case 0:
 		return nil
+	case 1:
+		return func(row types.Row) (bool, error) { return expr.EvalBool(e, row) }
 	}
-	return func(row types.Row) (bool, error) { return expr.EvalBool(e, row) }
+	return func(row types.Row) (bool, error) {
+		for _, c := range cs {
+			if ok, err := expr.EvalBool(c, row); !ok || err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
 }
 
 func allCols(n int) []int {

@@ -3,6 +3,7 @@ package planner
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
@@ -13,14 +14,19 @@ import (
 // and leaves the built tree as it was, so a node shared by two parents
 // is rewritten once and no node changes under a parent that has seen it.
 //
-// Today that is projection push-down: a Calc over a table scan (maybe
+// Today that is Calc merging and projection push-down. A Calc over a
+// Calc becomes one Calc (mergeCalc). A Calc over a table scan (maybe
 // with the table's watermark assigner between them) makes the scan read
-// only the columns the Calc and the assigner use, so EXPLAIN shows them
-// in TableSourceScan(fields=[...]) and no unused column travels further.
-// A Calc left doing nothing (no filter, every column passed on under its
-// name) is removed. A Calc over a regular join makes each side carry
-// only the columns the Calc, the join keys and the join condition use
-// (pruneJoin), because the join keeps every row of both sides in state.
+// only the columns the Calc and the assigner use, and of a ROW column
+// only the fields they read (nested projection push-down), so EXPLAIN
+// shows them in TableSourceScan(fields=[...]) and no unused column
+// travels further. A Calc over a watermark assigner over a Calc (the
+// computed columns of a table) narrows that Calc the same way
+// (pruneWatermark). A Calc left doing nothing (no filter, every column
+// passed on under its name) is removed. A Calc over a regular join makes
+// each side carry only the columns the Calc, the join keys and the join
+// condition use (pruneJoin), because the join keeps every row of both
+// sides in state.
 func optimize(root Node) Node {
 	done := map[Node]Node{}
 	var walk func(n Node) Node
@@ -41,6 +47,9 @@ func optimize(root Node) Node {
 			out = n.withInputs(newIns)
 		}
 		if c, ok := out.(*CalcNode); ok {
+			out = mergeCalc(c)
+		}
+		if c, ok := out.(*CalcNode); ok {
 			out = pruneRankNumber(c)
 		}
 		if c, ok := out.(*CalcNode); ok {
@@ -50,7 +59,7 @@ func optimize(root Node) Node {
 			out = pruneJoin(c)
 		}
 		if c, ok := out.(*CalcNode); ok {
-			out = pruneScan(c)
+			out = pruneBelow(c)
 		}
 		done[n] = out
 		return out
@@ -94,8 +103,63 @@ func pruneRankNumber(c *CalcNode) Node {
 	return c.withInputs([]Node{&nr})
 }
 
-// pruneScan narrows the scan under c to the columns c uses (and, when
-// the table's watermark assigner sits between them, the columns its
+// mergeCalc merges c with the Calc below it into one Calc, as Flink's
+// CalcMergeRule does: c's expressions are put over the lower Calc's
+// input, and the filter is the lower filter, then c's (evaluated in that
+// order, see predicate). It does not merge when c reads a column that
+// the lower Calc computes by more than a column, a literal or a field
+// read more than once: the merged Calc would compute it again for each
+// read (and a non-deterministic one would differ between them). It
+// returns c's replacement, or c.
+func mergeCalc(c *CalcNode) Node {
+	lower, ok := c.inputs[0].(*CalcNode)
+	if !ok {
+		return c
+	}
+	reads := map[int]int{}
+	for _, e := range append([]expr.Expr{c.Filter}, c.Proj...) {
+		if e == nil {
+			continue
+		}
+		expr.Walk(e, func(x expr.Expr) bool {
+			if idx, ok := expr.ColumnIndex(x); ok {
+				reads[idx]++
+			}
+			return true
+		})
+	}
+	for idx, n := range reads {
+		if n > 1 && !expr.IsTrivial(lower.Proj[idx]) {
+			return c
+		}
+	}
+	in := lower.inputs[0]
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: lower.inputs}, Filter: lower.Filter}
+	if c.Filter != nil {
+		nc.Filter = andExpr(lower.Filter, expr.Substitute(c.Filter, lower.Proj))
+	}
+	for _, p := range c.Proj {
+		nc.Proj = append(nc.Proj, expr.Substitute(p, lower.Proj))
+	}
+	if nc.Filter == nil && isIdentity(nc.Proj, len(in.Columns())) && allNames(nc.cols) == allNames(in.Columns()) {
+		return in
+	}
+	return nc
+}
+
+// pruneBelow pushes c's projection down as far as it goes: through a
+// watermark assigner into the Calc below it, and into the scan.
+func pruneBelow(c *CalcNode) Node {
+	out := pruneWatermark(c)
+	if nc, ok := out.(*CalcNode); ok {
+		out = pruneScan(nc)
+	}
+	return out
+}
+
+// pruneScan narrows the scan under c to the columns c uses, and to the
+// fields of a ROW column when c reads only fields of it (and, when the
+// table's watermark assigner sits between them, the columns its
 // expression uses), and returns c's replacement: c itself when there is
 // nothing to narrow, the new Calc, or the narrowed input when the Calc
 // does nothing any more.
@@ -110,39 +174,86 @@ func pruneScan(c *CalcNode) Node {
 	if s == nil {
 		return c
 	}
-	used := map[int]bool{}
-	markColumns(used, math.MaxInt, c.Proj...)
-	markColumns(used, math.MaxInt, c.Filter)
+	u := newFieldUses(len(s.cols))
+	u.mark(c.Filter)
+	u.mark(c.Proj...)
 	if w != nil {
-		markColumns(used, math.MaxInt, w.Expr)
-		used[w.Rowtime] = true
+		u.markWhole(w.Expr)
+		u[w.Rowtime].whole = true
 	}
-	if len(used) == len(s.cols) || len(used) == 0 {
+	if u.allWhole() || u.none() {
 		return c
 	}
-	remap := map[int]int{}
-	ns := &ScanNode{Table: s.Table, mode: s.mode}
-	for i, col := range s.cols {
-		if used[i] {
-			remap[i] = len(ns.Fields)
-			ns.Fields = append(ns.Fields, s.fieldIndex(i))
-			ns.cols = append(ns.cols, col)
+	nu := u.narrowed(s.cols)
+	ns := &ScanNode{Table: s.Table, mode: s.mode, nodeBase: nodeBase{cols: nu.cols}}
+	nested := false
+	for _, o := range nu.from {
+		ns.Fields = append(ns.Fields, s.fieldIndex(o.col))
+		var p []int
+		if s.Paths != nil {
+			p = s.Paths[o.col]
 		}
+		p = append(slices.Clone(p), o.path...)
+		if len(p) == 0 {
+			p = nil
+		}
+		nested = nested || p != nil
+		ns.Paths = append(ns.Paths, p)
+	}
+	if !nested {
+		ns.Paths = nil
 	}
 	var in Node = ns
 	if w != nil {
 		in = &WatermarkNode{nodeBase: nodeBase{cols: ns.cols, inputs: []Node{ns}},
-			Rowtime: remap[w.Rowtime], Expr: expr.RemapColumns(w.Expr, remap)}
+			Rowtime: nu.whole[w.Rowtime], Expr: expr.RemapColumns(w.Expr, nu.whole)}
 	}
-	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{in}}}
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{in}}, Filter: nu.rewrite(c.Filter)}
 	for _, p := range c.Proj {
-		nc.Proj = append(nc.Proj, expr.RemapColumns(p, remap))
-	}
-	if c.Filter != nil {
-		nc.Filter = expr.RemapColumns(c.Filter, remap)
+		nc.Proj = append(nc.Proj, nu.rewrite(p))
 	}
 	if nc.Filter == nil && isIdentity(nc.Proj, len(in.Columns())) && allNames(nc.cols) == allNames(in.Columns()) {
 		return in
+	}
+	return nc
+}
+
+// pruneWatermark narrows the Calc under the watermark assigner under c
+// (a table's computed columns, or a view's projection, below the
+// table's WATERMARK) to the columns, and fields of ROW columns, that c
+// and the assigner read, so that the scan below can be narrowed too: a
+// Nexmark view reads bid.price and bid.auction of the one table's bid
+// ROW. Only projection moves below the assigner, never a filter, since
+// the watermark is taken over every row. It returns c's replacement,
+// or c.
+func pruneWatermark(c *CalcNode) Node {
+	w, ok := c.inputs[0].(*WatermarkNode)
+	if !ok {
+		return c
+	}
+	lower, ok := w.inputs[0].(*CalcNode)
+	if !ok {
+		return c
+	}
+	u := newFieldUses(len(w.cols))
+	u.mark(c.Filter)
+	u.mark(c.Proj...)
+	u.markWhole(w.Expr)
+	u[w.Rowtime].whole = true
+	if u.allWhole() {
+		return c
+	}
+	nu := u.narrowed(w.cols)
+	nl := &CalcNode{nodeBase: nodeBase{cols: nu.cols, inputs: lower.inputs}, Filter: lower.Filter}
+	for _, o := range nu.from {
+		nl.Proj = append(nl.Proj, expr.AccessPath(lower.Proj[o.col], o.path))
+	}
+	below := pruneBelow(nl)
+	nw := &WatermarkNode{nodeBase: nodeBase{cols: nu.cols, inputs: []Node{below}},
+		Rowtime: nu.whole[w.Rowtime], Expr: expr.RemapColumns(w.Expr, nu.whole)}
+	nc := &CalcNode{nodeBase: nodeBase{cols: c.cols, inputs: []Node{nw}}, Filter: nu.rewrite(c.Filter)}
+	for _, p := range c.Proj {
+		nc.Proj = append(nc.Proj, nu.rewrite(p))
 	}
 	return nc
 }
@@ -191,7 +302,7 @@ func pruneJoin(c *CalcNode) Node {
 		}
 		sides[side] = narrow(in, keep)
 		if nc, ok := sides[side].(*CalcNode); ok {
-			sides[side] = pruneScan(nc)
+			sides[side] = pruneBelow(nc)
 		}
 	}
 	nj := *j
@@ -265,7 +376,7 @@ func pruneRank(c *CalcNode) Node {
 		nin = pruneJoin(nc)
 	}
 	if nc, ok := nin.(*CalcNode); ok {
-		nin = pruneScan(nc)
+		nin = pruneBelow(nc)
 	}
 	nr := *rk
 	nr.inputs = []Node{nin}
@@ -351,4 +462,150 @@ func markColumns(used map[int]bool, limit int, es ...expr.Expr) {
 			return true
 		})
 	}
+}
+
+// fieldUses records, per input column, how expressions read it: whole,
+// or only some fields of it (a ROW column read as r.f, r.f.g).
+type fieldUses []fieldUse
+
+type fieldUse struct {
+	whole bool
+	paths [][]int // the field paths read, when not whole
+}
+
+func newFieldUses(n int) fieldUses { return make(fieldUses, n) }
+
+// mark records what es read (nil expressions read nothing).
+func (u fieldUses) mark(es ...expr.Expr) {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		expr.Walk(e, func(x expr.Expr) bool {
+			if col, path, ok := expr.FieldPath(x); ok {
+				u[col].paths = append(u[col].paths, path)
+				return false
+			}
+			if idx, ok := expr.ColumnIndex(x); ok {
+				u[idx].whole = true
+			}
+			return true
+		})
+	}
+}
+
+// markWhole records the columns es read as read whole.
+func (u fieldUses) markWhole(es ...expr.Expr) {
+	used := map[int]bool{}
+	markColumns(used, math.MaxInt, es...)
+	for i := range used {
+		u[i].whole = true
+	}
+}
+
+func (u fieldUses) allWhole() bool {
+	for _, c := range u {
+		if !c.whole {
+			return false
+		}
+	}
+	return true
+}
+
+func (u fieldUses) none() bool {
+	for _, c := range u {
+		if c.whole || len(c.paths) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// narrowedColumns is the narrowed input that fieldUses make: its
+// columns, where each comes from, and how to read the old input's
+// columns from it.
+type narrowedColumns struct {
+	cols []expr.Column
+	from []fieldOrigin
+	// whole maps an old column read whole to its new column.
+	whole map[int]int
+	// fields maps an old column read only in part to its paths' new
+	// columns.
+	fields map[int][]fieldOrigin
+}
+
+// fieldOrigin is a new column: old column col's field at path (nil: the
+// whole column), at index idx of the new columns.
+type fieldOrigin struct {
+	col  int
+	path []int
+	idx  int
+}
+
+// narrowed lays out the new columns over old ones cols: in column
+// order, a column read whole as itself, a column read in part as one
+// column per field path read (the shortest, when one path extends
+// another), named by the path ("bid.price"), in path order.
+func (u fieldUses) narrowed(cols []expr.Column) narrowedColumns {
+	nu := narrowedColumns{whole: map[int]int{}, fields: map[int][]fieldOrigin{}}
+	for i, c := range u {
+		if c.whole {
+			nu.whole[i] = len(nu.cols)
+			nu.from = append(nu.from, fieldOrigin{col: i, idx: len(nu.cols)})
+			nu.cols = append(nu.cols, cols[i])
+			continue
+		}
+		paths := slices.Clone(c.paths)
+		slices.SortFunc(paths, slices.Compare[[]int])
+		paths = slices.CompactFunc(paths, slices.Equal[[]int])
+		var kept [][]int
+		for _, p := range paths {
+			if n := len(kept); n > 0 && isPrefix(kept[n-1], p) {
+				continue // sorted: a prefix comes right before what extends it
+			}
+			kept = append(kept, p)
+		}
+		for _, p := range kept {
+			t := cols[i].Type
+			name := []string{cols[i].Name}
+			for _, f := range p {
+				name = append(name, t.Fields[f].Name)
+				nn := t.NotNull
+				t = t.Fields[f].Type
+				t.NotNull = t.NotNull && nn
+			}
+			o := fieldOrigin{col: i, path: p, idx: len(nu.cols)}
+			nu.fields[i] = append(nu.fields[i], o)
+			nu.from = append(nu.from, o)
+			nu.cols = append(nu.cols, expr.Column{Name: strings.Join(name, "."), Type: t})
+		}
+	}
+	return nu
+}
+
+func isPrefix(p, q []int) bool { return len(p) <= len(q) && slices.Equal(p, q[:len(p)]) }
+
+// rewrite returns e over the narrowed columns.
+func (nu narrowedColumns) rewrite(e expr.Expr) expr.Expr {
+	return expr.Rewrite(e, func(x expr.Expr) (expr.Expr, bool) {
+		if col, path, ok := expr.FieldPath(x); ok {
+			if n, ok := nu.whole[col]; ok {
+				return expr.AccessPath(nu.ref(n), path), true
+			}
+			for _, o := range nu.fields[col] {
+				if isPrefix(o.path, path) {
+					return expr.AccessPath(nu.ref(o.idx), path[len(o.path):]), true
+				}
+			}
+			panic("planner: a field read that was not recorded") // mark saw every read
+		}
+		if idx, ok := expr.ColumnIndex(x); ok {
+			return nu.ref(nu.whole[idx]), true
+		}
+		return nil, false
+	})
+}
+
+func (nu narrowedColumns) ref(i int) expr.Expr {
+	return expr.NewColumnRef(i, nu.cols[i].Name, nu.cols[i].Type)
 }

@@ -102,14 +102,21 @@ func (sh *sharer) rewrite(n Node) Node {
 		proj := make([]expr.Expr, len(s.cols))
 		for i, c := range s.cols {
 			proj[i] = expr.NewColumnRef(pos[i], c.Name, c.Type)
+			if s.Paths != nil && s.Paths[i] != nil {
+				// A field of a ROW column: the shared scan reads the column.
+				top := shared.Columns()[pos[i]]
+				proj[i] = expr.AccessPath(expr.NewColumnRef(pos[i], top.Name, top.Type), s.Paths[i])
+			}
 		}
 		if !isIdentity(proj, len(shared.Columns())) {
 			out = &CalcNode{nodeBase: nodeBase{cols: n.Columns(), inputs: []Node{shared}}, Proj: proj}
-			remap := map[int]int{}
-			for i, p := range pos {
-				remap[i] = p
+			if !s.nested() {
+				remap := map[int]int{}
+				for i, p := range pos {
+					remap[i] = p
+				}
+				sh.projections[out] = remap
 			}
-			sh.projections[out] = remap
 		}
 	} else {
 		ins := n.Inputs()

@@ -201,12 +201,29 @@ var _ connectors.ProjectionPushDown = (*scan)(nil)
 
 // Create makes the source of one subtask. It is a *Source.
 func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
-	return s.CreateProjected(subtask, parallelism, nil)
+	return s.create(subtask, parallelism, nil)
 }
 
+// SupportsNestedProjection implements connectors.ProjectionPushDown: the
+// decoders read whole columns.
+func (s *scan) SupportsNestedProjection() bool { return false }
+
 // CreateProjected implements connectors.ProjectionPushDown: the decoder
-// converts only the columns fields (all when nil). It is a *Source.
-func (s *scan) CreateProjected(subtask, parallelism int, fields []int) (dataflow.Source, error) {
+// converts only the columns fields. It is a *Source.
+func (s *scan) CreateProjected(subtask, parallelism int, fields [][]int) (dataflow.Source, error) {
+	cols := make([]int, len(fields))
+	for i, f := range fields {
+		if len(f) != 1 {
+			return nil, fmt.Errorf("filesystem source: nested projection %v", f)
+		}
+		cols[i] = f[0]
+	}
+	return s.create(subtask, parallelism, cols)
+}
+
+// create makes the source of one subtask reading the columns fields
+// (all when nil).
+func (s *scan) create(subtask, parallelism int, fields []int) (dataflow.Source, error) {
 	if parallelism < 1 || subtask < 0 || subtask >= parallelism {
 		return nil, fmt.Errorf("filesystem source: subtask %d of %d", subtask, parallelism)
 	}

@@ -163,6 +163,10 @@ var tableFields = map[string][]field{"person": personFields, "auction": auctionF
 type scan struct {
 	table    string
 	fields   []field // one per declared column, in order
+	// rowFields are, per declared column, the fields of its ROW (nil for
+	// other columns), so that a nested projection can generate one of
+	// them as a column of its own.
+	rowFields [][]field
 	kinds    [3]bool // the event kinds the table emits
 	events   int64   // 0: unbounded
 	tps      float64
@@ -216,11 +220,12 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		return nil, err
 	}
 	for _, c := range t.Columns {
-		if f, ok, err := rowField(s.table, c); ok || err != nil {
+		if f, sub, ok, err := rowField(s.table, c); ok || err != nil {
 			if err != nil {
 				return nil, err
 			}
 			s.fields = append(s.fields, f)
+			s.rowFields = append(s.rowFields, sub)
 			continue
 		}
 		f, ok := lookupField(avail, c.Name)
@@ -236,6 +241,7 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, fmt.Errorf("column '%s' of nexmark table '%s' must be %s, not %s", c.Name, t.Name, f.typ, c.Type)
 		}
 		s.fields = append(s.fields, f)
+		s.rowFields = append(s.rowFields, nil)
 	}
 	switch s.table {
 	case "person":
@@ -259,14 +265,14 @@ var rowFields = map[string]struct {
 
 // rowField is the field of a ROW column person, auction or bid of the
 // 'all' table: the event's fields named by the ROW's fields (any subset,
-// any order), NULL for the other kinds of event. ok is false for other
-// columns.
-func rowField(table string, c connectors.Column) (field, bool, error) {
+// any order), NULL for the other kinds of event, and the fields of the
+// ROW. ok is false for other columns.
+func rowField(table string, c connectors.Column) (field, []field, bool, error) {
 	rf, isRow := rowFields[strings.ToLower(c.Name)]
 	if table != "all" || !isRow || c.Type.ID != types.RowT {
-		return field{}, false, nil
+		return field{}, nil, false, nil
 	}
-	var gets []func(e *Event) types.Value
+	var sub []field
 	for _, ft := range c.Type.Fields {
 		f, ok := lookupField(rf.fields, ft.Name)
 		if !ok {
@@ -274,20 +280,20 @@ func rowField(table string, c connectors.Column) (field, bool, error) {
 			for _, f := range rf.fields {
 				names = append(names, f.name)
 			}
-			return field{}, true, fmt.Errorf("column '%s': a nexmark %s has no field '%s'; its fields are %s", c.Name, c.Name, ft.Name, strings.Join(names, ", "))
+			return field{}, nil, true, fmt.Errorf("column '%s': a nexmark %s has no field '%s'; its fields are %s", c.Name, c.Name, ft.Name, strings.Join(names, ", "))
 		}
 		if !compatible(ft.Type, f.typ) {
-			return field{}, true, fmt.Errorf("field '%s' of column '%s' must be %s, not %s", ft.Name, c.Name, f.typ, ft.Type)
+			return field{}, nil, true, fmt.Errorf("field '%s' of column '%s' must be %s, not %s", ft.Name, c.Name, f.typ, ft.Type)
 		}
-		gets = append(gets, f.get)
+		sub = append(sub, f)
 	}
 	return field{name: c.Name, kind: rf.kind, typ: types.RowT, get: func(e *Event) types.Value {
-		vals := make([]types.Value, len(gets))
-		for i, g := range gets {
-			vals[i] = g(e)
+		vals := make([]types.Value, len(sub))
+		for i := range sub {
+			vals[i] = sub[i].get(e)
 		}
 		return types.NewRow(vals)
-	}}, true, nil
+	}}, sub, true, nil
 }
 
 func lookupField(fs []field, name string) (field, bool) {
@@ -361,13 +367,45 @@ func generatorFor(cfg Config) *Generator {
 	return g.(*Generator)
 }
 
+var _ connectors.ProjectionPushDown = (*scan)(nil)
+
 func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
+	return s.create(subtask, parallelism, s.fields), nil
+}
+
+// SupportsNestedProjection implements connectors.ProjectionPushDown: a
+// field of a ROW column is generated as a column of its own, so a query
+// that reads bid.price and bid.auction builds no ROW values.
+func (s *scan) SupportsNestedProjection() bool { return true }
+
+// CreateProjected implements connectors.ProjectionPushDown.
+func (s *scan) CreateProjected(subtask, parallelism int, paths [][]int) (dataflow.Source, error) {
+	fs := make([]field, len(paths))
+	for i, p := range paths {
+		if len(p) == 0 || len(p) > 2 || p[0] < 0 || p[0] >= len(s.fields) {
+			return nil, fmt.Errorf("nexmark: projection %v of %d columns", paths, len(s.fields))
+		}
+		f := s.fields[p[0]]
+		if len(p) == 2 {
+			sub := s.rowFields[p[0]]
+			if p[1] < 0 || p[1] >= len(sub) {
+				return nil, fmt.Errorf("nexmark: projection %v: column '%s' has %d fields", p, f.name, len(sub))
+			}
+			f = sub[p[1]]
+		}
+		fs[i] = f
+	}
+	return s.create(subtask, parallelism, fs), nil
+}
+
+// create makes the source of one subtask generating the columns fields.
+func (s *scan) create(subtask, parallelism int, fields []field) *source {
 	end := s.events
 	if end == 0 {
 		end = -1
 	}
-	return &source{s: s, gen: generatorFor(s.cfg), next: int64(subtask), first: int64(subtask),
-		stride: int64(parallelism), end: end, rps: s.tps / float64(parallelism)}, nil
+	return &source{s: s, fields: fields, gen: generatorFor(s.cfg), next: int64(subtask), first: int64(subtask),
+		stride: int64(parallelism), end: end, rps: s.tps / float64(parallelism)}
 }
 
 // chunkRows is how many rows a source emits per chunk when it runs as
@@ -383,6 +421,7 @@ const (
 type source struct {
 	dataflow.BaseSource
 	s                   *scan
+	fields              []field // the columns generated, in row order
 	gen                 *Generator
 	next, first, stride int64
 	end                 int64 // -1: unbounded
@@ -413,7 +452,7 @@ func (g *source) done() bool { return g.end >= 0 && g.next >= g.end }
 func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	start := time.Now()
 	var covered int64 // event numbers covered, for the rate limit
-	width := len(g.s.fields)
+	width := len(g.fields)
 	var ev Event
 	var arena Arena
 	for !g.done() {
@@ -451,8 +490,8 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 			g.gen.Event(g.next, &ev, &arena)
 			i := len(changes)
 			row := types.Row(vals[i*width : (i+1)*width : (i+1)*width])
-			for j := range g.s.fields {
-				f := &g.s.fields[j]
+			for j := range g.fields {
+				f := &g.fields[j]
 				if f.kind < 0 || f.kind == ev.Kind {
 					row[j] = f.get(&ev)
 				}

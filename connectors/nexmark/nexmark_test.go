@@ -334,6 +334,52 @@ func TestAllTableRows(t *testing.T) {
 	}
 }
 
+// TestNestedProjection reads the ROW columns' fields as columns of their
+// own (nested projection push-down): each projected value is the field
+// of the whole-ROW read of the same event, NULL for the other kinds;
+// bad paths are refused.
+func TestNestedProjection(t *testing.T) {
+	pt, _ := types.ParseType("ROW<id BIGINT, name VARCHAR, dateTime TIMESTAMP(3)>")
+	bt, _ := types.ParseType("ROW<price BIGINT, auction BIGINT>")
+	s := newTestScan(t, map[string]string{"events.num": "200"},
+		connectors.Column{Name: "event_type", Type: types.TypeInt},
+		connectors.Column{Name: "person", Type: pt},
+		connectors.Column{Name: "bid", Type: bt})
+	whole := run(t, s, 0, 1, 0, nil).raw
+	paths := [][]int{{2, 1}, {0}, {1, 2}, {2, 0}}
+	src, err := s.CreateProjected(0, 1, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collect{src: src.(*source)}
+	if err := src.Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.raw) != len(whole) {
+		t.Fatalf("%d projected rows, want %d", len(c.raw), len(whole))
+	}
+	for i, r := range c.raw {
+		w := whole[i]
+		for j, p := range paths {
+			want := w[p[0]]
+			if len(p) == 2 && !want.IsNull() {
+				want = want.Elems()[p[1]]
+			}
+			if len(p) == 2 && w[p[0]].IsNull() {
+				want = types.NullValue
+			}
+			if types.Compare(r[j], want) != 0 || r[j].IsNull() != want.IsNull() {
+				t.Fatalf("row %d field %v: %v, want %v", i, p, r[j], want)
+			}
+		}
+	}
+	for _, bad := range [][]int{{3}, {1, 3}, {0, 0}, {2, 0, 0}} {
+		if _, err := s.CreateProjected(0, 1, [][]int{bad}); err == nil {
+			t.Errorf("projection %v accepted", bad)
+		}
+	}
+}
+
 func TestOptionErrors(t *testing.T) {
 	for _, tc := range []struct {
 		opts map[string]string

@@ -119,7 +119,7 @@ func (r *WindowRank) ProcessChunk(_ int, in *dyntable.Chunk, _ dataflow.Collecto
 		}
 		rows = append(rows, nil)
 		copy(rows[i+1:], rows[i:])
-		rows[i] = ch.Row
+		rows[i] = kit.Own(ch.Row)
 		if len(rows) > keep {
 			rows = rows[:keep]
 		}

@@ -14,13 +14,19 @@ type Rows struct {
 	Matched []bool // per row; maintained for outer sides only
 }
 
-// With returns v with rows appended, each with matched flag m. It
-// appends in place (amortized O(1), where copying would make a hot time
+// Own returns a copy of r in an allocation of its own, for state held
+// in memory: the rows an operator receives may be carved out of one
+// allocation for their whole chunk (the Calc's, a source's), which a
+// row kept in state would otherwise keep alive.
+func Own(r types.Row) types.Row { return append(types.Row(nil), r...) }
+
+// With returns v with rows appended (each its own copy, see Own), each
+// with matched flag m. It appends in place (amortized O(1), where copying would make a hot time
 // quadratic): the caller Puts the result back, which the state API allows
 // for a value it got from the state.
 func (v Rows) With(m bool, rows ...types.Row) Rows {
-	v.Rows = append(v.Rows, rows...)
-	for range rows {
+	for _, r := range rows {
+		v.Rows = append(v.Rows, Own(r))
 		v.Matched = append(v.Matched, m)
 	}
 	return v
