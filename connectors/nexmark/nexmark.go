@@ -161,17 +161,17 @@ var allFields = func() []field {
 var tableFields = map[string][]field{"person": personFields, "auction": auctionFields, "bid": bidFields, "all": allFields}
 
 type scan struct {
-	table    string
-	fields   []field // one per declared column, in order
+	table  string
+	fields []field // one per declared column, in order
 	// rowFields are, per declared column, the fields of its ROW (nil for
 	// other columns), so that a nested projection can generate one of
 	// them as a column of its own.
 	rowFields [][]field
-	kinds    [3]bool // the event kinds the table emits
-	events   int64   // 0: unbounded
-	tps      float64
-	parallel int
-	cfg      Config
+	kinds     [3]bool // the event kinds the table emits
+	events    int64   // 0: unbounded
+	tps       float64
+	parallel  int
+	cfg       Config
 }
 
 func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.ScanSource, error) {
