@@ -13,14 +13,27 @@ import (
 // planner checks.
 type Calc struct {
 	dataflow.BaseOperator
-	filter      Predicate // nil: keep every row
-	projections []Scalar  // nil: keep the row as is
+	filter      Predicate    // nil: keep every row
+	projections []Projection // nil: keep the row as is
 }
 
 var _ dataflow.Operator = (*Calc)(nil)
 
+// Projection is one output column of a Calc: the input column Col as it
+// is when Col >= 0 (copied without a call), else the value of Eval.
+type Projection struct {
+	Col  int
+	Eval Scalar
+}
+
+// ColumnProjection is the projection of input column i.
+func ColumnProjection(i int) Projection { return Projection{Col: i} }
+
+// ScalarProjection is the projection of an expression.
+func ScalarProjection(e Scalar) Projection { return Projection{Col: -1, Eval: e} }
+
 // NewCalc returns a calc operator.
-func NewCalc(filter Predicate, projections []Scalar) *Calc {
+func NewCalc(filter Predicate, projections []Projection) *Calc {
 	return &Calc{filter: filter, projections: projections}
 }
 
@@ -47,8 +60,13 @@ func (c *Calc) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) e
 		vals := make([]types.Value, len(kept)*w)
 		for i := range kept {
 			row := types.Row(vals[i*w : (i+1)*w : (i+1)*w])
+			in := kept[i].Row
 			for j, p := range c.projections {
-				v, err := p(kept[i].Row)
+				if p.Col >= 0 {
+					row[j] = in[p.Col]
+					continue
+				}
+				v, err := p.Eval(in)
 				if err != nil {
 					return err
 				}

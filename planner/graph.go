@@ -143,6 +143,15 @@ func (t *translator) connectorParallelism(p int) int {
 
 func scalar(e expr.Expr) operators.Scalar { return e.Eval }
 
+// projection is a Calc's output column e: a copy of the input column
+// when e is a plain column reference.
+func projection(e expr.Expr) operators.Projection {
+	if idx, ok := expr.ColumnIndex(e); ok {
+		return operators.ColumnProjection(idx)
+	}
+	return operators.ScalarProjection(e.Eval)
+}
+
 // predicate evaluates a filter's conjuncts in order and stops at the
 // first that is not TRUE, so a conjunct is never evaluated on a row an
 // earlier one has dropped: a Calc merged into the Calc below it (see

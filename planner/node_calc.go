@@ -114,10 +114,10 @@ func (n *CalcNode) translate(_ *translator, ins []*dataflow.Node) (*dataflow.Nod
 			NewOperator: n.newWatermarkCalc}, nil
 	}
 	filter := predicate(n.Filter)
-	var proj []operators.Scalar
+	var proj []operators.Projection
 	if !isIdentity(n.Proj, len(n.inputs[0].Columns())) {
 		for _, pe := range n.Proj {
-			proj = append(proj, scalar(pe))
+			proj = append(proj, projection(pe))
 		}
 	}
 	return &dataflow.Node{Name: "Calc", Parallelism: p, Inputs: []dataflow.Edge{e},
@@ -137,9 +137,9 @@ func (n *CalcNode) usesCurrentWatermark() bool {
 // watermark cell that the operator keeps current.
 func (n *CalcNode) newWatermarkCalc(int) (dataflow.Operator, error) {
 	cell := new(int64)
-	var ps []operators.Scalar
+	var ps []operators.Projection
 	for _, e := range n.Proj {
-		ps = append(ps, scalar(expr.WithWatermarkCell(e, cell)))
+		ps = append(ps, projection(expr.WithWatermarkCell(e, cell)))
 	}
 	var f expr.Expr
 	if n.Filter != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/operators/window"
-	"github.com/streamsql/streamsql/types"
 )
 
 // The window nodes (built in build_window*.go). Both are insert-only: a
@@ -66,12 +65,12 @@ func (n *WindowTVFNode) translate(t *translator, ins []*dataflow.Node) (*dataflo
 	if n.Fused {
 		// Hand the time attribute on in the window columns' places.
 		nIn := len(n.inputs[0].Columns())
-		var proj []operators.Scalar
+		var proj []operators.Projection
 		for i := 0; i < nIn; i++ {
-			proj = append(proj, columnScalar(i))
+			proj = append(proj, operators.ColumnProjection(i))
 		}
 		for range 3 {
-			proj = append(proj, columnScalar(n.TimeCol))
+			proj = append(proj, operators.ColumnProjection(n.TimeCol))
 		}
 		return &dataflow.Node{Name: "WindowTableFunction", Parallelism: p, Inputs: []dataflow.Edge{e},
 			NewOperator: func(int) (dataflow.Operator, error) { return operators.NewCalc(nil, proj), nil }}, nil
@@ -212,10 +211,6 @@ func fmtDuration(ns int64) string {
 		}
 	}
 	return fmt.Sprintf("%d ns", ns)
-}
-
-func columnScalar(i int) operators.Scalar {
-	return func(row types.Row) (types.Value, error) { return row[i], nil }
 }
 
 // ProcTimeClock, when set, is the clock of processing-time windows (for
