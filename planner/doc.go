@@ -25,7 +25,12 @@
 //     complete tree: projection push-down into scans, which drops a Calc
 //     it leaves doing nothing, and into the inputs of regular joins and
 //     of non-window ranks, whose state then keeps only the columns read
-//     above them. It makes new nodes; nothing changes a node
+//     above them; Calc merging. Then source reuse (reuse.go): a table
+//     read in several places, or by several INSERTs of a statement set,
+//     is read by one scan of the union of what they read, with its
+//     computed columns, ChangelogNormalize and watermark assigner shared
+//     where every reader has the same ones; EXPLAIN marks the shared node
+//     (reuse_id=[n]). It makes new nodes; nothing changes a node
 //     once the Plan is made, so EXPLAIN shows the plan that runs, and
 //     the hash of that text, which checkpoints keep, is the same for the
 //     same query.

@@ -128,14 +128,51 @@ func windowTimeOnly(n Node) []timeAttr {
 // ExplainTree renders a plan as an indented tree, one node a line, each
 // with its changelog mode and upsert key, and an Exchange line where the
 // data is re-partitioned by key.
-func ExplainTree(root Node) string {
+func ExplainTree(root Node) string { return explainRoots([]Node{root}) }
+
+// explainRoots renders the trees under roots one after the other, a node
+// that several parents read (a shared source, see shareSources) once, as
+// Flink does: marked (reuse_id=[n]) the first time and
+// Reused(reference_id=[n]) after.
+func explainRoots(roots []Node) string {
+	parents := map[Node]int{}
+	seen := map[Node]bool{}
+	var count func(n Node)
+	count = func(n Node) {
+		for _, in := range n.Inputs() {
+			parents[in]++
+			if !seen[in] {
+				seen[in] = true
+				count(in)
+			}
+		}
+	}
+	for _, r := range roots {
+		count(r)
+	}
+	reuse := map[Node]int{}
+	var number func(n Node)
+	number = func(n Node) { // in the order they are written
+		if _, ok := reuse[n]; !ok && parents[n] > 1 {
+			reuse[n] = len(reuse) + 1
+		}
+		for _, in := range n.Inputs() {
+			number(in)
+		}
+	}
+	for _, r := range roots {
+		number(r)
+	}
 	var b strings.Builder
-	explainNode(&b, root, "", "", nil, nil)
+	printed := map[Node]bool{}
+	for _, r := range roots {
+		explainNode(&b, r, "", "", reuse, printed)
+	}
 	return b.String()
 }
 
 // explainNode writes n and the nodes below it. A node with an id in
-// reuse (a node several parents read, in a statement set) is written in
+// reuse (a node several parents read) is written in
 // full the first time, marked (reuse_id=[id]), and as Reused(reference_id=[id])
 // after that, as Flink writes its plans.
 func explainNode(b *strings.Builder, n Node, prefix, childPrefix string, reuse map[Node]int, printed map[Node]bool) {

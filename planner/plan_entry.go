@@ -28,10 +28,11 @@ type Plan struct {
 }
 
 // newPlan optimizes the plan that writes in to table t (nil: to the
-// client) as cols.
+// client) as cols, and makes a table read in several places be read
+// once (shareSources).
 func newPlan(in Node, t *TableEntry, enc dyntable.SinkEncoding, cols []expr.Column) *Plan {
 	root := &SinkNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}}, Table: t, Encoding: enc}
-	return &Plan{Root: optimize(root).(*SinkNode), Columns: cols}
+	return &Plan{Root: shareSources([]Node{optimize(root)})[0].(*SinkNode), Columns: cols}
 }
 
 // RowLimit returns n when the query's result is the first n rows of an
