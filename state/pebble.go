@@ -476,8 +476,8 @@ func (s *PebbleStore) spill(b *pebble.Batch) error {
 	return nil
 }
 
-// mayExist reports whether the DB may hold entries under state key sk
-// (false: certainly none).
+// mayExist reports whether the DB may hold entries under state key sk,
+// or the map entry sk (the filter holds both; false: certainly none).
 func (s *PebbleStore) mayExist(sk []byte) bool {
 	if !s.filterReady {
 		f := s.scanned.Load()
@@ -491,7 +491,8 @@ func (s *PebbleStore) mayExist(sk []byte) bool {
 	return s.filter.mayContain(hashStateKey(sk))
 }
 
-// written records that the DB holds entries under state key sk.
+// written records that the DB holds entries under state key sk, or the
+// map entry sk.
 func (s *PebbleStore) written(sk []byte) { s.filter.add(hashStateKey(sk)) }
 
 // startScan builds, in the background, the key filter of what the DB
@@ -516,6 +517,9 @@ func (s *PebbleStore) startScan() error {
 			}
 			k := it.Key()
 			p := k[:splitStateKey(k)]
+			if len(p) < len(k) {
+				f.add(hashStateKey(k)) // a map entry
+			}
 			if bytes.Equal(p, prev) {
 				continue
 			}

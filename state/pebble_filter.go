@@ -7,11 +7,14 @@ import (
 )
 
 // keyFilter is a scalable blocked Bloom filter over the state keys
-// (name, key group, key) that have entries in a store's DB. A state key
-// it has never seen has no entries, so a cache miss on a new key — every
-// new group of an aggregation, every new join key — is answered without
-// reading Pebble. It has false positives (a few percent) and never
-// forgets a key (deleted keys are just false positives).
+// (name, key group, key) that have entries in a store's DB, and over the
+// full keys of map entries. A state key it has never seen has no
+// entries, so a cache miss on a new key — every new group of an
+// aggregation, every new join key — is answered without reading Pebble;
+// and so is a miss on a new entry of an existing map (a new row under a
+// join key that has rows: every bid of Nexmark q7). It has false
+// positives (a few percent) and never forgets a key (deleted keys are
+// just false positives).
 //
 // It grows by adding sub-filters, each four times the capacity of the
 // previous one, at about 10 bits per key.

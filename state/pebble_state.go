@@ -293,7 +293,12 @@ func (p *pebbleMap[V]) Get(key, mk []byte) (V, bool, error) {
 	}
 	it := &pmItem[V]{mk: bytes.Clone(mk)}
 	s.kbuf = append(appendStateKey(s.kbuf[:0], p.prefix, key), mk...)
-	raw, found, err := s.get(s.kbuf)
+	var raw []byte
+	var found bool
+	var err error
+	if s.mayExist(s.kbuf) { // an entry never written is not read for
+		raw, found, err = s.get(s.kbuf)
+	}
 	switch {
 	case err != nil:
 		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
@@ -548,6 +553,7 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 			}
 			s.vbuf = appendValue(s.vbuf[:0], it.wt, p.codec, it.v)
 			err = b.Set(s.kbuf, s.vbuf, nil)
+			s.written(s.kbuf)
 			wrote = true
 		} else {
 			err = b.Delete(s.kbuf, nil)
