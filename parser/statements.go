@@ -92,7 +92,14 @@ func (c *stmtCtx) unsupportedStatement() *posError {
 		}
 		switch {
 		case strings.HasSuffix(name, "FUNCTION"):
-			return c.errAt(0, "%s is not supported: streamsql has no user-defined functions; SHOW FUNCTIONS lists the built-in ones", name)
+			// Name the function and its class (CREATE FUNCTION count_char
+			// AS 'com.example.CountChar'), so that the refusal says which
+			// of a script's functions is missing.
+			what := name
+			if k := len(kws); k < len(c.toks) {
+				what += " " + strings.Join(strings.Fields(c.src[c.toks[k].start:c.toks[len(c.toks)-1].end]), " ")
+			}
+			return c.errAt(0, "%s is not supported: streamsql has no user-defined functions (it runs no Java, Scala or Python code); SHOW FUNCTIONS lists the built-in ones", what)
 		case name == "DELETE" || name == "UPDATE" || name == "INSERT OVERWRITE":
 			return c.errAt(0, "%s is not supported: tables are changed by INSERT jobs only (Flink runs %s in batch mode only)", name, name)
 		}

@@ -87,6 +87,15 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "source.monitor-interval", Description: "not supported: the source reads the files once (bounded)"},
 		{Key: "sink.parallelism", Kind: config.Int, Min: 1, Description: "the sink's parallelism (the sink writes part files exactly once; see sink.go)"},
 		{Key: "partition.default-name", Description: "the folder name of a NULL partition value of a PARTITIONED BY table (default __DEFAULT_PARTITION__)"},
+		{Key: "sink.partition-commit.policy.kind", Description: "'success-file': a committed partition folder gets an empty success file ('metastore' and 'custom' are refused); absent: partitions are not committed"},
+		{Key: "sink.partition-commit.success-file.name", Default: "_SUCCESS", Description: "the name of the success file"},
+		{Key: "sink.partition-commit.trigger", Kind: config.Enum, Enum: []string{"process-time", "partition-time"}, Default: "process-time", Description: "when a partition whose rows are committed is committed: 'process-time', 'sink.partition-commit.delay' after its first row was written; 'partition-time', once the watermark passes the partition's time plus the delay"},
+		{Key: "sink.partition-commit.delay", Kind: config.Duration, Default: "0 s", Description: "the delay of the partition-commit trigger"},
+		{Key: "partition.time-extractor.timestamp-pattern", Description: "the partition's time for the partition-time trigger, from its values, e.g. '$dt $hm:00' (default: the first partition column's value); it must read as 'yyyy-MM-dd HH:mm:ss' or 'yyyy-MM-dd'"},
+		{Key: "sink.rolling-policy.file-size", Description: "accepted (a memory size such as '128mb') and without effect: a part file is rolled at every checkpoint"},
+		{Key: "sink.rolling-policy.rollover-interval", Kind: config.Duration, Description: "accepted and without effect: a part file is rolled at every checkpoint"},
+		{Key: "sink.rolling-policy.check-interval", Kind: config.Duration, Description: "accepted and without effect: a part file is rolled at every checkpoint"},
+		{Key: "sink.rolling-policy.inactivity-interval", Kind: config.Duration, Description: "accepted and without effect: a part file is rolled at every checkpoint"},
 	}, format.JSONOptionDefs, format.CSVOptionDefs, format.RawOptionDefs)
 }
 

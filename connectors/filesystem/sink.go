@@ -46,9 +46,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/connectors/format"
@@ -102,6 +104,9 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	if s.p, err = connectors.Int(o, "sink.parallelism", 0, 1); err != nil {
 		return nil, err
 	}
+	if s.commit, err = parseCommitPolicy(t); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -113,7 +118,8 @@ type fileSink struct {
 	enc         func() changeEncoder
 	encoding    dyntable.SinkEncoding
 	p           int
-	defaultPart string // the folder value of a NULL partition value
+	defaultPart string        // the folder value of a NULL partition value
+	commit      *commitPolicy // partition commit (commit.go); nil: none
 }
 
 // changeEncoder writes one change as one line (without the line break).
@@ -141,7 +147,11 @@ func (s *fileSink) Parallelism() int { return s.p }
 func (s *fileSink) KeepsState() bool { return true }
 
 func (s *fileSink) Create(subtask, parallelism int) (dataflow.Operator, error) {
-	return twophase.NewOperator(s.t.Name, &fileHandler{s: s, enc: s.enc()}, twophase.DefaultOptions()), nil
+	return twophase.NewOperator(s.t.Name, newFileHandler(s), twophase.DefaultOptions()), nil
+}
+
+func newFileHandler(s *fileSink) *fileHandler {
+	return &fileHandler{s: s, enc: s.enc(), wm: math.MinInt64, created: map[string]time.Time{}, pending: map[string]pendingPartition{}}
 }
 
 // fileHandler is one subtask's twophase.Handler.
@@ -151,6 +161,26 @@ type fileHandler struct {
 	prefix string // "part-<table>-<job hash>-<p>-<subtask>-"
 	job    string // "part-<table>-<job hash>-"
 	buf    []byte
+	// wm is the input's watermark; created and pending are the partition
+	// folders of the open transaction and those committed but waiting for
+	// their trigger (commit.go).
+	wm      int64
+	created map[string]time.Time
+	pending map[string]pendingPartition
+}
+
+var (
+	_ twophase.WatermarkHandler  = (*fileHandler)(nil)
+	_ twophase.EndOfInputHandler = (*fileHandler)(nil)
+)
+
+// Watermark implements twophase.WatermarkHandler.
+func (h *fileHandler) Watermark(wm int64) { h.wm = wm }
+
+// EndOfInput implements twophase.EndOfInputHandler: every partition
+// written is committed.
+func (h *fileHandler) EndOfInput(context.Context) error {
+	return h.commitPartitions(nil, h.wm, true)
 }
 
 // fileTxn is a transaction's open part files: one in the sink
@@ -178,6 +208,8 @@ type fileHandle struct {
 	Tmp   string       `json:"tmp,omitempty"`
 	Final string       `json:"final,omitempty"`
 	Parts []fileHandle `json:"parts,omitempty"`
+	// WM is the watermark at pre-commit, for the partition-time trigger.
+	WM *int64 `json:"wm,omitempty"`
 }
 
 func (h *fileHandler) Open(_ context.Context, info twophase.SubtaskInfo) error {
@@ -243,6 +275,9 @@ func (h *fileHandler) part(t *fileTxn, dir string) (*partFile, error) {
 	p := &partFile{f: f, w: bufio.NewWriterSize(f, 256<<10), dir: dir, tmp: tmp, final: final}
 	t.parts[dir] = p
 	t.order = append(t.order, dir)
+	if h.s.commit != nil {
+		h.noteWritten(dir)
+	}
 	return p, nil
 }
 
@@ -331,7 +366,8 @@ func (h *fileHandler) PreCommit(_ context.Context, txn twophase.Transaction) ([]
 	if len(h.s.t.PartitionKeys) == 0 && len(hs) == 1 {
 		return json.Marshal(hs[0])
 	}
-	return json.Marshal(fileHandle{Parts: hs})
+	wm := h.wm
+	return json.Marshal(fileHandle{Parts: hs, WM: &wm})
 }
 
 func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
@@ -343,12 +379,18 @@ func (h *fileHandler) Commit(_ context.Context, handle []byte) error {
 	if fh.Tmp != "" {
 		parts = append(parts, fh)
 	}
+	var dirs []string
 	for _, p := range parts {
 		if err := h.commitPart(p, handle); err != nil {
 			return err
 		}
+		dirs = append(dirs, p.Dir)
 	}
-	return nil
+	wm := int64(math.MinInt64)
+	if fh.WM != nil {
+		wm = *fh.WM
+	}
+	return h.commitPartitions(dirs, wm, false)
 }
 
 func (h *fileHandler) commitPart(fh fileHandle, handle []byte) error {

@@ -30,7 +30,12 @@
 // reference's; equal to the first rate, as the reference's DDL sets it),
 // 'person.proportion', 'auction.proportion' and 'bid.proportion' (the
 // reference's 1:3:46 by default), 'first-event.time', 'seed' and
-// 'scan.parallelism'. With several subtasks, subtask i generates event
+// 'scan.parallelism'; of the reference's later options, 'max-emit-speed'
+// (false paces events at the nominal rate), 'keep-alive' (the source
+// stays running after its last event) and 'stop-at' (the events numbered
+// below it only), while 'rate.shape', 'rate.period' and 'rate.limited'
+// are accepted without effect (see Options). A column or ROW field named
+// customTime, the later reference's name, is dateTime. With several subtasks, subtask i generates event
 // numbers i, i+p, i+2p, ..., so each subtask's event time advances at the
 // same pace and none holds the watermark back.
 //
@@ -82,6 +87,13 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "first-event.time", Default: DefaultFirstEventTime, Description: "the first event's time, 'yyyy-MM-dd HH:mm:ss[.SSS]' or ms since the epoch"},
 		{Key: "seed", Default: "0", Description: "seed of the generated stream"},
 		{Key: "scan.parallelism", Kind: config.Int, Min: 1, Description: "the source's parallelism"},
+		// The reference's NexmarkSourceOptions of later versions.
+		{Key: "max-emit-speed", Kind: config.Bool, Default: "true", Description: "the reference's: true emits events as fast as possible; false paces them on the wall clock at 'first-event.rate' (unless 'tps' sets another rate)"},
+		{Key: "keep-alive", Kind: config.Bool, Default: "false", Description: "the reference's: true keeps the source running, idle, after its last event instead of ending (the job then never finishes, as in the reference)"},
+		{Key: "stop-at", Default: "-1", Description: "the reference's: generate only the events numbered below this (of all kinds, like 'events.num'); -1 for no stop. A job restored with a later or no 'stop-at' goes on from where it stopped"},
+		{Key: "rate.shape", Kind: config.Enum, Enum: []string{"SQUARE", "SINE"}, Default: "SQUARE", Description: "the reference's shape of a varying rate; accepted, and without effect, since the rate is constant here ('next-event.rate' must equal 'first-event.rate')"},
+		{Key: "rate.period", Kind: config.Duration, Default: "600 s", Description: "the reference's period of a varying rate; accepted, and without effect, since the rate is constant here"},
+		{Key: "rate.limited", Kind: config.Bool, Default: "false", Description: "the reference's; accepted and without effect, as in the reference's Flink source, which does not read it ('max-emit-speed' and 'tps' pace the events)"},
 	}
 }
 
@@ -170,6 +182,8 @@ type scan struct {
 	kinds     [3]bool // the event kinds the table emits
 	events    int64   // 0: unbounded
 	tps       float64
+	keepAlive bool
+	stopAt    int64 // -1: no stop
 	parallel  int
 	cfg       Config
 }
@@ -218,6 +232,21 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 	}
 	if s.parallel, err = connectors.Int(o, "scan.parallelism", 0, 1); err != nil {
 		return nil, err
+	}
+	if s.keepAlive, err = connectors.Bool(o, "keep-alive", false); err != nil {
+		return nil, err
+	}
+	if s.stopAt, err = strconv.ParseInt(connectors.Option(o, "stop-at", "-1"), 10, 64); err != nil || s.stopAt < -1 {
+		return nil, fmt.Errorf("option 'stop-at' must be -1 or a non-negative integer, got '%s'", o["stop-at"])
+	}
+	maxSpeed, err := connectors.Bool(o, "max-emit-speed", true)
+	if err != nil {
+		return nil, err
+	}
+	if !maxSpeed && s.tps == 0 {
+		// The reference's reader sleeps until each event's wall-clock
+		// time: the nominal rate paces the events.
+		s.tps = s.cfg.Rate
 	}
 	for _, c := range t.Columns {
 		if f, sub, ok, err := rowField(s.table, c); ok || err != nil {
@@ -296,7 +325,14 @@ func rowField(table string, c connectors.Column) (field, []field, bool, error) {
 	}}, sub, true, nil
 }
 
+// lookupField finds the field name. customTime is another name of
+// dateTime: the reference's later DDL (ddl_gen.sql, ddl_kafka.sql,
+// ddl_views.sql) renamed the field, whose value its source sets by
+// position whatever the name.
 func lookupField(fs []field, name string) (field, bool) {
+	if strings.EqualFold(name, "customTime") {
+		name = "dateTime"
+	}
 	for _, f := range fs {
 		if strings.EqualFold(f.name, name) {
 			return f, true
@@ -353,7 +389,7 @@ func parseTime(v string) (int64, error) {
 
 func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
 func (s *scan) Parallelism() int                      { return s.parallel }
-func (s *scan) Bounded() bool                         { return s.events > 0 }
+func (s *scan) Bounded() bool                         { return (s.events > 0 || s.stopAt >= 0) && !s.keepAlive }
 
 // generators shares one Generator (and its 10,000 precomputed channel
 // URLs) among all subtasks and tables with the same configuration.
@@ -403,6 +439,9 @@ func (s *scan) create(subtask, parallelism int, fields []field) *source {
 	end := s.events
 	if end == 0 {
 		end = -1
+	}
+	if s.stopAt >= 0 && (end < 0 || s.stopAt < end) {
+		end = s.stopAt
 	}
 	return &source{s: s, fields: fields, gen: generatorFor(s.cfg), next: int64(subtask), first: int64(subtask),
 		stride: int64(parallelism), end: end, rps: s.tps / float64(parallelism)}
@@ -503,6 +542,15 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		}
 		if err := out.Emit(&dyntable.Chunk{Changes: changes}); err != nil {
 			return err
+		}
+	}
+	if g.s.keepAlive {
+		// The reference's keep-alive: no more events, but no end of
+		// input either; checkpoints go on until the job is stopped.
+		for {
+			if err := out.Sleep(ctx, time.Hour); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/dataflow"
@@ -451,5 +452,81 @@ func TestProportions(t *testing.T) {
 	// The default is the reference's 1:3:46.
 	if d := NewGenerator(Config{}); d.KindOf(0) != KindPerson || d.KindOf(1) != KindAuction || d.KindOf(4) != KindBid || d.KindOf(50) != KindPerson {
 		t.Fatal("default proportions are not 1:3:46")
+	}
+}
+
+// TestReferenceV2Options checks the options of the reference's later
+// ddl_gen_v2.sql: 'stop-at' ends the stream at an event number and a
+// restore with no stop goes on; 'keep-alive' keeps the source running
+// after its last event; 'max-emit-speed' = 'false' paces at the nominal
+// rate; a column customTime is the event time.
+func TestReferenceV2Options(t *testing.T) {
+	whole := run(t, newTestScan(t, map[string]string{"table": "bid", "events.num": "10000", "seed": "3"}, bidCols...), 0, 1, 0, nil).rows
+
+	stopped := newTestScan(t, map[string]string{"table": "bid", "events.num": "10000", "seed": "3", "stop-at": "1000"}, bidCols...)
+	if !stopped.Bounded() {
+		t.Fatal("a stop-at source is bounded")
+	}
+	c := run(t, stopped, 0, 1, 0, nil)
+	// 1,000 events of which 46 in every 50 are bids.
+	if len(c.rows) != 920 {
+		t.Fatalf("stop-at 1000: %d bids, want 920", len(c.rows))
+	}
+	pos, err := c.src.SnapshotPosition(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := run(t, newTestScan(t, map[string]string{"table": "bid", "events.num": "10000", "seed": "3", "stop-at": "-1"}, bidCols...), 0, 1, 0, pos).rows
+	got := append(c.rows, rest...)
+	if len(got) != len(whole) {
+		t.Fatalf("stopped then resumed: %d rows, want %d", len(got), len(whole))
+	}
+	for i := range got {
+		if got[i] != whole[i] {
+			t.Fatalf("row %d: %s, want %s", i, got[i], whole[i])
+		}
+	}
+
+	alive := newTestScan(t, map[string]string{"table": "bid", "events.num": "50", "keep-alive": "true"}, bidCols...)
+	if alive.Bounded() {
+		t.Fatal("a keep-alive source is not bounded")
+	}
+	src, err := alive.Create(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	out := &collect{src: src.(*source), cancel: cancel}
+	if err := src.Run(ctx, out); err == nil {
+		t.Fatal("a keep-alive source ended by itself")
+	}
+	if len(out.rows) != 46 {
+		t.Fatalf("keep-alive: %d bids before idling, want 46", len(out.rows))
+	}
+
+	if s := newTestScan(t, map[string]string{"first-event.rate": "500", "max-emit-speed": "false"}); s.tps != 500 {
+		t.Fatalf("max-emit-speed false: rate limit %g, want the first-event.rate 500", s.tps)
+	}
+	if s := newTestScan(t, map[string]string{"first-event.rate": "500"}); s.tps != 0 {
+		t.Fatalf("max-emit-speed by default: rate limit %g, want none", s.tps)
+	}
+
+	ct := run(t, newTestScan(t, map[string]string{"table": "bid", "events.num": "100", "seed": "3"},
+		connectors.Column{Name: "customTime", Type: types.TimestampType(3)}), 0, 1, 0, nil).raw
+	dt := run(t, newTestScan(t, map[string]string{"table": "bid", "events.num": "100", "seed": "3"},
+		connectors.Column{Name: "dateTime", Type: types.TimestampType(3)}), 0, 1, 0, nil).raw
+	if len(ct) != 92 || fmt.Sprint(ct) != fmt.Sprint(dt) {
+		t.Fatalf("customTime column: %v, want the dateTime values %v", ct, dt)
+	}
+
+	for _, tc := range []struct{ opts map[string]string }{
+		{map[string]string{"stop-at": "-2"}}, {map[string]string{"keep-alive": "maybe"}},
+		{map[string]string{"rate.shape": "TRIANGLE"}}, {map[string]string{"max-emit-speed": "yes please"}},
+	} {
+		tc.opts["connector"] = "nexmark"
+		if _, err := (connector{}).NewScan(&connectors.Table{Name: "t", Options: tc.opts}, nil); err == nil {
+			t.Errorf("options %v accepted", tc.opts)
+		}
 	}
 }

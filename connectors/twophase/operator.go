@@ -231,7 +231,14 @@ func (o *Operator) Transaction() (Transaction, error) {
 	return o.txn, nil
 }
 
-// ProcessWatermark does nothing: sinks end the dataflow.
+// ProcessWatermark passes the watermark to a Handler that is a
+// WatermarkHandler; sinks end the dataflow, so nothing goes on.
+func (o *Operator) ProcessWatermark(wm int64, _ dataflow.Collector) error {
+	if w, ok := o.h.(WatermarkHandler); ok {
+		w.Watermark(wm)
+	}
+	return nil
+}
 
 // preCommit pre-commits the open transaction as part of checkpoint id.
 func (o *Operator) preCommit(id int64) error {
@@ -309,7 +316,13 @@ func (o *Operator) Finish(dataflow.Collector) error {
 	if err := o.preCommit(end); err != nil {
 		return err
 	}
-	return o.commitUpTo(end)
+	if err := o.commitUpTo(end); err != nil {
+		return err
+	}
+	if e, ok := o.h.(EndOfInputHandler); ok {
+		return e.EndOfInput(o.ctx)
+	}
+	return nil
 }
 
 // Close aborts the open transaction, if any. Pre-committed transactions

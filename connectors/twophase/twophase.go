@@ -129,6 +129,21 @@ type Extras interface {
 	Extra() []byte
 }
 
+// WatermarkHandler is an optional interface of Handlers that act on event
+// time (the filesystem sink's partition-time commit). Watermark is called
+// from the subtask's goroutine, between Writes, with each new watermark
+// of the sink's input: every row of event time below wm has been written.
+type WatermarkHandler interface {
+	Watermark(wm int64)
+}
+
+// EndOfInputHandler is an optional interface of Handlers: EndOfInput is
+// called once when a bounded input has ended and every transaction is
+// committed (the filesystem sink then commits its last partitions).
+type EndOfInputHandler interface {
+	EndOfInput(ctx context.Context) error
+}
+
 // permanent marks an error that retrying cannot fix.
 type permanent struct{ err error }
 

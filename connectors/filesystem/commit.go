@@ -1,0 +1,237 @@
+package filesystem
+
+// Partition commit, Flink's 'sink.partition-commit.*' options for a
+// PARTITIONED BY table. A partition folder is committed once its rows
+// are committed (their checkpoint completed) and its trigger holds:
+//
+//   - 'process-time' (the default): the folder's first row was written at
+//     least 'sink.partition-commit.delay' ago (wall clock);
+//   - 'partition-time': the partition's time, extracted from its values
+//     with 'partition.time-extractor.timestamp-pattern' (default: the
+//     first partition column's value), plus the delay is below the
+//     watermark the sink had seen when the checkpoint's barrier came, so
+//     that every row of the partition is in that checkpoint or an
+//     earlier one.
+//
+// At the end of a bounded input every partition written is committed.
+// Committing runs the 'success-file' policy: an empty file
+// 'sink.partition-commit.success-file.name' (_SUCCESS) in the folder,
+// written again when later rows reach a committed partition. The
+// partitions waiting for their trigger are kept in memory only: after a
+// restart, a partition written before the failure is committed when rows
+// reach it again or at the end of input (Flink keeps them in its
+// checkpoint).
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/internal/fsutil"
+)
+
+// commitPolicy is a sink's partition-commit configuration; nil when the
+// table has no success-file policy.
+type commitPolicy struct {
+	successFile   string
+	partitionTime bool // trigger 'partition-time', else 'process-time'
+	delay         time.Duration
+	pattern       string // "$dt $hm:00"
+}
+
+// parseCommitPolicy reads the partition-commit and rolling-policy
+// options. The rolling-policy ones are validated and have no effect: a
+// part file is rolled at every checkpoint (Flink rolls row-format files
+// at every checkpoint too, and in between by size and time).
+func parseCommitPolicy(t *connectors.Table) (*commitPolicy, error) {
+	o := t.Options
+	for _, k := range []string{"sink.rolling-policy.rollover-interval", "sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"} {
+		if _, err := connectors.Duration(o, k, 0); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := o["sink.rolling-policy.file-size"]; ok {
+		if _, err := parseMemorySize(v); err != nil {
+			return nil, fmt.Errorf("option 'sink.rolling-policy.file-size': %v", err)
+		}
+	}
+	p := &commitPolicy{successFile: connectors.Option(o, "sink.partition-commit.success-file.name", "_SUCCESS")}
+	if strings.ContainsAny(p.successFile, `/\`) || p.successFile == "." || p.successFile == ".." || p.successFile == "" {
+		return nil, fmt.Errorf("option 'sink.partition-commit.success-file.name' must be a file name, got '%s'", p.successFile)
+	}
+	switch v := strings.ToLower(connectors.Option(o, "sink.partition-commit.trigger", "process-time")); v {
+	case "process-time":
+	case "partition-time":
+		p.partitionTime = true
+	default:
+		return nil, fmt.Errorf("option 'sink.partition-commit.trigger' must be 'process-time' or 'partition-time', got '%s'", o["sink.partition-commit.trigger"])
+	}
+	var err error
+	if p.delay, err = connectors.Duration(o, "sink.partition-commit.delay", 0); err != nil {
+		return nil, err
+	}
+	kinds, hasKind := o["sink.partition-commit.policy.kind"]
+	success := false
+	for _, k := range strings.Split(kinds, ",") {
+		switch k = strings.ToLower(strings.TrimSpace(k)); k {
+		case "success-file":
+			success = true
+		case "":
+		case "metastore":
+			return nil, fmt.Errorf("option 'sink.partition-commit.policy.kind': 'metastore' is not supported: streamsql has no metastore (Hive catalog); use 'success-file'")
+		case "custom":
+			return nil, fmt.Errorf("option 'sink.partition-commit.policy.kind': 'custom' is not supported: it names a Java class ('sink.partition-commit.policy.class'); use 'success-file'")
+		default:
+			return nil, fmt.Errorf("option 'sink.partition-commit.policy.kind' takes 'success-file', got '%s'", k)
+		}
+	}
+	if hasKind && len(t.PartitionKeys) == 0 {
+		return nil, fmt.Errorf("option 'sink.partition-commit.policy.kind' needs a PARTITIONED BY table: partitions are what it commits")
+	}
+	p.pattern = o["partition.time-extractor.timestamp-pattern"]
+	if p.pattern == "" && len(t.PartitionKeys) > 0 {
+		p.pattern = "$" + t.Columns[t.PartitionKeys[0]].Name
+	}
+	if !success {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// timeOf extracts the time of partition folder dir
+// ("dt=2024-01-01/hm=10%3A05") with the pattern, in ms since the epoch
+// (the partition's values are wall-clock time in UTC, as the watermark).
+func (p *commitPolicy) timeOf(dir string) (int64, error) {
+	vals := map[string]string{}
+	for _, seg := range strings.Split(dir, "/") {
+		k, v, _ := strings.Cut(seg, "=")
+		uk, err1 := url.PathUnescape(k)
+		uv, err2 := url.PathUnescape(v)
+		if err1 != nil || err2 != nil {
+			return 0, fmt.Errorf("partition folder '%s' is not escaped as Hive's", dir)
+		}
+		vals[uk] = uv
+	}
+	s := p.pattern
+	// Each $name (letters, digits, '_') is replaced by that column's value.
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == '_' || s[j] >= '0' && s[j] <= '9' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+			j++
+		}
+		name := s[i+1 : j]
+		v, ok := vals[name]
+		if !ok {
+			for k, kv := range vals {
+				if strings.EqualFold(k, name) {
+					v, ok = kv, true
+				}
+			}
+		}
+		if !ok {
+			return 0, fmt.Errorf("option 'partition.time-extractor.timestamp-pattern' ('%s') names $%s, which is not a partition column", p.pattern, name)
+		}
+		s = s[:i] + v + s[j:]
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("partition '%s': time '%s' (from the pattern '%s') is not 'yyyy-MM-dd HH:mm:ss' or 'yyyy-MM-dd'", dir, s, p.pattern)
+}
+
+// pendingPartition is a partition whose rows are committed and whose
+// trigger has not held yet.
+type pendingPartition struct {
+	created time.Time // when this subtask first wrote to it
+}
+
+// noteWritten records that the open transaction wrote to folder dir.
+func (h *fileHandler) noteWritten(dir string) {
+	if _, ok := h.created[dir]; !ok {
+		h.created[dir] = time.Now()
+	}
+}
+
+// commitPartitions runs after a transaction's part files are committed:
+// its folders become pending, and every pending folder whose trigger
+// holds (wm is the watermark at the transaction's pre-commit) is
+// committed. end commits them all.
+func (h *fileHandler) commitPartitions(dirs []string, wm int64, end bool) error {
+	p := h.s.commit
+	if p == nil {
+		return nil
+	}
+	for _, d := range dirs {
+		if _, ok := h.pending[d]; !ok {
+			c, ok := h.created[d]
+			if !ok {
+				c = time.Now() // restored: written before the restart
+			}
+			h.pending[d] = pendingPartition{created: c}
+		}
+		delete(h.created, d)
+	}
+	for d, pp := range h.pending {
+		ready := end
+		if !ready && p.partitionTime {
+			ts, err := p.timeOf(d)
+			if err != nil {
+				return err
+			}
+			ready = wm != math.MinInt64 && ts+p.delay.Milliseconds() < wm
+		} else if !ready {
+			ready = time.Since(pp.created) >= p.delay
+		}
+		if !ready {
+			continue
+		}
+		full := filepath.Join(h.s.dir, filepath.FromSlash(d))
+		f, err := os.Create(filepath.Join(full, p.successFile))
+		if err != nil {
+			return fmt.Errorf("committing partition %s: %w", d, err)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := fsutil.SyncDir(full); err != nil {
+			return err
+		}
+		delete(h.pending, d)
+	}
+	return nil
+}
+
+// parseMemorySize reads Flink's MemorySize: a number with an optional
+// unit b, k/kb, m/mb, g/gb or t/tb (and their long names), in any case.
+func parseMemorySize(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
+	}
+	var n int64
+	if _, err := fmt.Sscan(s[:i], &n); err != nil {
+		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
+	}
+	mult := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+		"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}[strings.TrimSpace(s[i:])]
+	if mult == 0 {
+		return 0, fmt.Errorf("'%s' is not a memory size: unknown unit (b, kb, mb, gb, tb)", v)
+	}
+	return n * mult, nil
+}
