@@ -52,6 +52,7 @@ type HashMapStore struct {
 	// state is created (its Codec decodes them); a name never created
 	// keeps its entries, which later snapshots carry on.
 	restored map[string][]rawEntry
+	slabs    *slabs // the map keys of its map states, in every key group
 
 	dirty    [MaxParallelism]bool // written since the last snapshot (operator's goroutine)
 	frozen   [MaxParallelism]atomic.Bool
@@ -126,7 +127,7 @@ func NewHashMapStore(id string, kgs KeyGroupRange, clock func() time.Time) (*Has
 	if clock == nil {
 		clock = time.Now
 	}
-	return &HashMapStore{id: id, kgs: kgs, clock: clock, names: map[string]bool{}, restored: map[string][]rawEntry{}}, nil
+	return &HashMapStore{id: id, kgs: kgs, clock: clock, names: map[string]bool{}, restored: map[string][]rawEntry{}, slabs: newSlabs()}, nil
 }
 
 // RestoreHashMap returns a store for operator id that owns key groups kgs,
@@ -558,7 +559,7 @@ func (p *hmMap[V]) Put(key, mk []byte, v V) error {
 	kg := p.s.write(key)
 	t := p.tabs[kg]
 	if t == nil {
-		t = newMemMap[V]()
+		t = newMemMap[V](p.s.slabs)
 		p.tabs[kg] = t
 	}
 	return t.Put(key, mk, v)

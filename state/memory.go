@@ -17,13 +17,14 @@ import (
 type MemoryStore struct {
 	id    string
 	names map[string]bool
+	slabs *slabs // the map keys of its map states
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store for operator id.
 func NewMemoryStore(id string) *MemoryStore {
-	return &MemoryStore{id: id, names: map[string]bool{}}
+	return &MemoryStore{id: id, names: map[string]bool{}, slabs: newSlabs()}
 }
 
 // OperatorID implements Store.
@@ -312,12 +313,17 @@ func (t *flatTable[T]) insert(s *flatShard[T], e *flatEntry[T]) {
 // with many entries moves at most a block; a block that ends its key's
 // list gets the entries appended after its last one to itself, or to a
 // new block once full, so that ascending inserts fill blocks.
+//
+// The blocks' buffers of map keys come from the store's slabs, outside
+// the Go heap (slab.go): a block frees its buffer when it replaces or
+// drops it.
 type memMap[V any] struct {
-	m map[string][]memBlock[V]
+	m     map[string][]memBlock[V]
+	slabs *slabs
 }
 
 type memBlock[V any] struct {
-	buf   []byte       // the map keys of slots, and dead bytes
+	buf   []byte       // the map keys of slots, and dead bytes; from the slabs
 	slots []memSlot[V] // ascending by map key
 	dead  int          // bytes of buf no slot refers to
 }
@@ -330,7 +336,9 @@ type memSlot[V any] struct {
 // memBlockSlots is the size at which a block splits.
 const memBlockSlots = 128
 
-func newMemMap[V any]() *memMap[V] { return &memMap[V]{m: map[string][]memBlock[V]{}} }
+func newMemMap[V any](sl *slabs) *memMap[V] {
+	return &memMap[V]{m: map[string][]memBlock[V]{}, slabs: sl}
+}
 
 func (b *memBlock[V]) key(i int) []byte {
 	s := &b.slots[i]
@@ -372,32 +380,38 @@ func findBlock[V any](blocks []memBlock[V], mk []byte) int {
 
 // insert puts mk with v at slot i of b. Offsets are 32 bits: a block
 // holds up to 4 GiB of map keys.
-func (b *memBlock[V]) insert(i int, mk []byte, v V) error {
+func (b *memBlock[V]) insert(sl *slabs, i int, mk []byte, v V) error {
 	if uint64(len(b.buf))+uint64(len(mk)) > math.MaxUint32 {
 		return fmt.Errorf("state: map keys of %d and %d bytes do not fit in one block of a map state", len(b.buf), len(mk))
 	}
 	off := uint32(len(b.buf))
-	b.buf = append(b.buf, mk...)
+	b.buf = append(sl.grow(b.buf, len(mk)), mk...)
 	b.slots = slices.Insert(b.slots, i, memSlot[V]{off: off, n: uint32(len(mk)), v: v})
 	return nil
 }
 
 // compact rewrites b's buffer without dead bytes.
-func (b *memBlock[V]) compact() {
-	buf := make([]byte, 0, b.live())
+func (b *memBlock[V]) compact(sl *slabs) {
+	buf := sl.alloc(b.live())
 	for i := range b.slots {
 		s := &b.slots[i]
 		k := b.buf[s.off : s.off+s.n]
 		s.off = uint32(len(buf))
 		buf = append(buf, k...)
 	}
+	sl.free(b.buf)
 	b.buf, b.dead = buf, 0
 }
 
 // split moves the upper half of b's slots, from slot i, into a new block.
-func (b *memBlock[V]) split(i int) memBlock[V] {
+func (b *memBlock[V]) split(sl *slabs, i int) memBlock[V] {
 	var nb memBlock[V]
 	nb.slots = make([]memSlot[V], 0, len(b.slots)-i)
+	n := 0
+	for j := i; j < len(b.slots); j++ {
+		n += int(b.slots[j].n)
+	}
+	nb.buf = sl.alloc(n)
 	for j := i; j < len(b.slots); j++ {
 		k := b.key(j)
 		nb.slots = append(nb.slots, memSlot[V]{off: uint32(len(nb.buf)), n: uint32(len(k)), v: b.slots[j].v})
@@ -405,7 +419,7 @@ func (b *memBlock[V]) split(i int) memBlock[V] {
 	}
 	clear(b.slots[i:])
 	b.slots = b.slots[:i]
-	b.compact()
+	b.compact(sl)
 	return nb
 }
 
@@ -435,7 +449,7 @@ func (s *memMap[V]) Put(key, mk []byte, v V) error {
 	blocks := s.m[string(key)]
 	if len(blocks) == 0 {
 		var b memBlock[V]
-		if err := b.insert(0, mk, v); err != nil {
+		if err := b.insert(s.slabs, 0, mk, v); err != nil {
 			return err
 		}
 		s.m[string(key)] = []memBlock[V]{b}
@@ -453,7 +467,7 @@ func (s *memMap[V]) Put(key, mk []byte, v V) error {
 		return fmt.Errorf("state: map keys of %d and %d bytes do not fit in one block of a map state", len(b.buf), len(mk))
 	}
 	if len(b.slots) < memBlockSlots {
-		return b.insert(i, mk, v)
+		return b.insert(s.slabs, i, mk, v)
 	}
 	// b is full. Past the end of the last block: a new block, so that
 	// ascending inserts leave full blocks behind. Otherwise b splits in
@@ -461,14 +475,14 @@ func (s *memMap[V]) Put(key, mk []byte, v V) error {
 	var nb memBlock[V]
 	var err error
 	if bi == len(blocks)-1 && i == len(b.slots) {
-		err = nb.insert(0, mk, v)
+		err = nb.insert(s.slabs, 0, mk, v)
 	} else {
 		half := len(b.slots) / 2
-		nb = b.split(half)
+		nb = b.split(s.slabs, half)
 		if i <= half {
-			err = b.insert(i, mk, v)
+			err = b.insert(s.slabs, i, mk, v)
 		} else {
-			err = nb.insert(i-half, mk, v)
+			err = nb.insert(s.slabs, i-half, mk, v)
 		}
 	}
 	if err != nil {
@@ -493,11 +507,13 @@ func (s *memMap[V]) Delete(key, mk []byte) error {
 	b.slots = slices.Delete(b.slots, i, i+1)
 	switch {
 	case len(b.slots) == 0 && len(blocks) == 1:
+		s.slabs.free(b.buf)
 		delete(s.m, string(key))
 	case len(b.slots) == 0:
+		s.slabs.free(b.buf)
 		s.m[string(key)] = slices.Delete(blocks, bi, bi+1)
 	case 2*b.dead > len(b.buf):
-		b.compact()
+		b.compact(s.slabs)
 	}
 	return nil
 }
@@ -515,6 +531,13 @@ func (s *memMap[V]) Range(key []byte, fn func(mk []byte, v V) bool) error {
 }
 
 func (s *memMap[V]) Clear(key []byte) error {
+	blocks, ok := s.m[string(key)]
+	if !ok {
+		return nil
+	}
+	for bi := range blocks {
+		s.slabs.free(blocks[bi].buf)
+	}
 	delete(s.m, string(key))
 	return nil
 }

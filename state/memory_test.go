@@ -15,7 +15,7 @@ func TestMemMapBlocks(t *testing.T) {
 	for _, pattern := range []string{"random", "ascending", "descending"} {
 		t.Run(pattern, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
-			m := newMemMap[int]()
+			m := newMemMap[int](newSlabs())
 			want := map[string]map[string]int{}
 			keys := []string{"a", "bb", ""}
 			seq := 0
@@ -67,7 +67,17 @@ func TestMemMapBlocks(t *testing.T) {
 				}
 				if step%997 == 0 || step == 19999 {
 					checkMemMap(t, m, want)
+					checkSlabs(t, m)
 				}
+			}
+			checkSlabs(t, m)
+			for _, k := range keys {
+				if err := m.Clear([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if live := m.slabs.m.live; live != 0 {
+				t.Errorf("the slabs hold %d bytes of buffers once every key is cleared", live)
 			}
 			if n := len(m.m[keys[0]]); n < 3 && len(want[keys[0]]) > 3*memBlockSlots {
 				t.Errorf("key %q holds %d entries in %d blocks: blocks did not split", keys[0], len(want[keys[0]]), n)
@@ -127,5 +137,20 @@ func checkMemMap(t *testing.T, m *memMap[int], want map[string]map[string]int) {
 	}
 	if n != total {
 		t.Fatalf("each visits %d entries, want %d", n, total)
+	}
+}
+
+// checkSlabs checks that the slabs have handed out exactly the buffers
+// m's blocks hold: none leaked, none freed twice.
+func checkSlabs(t *testing.T, m *memMap[int]) {
+	t.Helper()
+	var held int64
+	for _, blocks := range m.m {
+		for _, b := range blocks {
+			held += int64(cap(b.buf))
+		}
+	}
+	if live := m.slabs.m.live; live != held {
+		t.Fatalf("the slabs have %d bytes of buffers out, the blocks hold %d", live, held)
 	}
 }

@@ -131,7 +131,7 @@ func newMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
 func newBaseMapState[V any](s Store, name string, c Codec[V]) (MapState[V], error) {
 	switch s := s.(type) {
 	case *MemoryStore:
-		return newMemMap[V](), nil
+		return newMemMap[V](s.slabs), nil
 	case *PebbleStore:
 		return newPebbleMap(s, name, c)
 	case *HashMapStore:

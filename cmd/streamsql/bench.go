@@ -39,6 +39,10 @@ options apply after the profile's.
 --compare key=value (repeatable) runs each query twice in a row, without
 and with those options, for an A/B comparison taken under the same load.
 
+--cpuprofile FILE writes a CPU profile of the run; --memprofile FILE
+writes the in-use heap profile taken when the heap was largest (sampled
+every second), for go tool pprof. Both apply to a single query only.
+
 Flags:
 `
 
@@ -83,6 +87,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	span := fs.Duration("span", 10*time.Second, "event time the events span ('first-event.rate' = events / span), 10 s as in the reference's published runs")
 	asJSON := fs.Bool("json", false, "print one JSON object per query")
 	profile := fs.String("profile", "", "a set of options: flink-reference")
+	cpuProf := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (a single query only)")
+	memProf := fs.String("memprofile", "", "write the heap profile taken at the largest heap of the run to `file` (a single query only)")
 	var sets, compare setFlags
 	fs.Var(&sets, "set", "set a session option, `key=value`; may be repeated")
 	fs.Var(&compare, "compare", "also run each query with this option, `key=value`, added; may be repeated")
@@ -112,8 +118,21 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if (*cpuProf != "" || *memProf != "") && (len(qs) != 1 || len(compare) > 0) {
+		fmt.Fprintln(stderr, "streamsql bench: --cpuprofile and --memprofile profile a single query, without --compare")
+		return 2
+	}
 	if len(qs) == 1 && len(compare) == 0 {
+		stop, err := startProfiles(*cpuProf, *memProf)
+		if err != nil {
+			fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
+			return 1
+		}
 		r := benchQuery(qs[0], *events, *par, *span, sets)
+		if err := stop(); err != nil {
+			fmt.Fprintf(stderr, "streamsql bench: %v\n", err)
+			return 1
+		}
 		if *asJSON {
 			b, _ := json.Marshal(r)
 			fmt.Fprintln(stdout, string(b))
