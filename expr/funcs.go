@@ -274,6 +274,44 @@ func (b *binder) argErr(n ast.Node, name string, i, nargs int, e Expr, want stri
 
 func (b *binder) bindArgs(x *ast.FuncCallExpr) ([]Expr, error) { return b.bindAll(x.Args) }
 
+// argType is what a function argument must be: a test of its type and,
+// for the error, what was expected.
+type argType struct {
+	ok   func(types.Type) bool
+	want string
+}
+
+// The argument types of bindArgsAs. The scalar ones let a NULL literal
+// through (it reads as a NULL of the type); argArray, argMap and
+// argStringArray do not, since their functions need the element types.
+var (
+	argString      = argType{isStringType, wantString}
+	argInteger     = argType{isIntegerType, wantInteger}
+	argBoolean     = argType{isBoolType, wantBoolean}
+	argArray       = argType{func(t types.Type) bool { return t.ID == types.Array }, "ARRAY"}
+	argArrayOrNull = argType{func(t types.Type) bool { return t.ID == types.Array || t.ID == types.Null }, "ARRAY"}
+	argMap         = argType{func(t types.Type) bool { return t.ID == types.Map }, "MAP"}
+	argMapOrNull   = argType{func(t types.Type) bool { return t.ID == types.Map || t.ID == types.Null }, "MAP"}
+	argStringArray = argType{func(t types.Type) bool { return t.ID == types.Array && isStringType(t.Elem()) }, "ARRAY<STRING>"}
+)
+
+// bindArgsAs binds the arguments of x and checks argument i against
+// sig[i], in order, so the first wrong argument is the one reported. An
+// optional argument the call leaves out is not checked; arguments past
+// sig are the caller's to check.
+func (b *binder) bindArgsAs(x *ast.FuncCallExpr, name string, sig ...argType) ([]Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(args) && i < len(sig); i++ {
+		if err := b.expect(x, name, i, args[i], sig[i].ok, sig[i].want); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
 // bindTyped binds all arguments and checks each against one predicate.
 func (b *binder) bindTyped(x *ast.FuncCallExpr, name string, pred func(types.Type) bool, want string) ([]Expr, error) {
 	args, err := b.bindArgs(x)
@@ -344,11 +382,8 @@ func buildNullIf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildIf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argBoolean)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isBoolType, wantBoolean); err != nil {
 		return nil, err
 	}
 	out, t, err := unify(name, args[1:])
@@ -602,17 +637,9 @@ func substringFlink(s string, pos, n int64, hasLen bool) string {
 }
 
 func buildSubstring(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isIntegerType, wantInteger); err != nil {
-			return nil, err
-		}
 	}
 	c := &call{name: name, args: args, typ: stringResult(args[0]), strict: true}
 	c.typ = strictType(c.typ, args...)
@@ -753,23 +780,15 @@ func locate(sub, s string, from int64) int64 {
 }
 
 func buildLocate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argString, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true}
 	switch {
 	case name == "INSTR": // INSTR(s, sub)
 		c.f2 = func(s, sub types.Value) (types.Value, error) { return types.NewInt(locate(sub.Str(), s.Str(), 1)), nil }
 	case len(args) == 3:
-		if err := b.expect(x, name, 2, args[2], isIntegerType, wantInteger); err != nil {
-			return nil, err
-		}
 		c.f3 = func(sub, s, from types.Value) (types.Value, error) {
 			return types.NewInt(locate(sub.Str(), s.Str(), from.Int())), nil
 		}
@@ -785,17 +804,8 @@ func buildLocate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 const maxResultLen = 1 << 30
 
 func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger, argString)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 2, args[2], isStringType, wantString); err != nil {
 		return nil, err
 	}
 	leftPad := name == "LPAD"
@@ -825,14 +835,8 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildRepeat(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
@@ -864,14 +868,8 @@ func buildReverse(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildLeftRight(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	left := name == "LEFT"
@@ -916,20 +914,13 @@ func buildInitcap(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildSplitIndex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.expect(x, name, 2, args[2], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	return &call{name: name, args: args, typ: types.TypeString, strict: true,
 		f3: func(s, sep, idx types.Value) (types.Value, error) {
+
 			i := idx.Int()
 			if i < 0 || sep.Str() == "" {
 				return types.NullValue, nil
@@ -1018,16 +1009,14 @@ func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 }
 
 func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	// The index is checked after the pattern compiles, so a bad pattern
+	// is the error reported first.
+	args, err := b.bindArgsAs(x, name, argString, argString)
 	if err != nil {
 		return nil, err
 	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
-	}
 	fixed, err := b.compileArg(x, 1, args[1])
+
 	if err != nil {
 		return nil, err
 	}

@@ -144,6 +144,8 @@ func isBytesType(t types.Type) bool { return t.ID == types.Bytes || t.ID == type
 
 const wantBytes = "BYTES"
 
+var argBytes = argType{isBytesType, wantBytes}
+
 // charsets are the charsets of ENCODE and DECODE: Java's standard ones,
 // as Flink takes them.
 var charsets = map[string]bool{"US-ASCII": true, "ISO-8859-1": true, "UTF-8": true, "UTF-16BE": true, "UTF-16LE": true, "UTF-16": true}
@@ -155,20 +157,15 @@ var charsets = map[string]bool{"US-ASCII": true, "ISO-8859-1": true, "UTF-8": tr
 // UTF-16 writes a big-endian byte-order mark and reads one if present
 // (big-endian without).
 func buildEncode(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	first, typ := argString, types.TypeBytes
+	if name == "DECODE" {
+		first, typ = argBytes, types.TypeString
+	}
+	args, err := b.bindArgsAs(x, name, first, argString)
 	if err != nil {
 		return nil, err
 	}
-	first, want, typ := isStringType, wantString, types.TypeBytes
-	if name == "DECODE" {
-		first, want, typ = isBytesType, wantBytes, types.TypeString
-	}
-	if err := b.expect(x, name, 0, args[0], first, want); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isStringType, wantString); err != nil {
-		return nil, err
-	}
+
 	if cs, ok := constString(args[1]); ok && !charsets[strings.ToUpper(cs)] {
 		return nil, b.errf(x.Args[1], "%s: unsupported charset '%s'; supported: US-ASCII, ISO-8859-1, UTF-8, UTF-16BE, UTF-16LE, UTF-16", name, cs)
 	}

@@ -30,14 +30,6 @@ func registerCollectionFuncs2(r map[string]funcDef) {
 	r["map_union"] = funcDef{1, -1, buildMapUnion}
 }
 
-// arrayArg binds argument i of x and checks that it is an ARRAY.
-func arrayArg(b *binder, x *ast.FuncCallExpr, name string, i int, args []Expr) error {
-	if args[i].Type().ID != types.Array && args[i].Type().ID != types.Null {
-		return b.argErr(x.Args[i], name, i, len(args), args[i], "ARRAY")
-	}
-	return nil
-}
-
 // containsValue reports whether vs holds v (NULL finds NULL).
 func containsValue(vs []types.Value, v types.Value) bool {
 	for _, o := range vs {
@@ -54,11 +46,8 @@ func containsValue(vs []types.Value, v types.Value) bool {
 // without every element equal to it (a NULL element removes the NULLs).
 // A NULL array is NULL.
 func buildArrayElemOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull)
 	if err != nil {
-		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
 		return nil, err
 	}
 	at := args[0].Type()
@@ -109,17 +98,9 @@ func buildArrayElemOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 // defaults to the length; an empty array when start is after end or both
 // are outside the array; NULL if an argument is.
 func buildArraySlice(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull, argInteger, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isIntegerType, "INT"); err != nil {
-			return nil, err
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(args[0].Type(), args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
@@ -151,17 +132,9 @@ func buildArraySlice(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // and last when descending unless nullsFirst says; NULL if an argument
 // is.
 func buildArraySort(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull, argBoolean, argBoolean)
 	if err != nil {
 		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isBoolType, "BOOLEAN"); err != nil {
-			return nil, err
-		}
 	}
 	if et := args[0].Type().Elem(); et.IsComposite() {
 		return nil, b.errf(x.Args[0], "%s: elements of type %s cannot be sorted", name, et)
@@ -200,7 +173,7 @@ func buildArraySetOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 	}
 	at := types.TypeNull
 	for i := range args {
-		if err := arrayArg(b, x, name, i, args); err != nil {
+		if err := b.expect(x, name, i, args[i], argArrayOrNull.ok, argArrayOrNull.want); err != nil {
 			return nil, err
 		}
 		ct, ok := CommonType(at, args[i].Type())
@@ -249,12 +222,9 @@ func buildArraySetOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // largest or smallest non-NULL element; NULL for a NULL or empty array
 // or one of NULLs only.
 func buildArrayExtreme(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray)
 	if err != nil {
 		return nil, err
-	}
-	if args[0].Type().ID != types.Array {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "ARRAY")
 	}
 	et := args[0].Type().Elem()
 	if et.IsComposite() {
@@ -279,14 +249,11 @@ func buildArrayExtreme(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 // buildMapEntries binds MAP_ENTRIES(map): its entries as an ARRAY of
 // ROW<key, value>, in the map's order; NULL for a NULL map.
 func buildMapEntries(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argMap)
 	if err != nil {
 		return nil, err
 	}
 	mt := args[0].Type()
-	if mt.ID != types.Map {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "MAP")
-	}
 	rt := types.RowType([]types.Field{{Name: "key", Type: mt.Elem()}, {Name: "value", Type: mt.MapValue()}})
 	return &call{name: name, args: args, typ: types.ArrayType(rt.WithNotNull(true)).WithNotNull(mt.NotNull), strict: true,
 		f1: func(m types.Value) (types.Value, error) {
@@ -304,14 +271,9 @@ func buildMapEntries(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // constructor); arrays of different lengths fail the job, as in Flink;
 // NULL if either array is.
 func buildMapFromArrays(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray, argArray)
 	if err != nil {
 		return nil, err
-	}
-	for i := range args {
-		if args[i].Type().ID != types.Array {
-			return nil, b.argErr(x.Args[i], name, i, 2, args[i], "ARRAY")
-		}
 	}
 	t := types.MapType(args[0].Type().Elem(), args[1].Type().Elem())
 	return &call{name: name, args: args, typ: strictType(t, args...), strict: true,
@@ -337,8 +299,8 @@ func buildMapUnion(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	}
 	mt := types.TypeNull
 	for i := range args {
-		if args[i].Type().ID != types.Map && args[i].Type().ID != types.Null {
-			return nil, b.argErr(x.Args[i], name, i, len(args), args[i], "MAP")
+		if err := b.expect(x, name, i, args[i], argMapOrNull.ok, argMapOrNull.want); err != nil {
+			return nil, err
 		}
 		ct, ok := CommonType(mt, args[i].Type())
 		if !ok {
