@@ -1108,55 +1108,19 @@ func roundDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	return out, nil
 }
 
+// buildRound binds ROUND(x[, r]): x rounded HALF_UP to r decimal places.
 func buildRound(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	a, err := numericArg(b, x, name)
-	if err != nil {
-		return nil, err
-	}
-	args := []Expr{a}
-	var r int64
-	if len(x.Args) == 2 {
-		re, err := b.bind(x.Args[1])
+	return buildPlaces(b, x, name, roundDecimal, func(t types.Type, v, r int64) (types.Value, error) {
+		d, err := roundDecimal(apd.New(v, 0), r)
 		if err != nil {
-			return nil, err
+			return types.NullValue, err
 		}
-		v, ok := constInt(re)
-		if !ok {
-			return nil, b.argErr(x.Args[1], name, 1, 2, re, "an integer literal")
+		i, err := d.Int64()
+		if err != nil || (t.ID == types.Int && (i < math.MinInt32 || i > math.MaxInt32)) {
+			return types.NullValue, fmt.Errorf("%s overflow (ROUND(%d, %d))", t.ID, v, r)
 		}
-		r = v
-		args = append(args, re)
-	}
-	t := a.Type()
-	rt := roundType(t, r)
-	c := &call{name: name, args: args, typ: rt, strict: true}
-	f := func(v types.Value) (types.Value, error) {
-		switch v.Kind() {
-		case types.KindInt:
-			if r >= 0 {
-				return v, nil
-			}
-			if -r > 18 {
-				return types.NewInt(0), nil
-			}
-			d, err := roundDecimal(apd.New(v.Int(), 0), r)
-			if err != nil {
-				return types.NullValue, err
-			}
-			i, err := d.Int64()
-			if err != nil || (t.ID == types.Int && (i < math.MinInt32 || i > math.MaxInt32)) {
-				return types.NullValue, fmt.Errorf("%s overflow (ROUND(%d, %d))", t.ID, v.Int(), r)
-			}
-			return types.NewInt(i), nil
-		}
-		return placesOf(v, r, rt, roundDecimal) // funcs_math.go
-	}
-	if len(args) == 2 {
-		c.f2 = func(v, _ types.Value) (types.Value, error) { return f(v) }
-	} else {
-		c.f1 = f
-	}
-	return c, nil
+		return types.NewInt(i), nil
+	})
 }
 
 func buildFloorCeil(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
