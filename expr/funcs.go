@@ -1016,7 +1016,6 @@ func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		return nil, err
 	}
 	fixed, err := b.compileArg(x, 1, args[1])
-
 	if err != nil {
 		return nil, err
 	}
