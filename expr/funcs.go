@@ -47,61 +47,42 @@ func (c *call) withChildren(k []Expr) Expr {
 func (c *call) nondeterministic() bool { return c.nondet }
 
 func (c *call) Eval(row types.Row) (types.Value, error) {
-	var v types.Value
+	var v, a, b, d types.Value
+	var skip bool
 	var err error
 	switch {
 	case c.f1 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f1(a)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f2 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
-		b, err := c.args[1].Eval(row)
-		if err != nil || (c.strict && b.IsNull()) {
+		if b, skip, err = evalArg(row, c.args[1], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f2(a, b)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f3 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
-		b, err := c.args[1].Eval(row)
-		if err != nil || (c.strict && b.IsNull()) {
+		if b, skip, err = evalArg(row, c.args[1], c.strict); skip {
 			return types.NullValue, err
 		}
-		d, err := c.args[2].Eval(row)
-		if err != nil || (c.strict && d.IsNull()) {
+		if d, skip, err = evalArg(row, c.args[2], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f3(a, b, d)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f0 != nil:
 		v, err = c.f0()
 	default:
 		vs := make([]types.Value, len(c.args))
-		for i, a := range c.args {
-			x, err := a.Eval(row)
-			if err != nil || (c.strict && x.IsNull()) {
+		for i, e := range c.args {
+			if vs[i], skip, err = evalArg(row, e, c.strict); skip {
 				return types.NullValue, err
 			}
-			vs[i] = x
 		}
 		v, err = c.fn(vs)
 	}
@@ -109,6 +90,14 @@ func (c *call) Eval(row types.Row) (types.Value, error) {
 		return v, wrapErr(c, err)
 	}
 	return v, nil
+}
+
+// evalArg evaluates a call's argument e. skip reports that the call's
+// result is already known: NULL, on an error or, for a strict call, a
+// NULL argument. (Small enough to inline: call.Eval is a hot path.)
+func evalArg(row types.Row, e Expr, strict bool) (v types.Value, skip bool, err error) {
+	v, err = e.Eval(row)
+	return v, err != nil || (strict && v.IsNull()), err
 }
 
 // strictType returns t, NOT NULL if every argument is.
