@@ -951,6 +951,20 @@ func buildRegexpFunc(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 	return b.newRegexp(x, x.Args[1], name, args[0], args[1], false)
 }
 
+// bindPatternArgs binds the arguments of a regular expression function
+// whose pattern is argument 2, checking them against sig (see
+// bindArgsAs), and compiles a literal pattern (fixed is nil for a
+// run-time one).
+func (b *binder) bindPatternArgs(x *ast.FuncCallExpr, name string, sig ...argType) (args []Expr, fixed *regexp.Regexp, err error) {
+	if args, err = b.bindArgsAs(x, name, sig...); err != nil {
+		return nil, nil, err
+	}
+	if fixed, err = b.compileArg(x, 1, args[1]); err != nil {
+		return nil, nil, err
+	}
+	return args, fixed, nil
+}
+
 // compileArg compiles a literal regular expression argument at bind time.
 func (b *binder) compileArg(x *ast.FuncCallExpr, i int, e Expr) (*regexp.Regexp, error) {
 	s, ok := constString(e)
@@ -979,11 +993,7 @@ func regexpOf(fixed *regexp.Regexp, v types.Value) *regexp.Regexp {
 }
 
 func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString, argString)
 	if err != nil {
 		return nil, err
 	}
@@ -1000,11 +1010,7 @@ func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	// The index is checked after the pattern compiles, so a bad pattern
 	// is the error reported first.
-	args, err := b.bindArgsAs(x, name, argString, argString)
-	if err != nil {
-		return nil, err
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString)
 	if err != nil {
 		return nil, err
 	}

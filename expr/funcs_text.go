@@ -183,11 +183,7 @@ func buildTranslate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // literal pattern that does not compile is a bind error; a run-time one
 // gives NULL, as in Flink.
 func buildRegexpScan(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString)
 	if err != nil {
 		return nil, err
 	}
