@@ -526,17 +526,23 @@ func stringResult(e Expr) types.Type {
 	return strictType(types.TypeString, e)
 }
 
-func buildCase(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+// buildStringMap binds a function that maps one STRING to another
+// string (UPPER, LOWER, REVERSE, INITCAP): strict, typed as its argument.
+func buildStringMap(b *binder, x *ast.FuncCallExpr, name string, f func(string) string) (Expr, error) {
 	args, err := b.bindTyped(x, name, isStringType, wantString)
 	if err != nil {
 		return nil, err
 	}
+	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
+		f1: func(a types.Value) (types.Value, error) { return types.NewString(f(a.Str())), nil }}, nil
+}
+
+func buildCase(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	f := strings.ToUpper
 	if name == "LOWER" || name == "LCASE" {
 		f = strings.ToLower
 	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) { return types.NewString(f(a.Str())), nil }}, nil
+	return buildStringMap(b, x, name, f)
 }
 
 // runeSlice returns s[start:end] counted in characters, clamped.
@@ -842,18 +848,13 @@ func buildRepeat(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildReverse(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) {
-			r := []rune(a.Str())
-			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-				r[i], r[j] = r[j], r[i]
-			}
-			return types.NewString(string(r)), nil
-		}}, nil
+	return buildStringMap(b, x, name, func(s string) string {
+		r := []rune(s)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return string(r)
+	})
 }
 
 func buildLeftRight(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -877,29 +878,24 @@ func buildLeftRight(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildInitcap(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) {
-			var sb strings.Builder
-			start := true
-			for _, r := range a.Str() {
-				if unicode.IsLetter(r) || unicode.IsDigit(r) {
-					if start {
-						sb.WriteRune(unicode.ToUpper(r))
-					} else {
-						sb.WriteRune(unicode.ToLower(r))
-					}
-					start = false
+	return buildStringMap(b, x, name, func(s string) string {
+		var sb strings.Builder
+		start := true
+		for _, r := range s {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start {
+					sb.WriteRune(unicode.ToUpper(r))
 				} else {
-					sb.WriteRune(r)
-					start = true
+					sb.WriteRune(unicode.ToLower(r))
 				}
+				start = false
+			} else {
+				sb.WriteRune(r)
+				start = true
 			}
-			return types.NewString(sb.String()), nil
-		}}, nil
+		}
+		return sb.String()
+	})
 }
 
 func buildSplitIndex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
