@@ -1083,12 +1083,19 @@ func buildAbs(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // roundDecimal rounds d HALF_UP to r decimal places (r may be negative)
 // and returns it with scale max(r, 0).
 func roundDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
+	return quantizePlaces(&decCtx, d, r)
+}
+
+// quantizePlaces is ROUND's and TRUNCATE's step on a DECIMAL: d to r
+// decimal places with ctx's rounding (r < 0 rounds left of the point),
+// returned with scale max(r, 0) and never a negative zero.
+func quantizePlaces(ctx *apd.Context, d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	out := new(apd.Decimal)
-	if _, err := decCtx.Quantize(out, d, -int32(r)); err != nil {
+	if _, err := ctx.Quantize(out, d, -int32(r)); err != nil {
 		return nil, err
 	}
 	if r < 0 {
-		if _, err := decCtx.Quantize(out, out, 0); err != nil {
+		if _, err := ctx.Quantize(out, out, 0); err != nil {
 			return nil, err
 		}
 	}

@@ -313,8 +313,6 @@ func roundType(t types.Type, r int64) types.Type {
 	return rt
 }
 
-// truncDecimal cuts d toward zero to r decimal places (r may be negative)
-// and returns it with scale max(r, 0).
 // placesOf applies op, ROUND's or TRUNCATE's step to r decimal places,
 // to a DOUBLE or DECIMAL value v of result type rt. A DOUBLE goes through
 // an exact decimal and back (NaN, infinities and values op cannot take
@@ -346,20 +344,10 @@ func placesOf(v types.Value, r int64, rt types.Type, op func(*apd.Decimal, int64
 	return types.NewDecimal(out), nil
 }
 
+// truncDecimal cuts d toward zero to r decimal places (r may be negative)
+// and returns it with scale max(r, 0).
 func truncDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	c := decCtx
 	c.Rounding = apd.RoundDown
-	out := new(apd.Decimal)
-	if _, err := c.Quantize(out, d, -int32(r)); err != nil {
-		return nil, err
-	}
-	if r < 0 {
-		if _, err := c.Quantize(out, out, 0); err != nil {
-			return nil, err
-		}
-	}
-	if out.IsZero() {
-		out.Negative = false
-	}
-	return out, nil
+	return quantizePlaces(&c, d, r)
 }
