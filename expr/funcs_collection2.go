@@ -161,34 +161,48 @@ func buildArraySort(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		}}, nil
 }
 
+// bindCommonArgs binds the arguments of a function over several arrays
+// or maps (ARRAY_CONCAT, MAP_UNION, ...): each must be of type want (a
+// NULL literal too), they must have a common type, which must not be the
+// NULL type (the error names what it needs as oneOf, "an ARRAY"), and
+// each is cast to it (nullable) and returned with it. Checks run argument
+// by argument, so the first that does not fit is the one reported.
+func (b *binder) bindCommonArgs(x *ast.FuncCallExpr, name string, want argType, oneOf string) ([]Expr, types.Type, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, types.Type{}, err
+	}
+	t := types.TypeNull
+	for i := range args {
+		if err := b.expect(x, name, i, args[i], want.ok, want.want); err != nil {
+			return nil, types.Type{}, err
+		}
+		ct, ok := CommonType(t, args[i].Type())
+		if !ok {
+			return nil, types.Type{}, b.errf(x.Args[i], "%s: %s and %s have no common type", name, t, args[i].Type())
+		}
+		t = ct
+	}
+	if t.ID == types.Null {
+		return nil, types.Type{}, b.errf(x, "%s needs %s argument of known type", name, oneOf)
+	}
+	for i := range args {
+		if args[i], err = ImplicitCast(args[i], t.Nullable()); err != nil {
+			return nil, types.Type{}, b.errf(x.Args[i], "%s: %v", name, err)
+		}
+	}
+	return args, t, nil
+}
+
 // buildArraySetOp binds ARRAY_CONCAT(array, ...), the arrays one after
 // the other, and, of two arrays, ARRAY_UNION (the distinct elements of
 // both), ARRAY_EXCEPT (the distinct elements of the first not in the
 // second) and ARRAY_INTERSECT (the distinct elements of the first also in
 // the second), each in the first array's order. NULL if an array is.
 func buildArraySetOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, at, err := b.bindCommonArgs(x, name, argArrayOrNull, "an ARRAY")
 	if err != nil {
 		return nil, err
-	}
-	at := types.TypeNull
-	for i := range args {
-		if err := b.expect(x, name, i, args[i], argArrayOrNull.ok, argArrayOrNull.want); err != nil {
-			return nil, err
-		}
-		ct, ok := CommonType(at, args[i].Type())
-		if !ok {
-			return nil, b.errf(x.Args[i], "%s: %s and %s have no common type", name, at, args[i].Type())
-		}
-		at = ct
-	}
-	if at.ID == types.Null {
-		return nil, b.errf(x, "%s needs an ARRAY argument of known type", name)
-	}
-	for i := range args {
-		if args[i], err = ImplicitCast(args[i], at.Nullable()); err != nil {
-			return nil, b.errf(x.Args[i], "%s: %v", name, err)
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(at, args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
@@ -293,28 +307,9 @@ func buildMapFromArrays(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 // buildMapUnion binds MAP_UNION(map, ...): the maps merged, a later
 // map's value winning for a key in several; NULL if a map is.
 func buildMapUnion(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, mt, err := b.bindCommonArgs(x, name, argMapOrNull, "a MAP")
 	if err != nil {
 		return nil, err
-	}
-	mt := types.TypeNull
-	for i := range args {
-		if err := b.expect(x, name, i, args[i], argMapOrNull.ok, argMapOrNull.want); err != nil {
-			return nil, err
-		}
-		ct, ok := CommonType(mt, args[i].Type())
-		if !ok {
-			return nil, b.errf(x.Args[i], "%s: %s and %s have no common type", name, mt, args[i].Type())
-		}
-		mt = ct
-	}
-	if mt.ID == types.Null {
-		return nil, b.errf(x, "%s needs a MAP argument of known type", name)
-	}
-	for i := range args {
-		if args[i], err = ImplicitCast(args[i], mt.Nullable()); err != nil {
-			return nil, b.errf(x.Args[i], "%s: %v", name, err)
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(mt, args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
