@@ -159,12 +159,8 @@ func (a *arith) evalFloat(row types.Row) (float64, bool, error) {
 			return 0, true, err
 		}
 	} else {
-		lv, err := a.l.Eval(row)
-		if err != nil || lv.IsNull() {
-			return 0, true, err
-		}
-		rv, err := a.r.Eval(row)
-		if err != nil || rv.IsNull() {
+		lv, rv, null, err := a.operands(row)
+		if null {
 			return 0, true, err
 		}
 		x, y = types.ToFloat(lv), types.ToFloat(rv)
@@ -212,12 +208,8 @@ func (a *arith) evalInt(row types.Row) (int64, bool, error) {
 			return 0, true, err
 		}
 	} else {
-		lv, err := a.l.Eval(row)
-		if err != nil || lv.IsNull() {
-			return 0, true, err
-		}
-		rv, err := a.r.Eval(row)
-		if err != nil || rv.IsNull() {
+		lv, rv, null, err := a.operands(row)
+		if null {
 			return 0, true, err
 		}
 		x, y = lv.Raw(), rv.Raw()
@@ -241,6 +233,19 @@ func (a *arithConstInt) evalInt(row types.Row) (int64, bool, error) {
 		x = lv.Raw()
 	}
 	return a.intop(x, a.c)
+}
+
+// operands evaluates both operands as Values, the path of a mode or an
+// operand without a typed fast path. null reports that the result is
+// NULL: an operand is NULL (the right one is then not evaluated), or err.
+func (a *arith) operands(row types.Row) (lv, rv types.Value, null bool, err error) {
+	if lv, err = a.l.Eval(row); err != nil || lv.IsNull() {
+		return lv, rv, true, err
+	}
+	if rv, err = a.r.Eval(row); err != nil || rv.IsNull() {
+		return lv, rv, true, err
+	}
+	return lv, rv, false, nil
 }
 
 func (a *arith) intop(x, y int64) (int64, bool, error) {
@@ -278,12 +283,8 @@ func (a *arith) Eval(row types.Row) (types.Value, error) {
 		}
 		return types.NewFloat(f), nil
 	}
-	lv, err := a.l.Eval(row)
-	if err != nil || lv.IsNull() {
-		return types.NullValue, err
-	}
-	rv, err := a.r.Eval(row)
-	if err != nil || rv.IsNull() {
+	lv, rv, null, err := a.operands(row)
+	if null {
 		return types.NullValue, err
 	}
 	switch a.mode {

@@ -674,7 +674,6 @@ func (x *between) evalTruth(row types.Row) (uint8, error) {
 	if err != nil {
 		return 2, err
 	}
-	// (v >= lo) AND (v <= hi), three-valued.
 	a, b := uint8(2), uint8(2)
 	if !lo.IsNull() {
 		a = b2u(cmpValues(x.mlo, v, lo) >= 0)
@@ -682,19 +681,7 @@ func (x *between) evalTruth(row types.Row) (uint8, error) {
 	if !hi.IsNull() {
 		b = b2u(cmpValues(x.mhi, v, hi) <= 0)
 	}
-	var r uint8
-	switch {
-	case a == 0 || b == 0:
-		r = 0
-	case a == 2 || b == 2:
-		return 2, nil
-	default:
-		r = 1
-	}
-	if x.not {
-		r = 1 - r
-	}
-	return r, nil
+	return x.truth(a, b), nil
 }
 
 func (x *between) evalTruthInt(row types.Row) (uint8, error) {
@@ -717,19 +704,26 @@ func (x *between) evalTruthInt(row types.Row) (uint8, error) {
 	if !hin {
 		b = b2u(v <= hi)
 	}
+	return x.truth(a, b), nil
+}
+
+// truth combines the two bound tests, a = (v >= lo) and b = (v <= hi),
+// each 0, 1 or 2 (UNKNOWN, a NULL bound): their three-valued AND,
+// negated for NOT BETWEEN (UNKNOWN stays UNKNOWN).
+func (x *between) truth(a, b uint8) uint8 {
 	var r uint8
 	switch {
 	case a == 0 || b == 0:
 		r = 0
 	case a == 2 || b == 2:
-		return 2, nil
+		return 2
 	default:
 		r = 1
 	}
 	if x.not {
 		r = 1 - r
 	}
-	return r, nil
+	return r
 }
 
 func b2u(b bool) uint8 {

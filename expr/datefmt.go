@@ -78,6 +78,46 @@ func (f *dateFmt) lit(s string) {
 	*f = append(*f, fmtItem{kind: fkLit, lit: s})
 }
 
+// add appends items to f, merging a leading literal into f's last.
+func (f *dateFmt) add(items dateFmt) {
+	for _, it := range items {
+		if it.kind == fkLit {
+			f.lit(it.lit)
+		} else {
+			*f = append(*f, it)
+		}
+	}
+}
+
+// mysqlAsJava are the MySQL specifiers that mean a Java pattern: %Y is
+// yyyy, %T is HH:mm:ss. %D (day with an English suffix) and %w (day of
+// week, Sunday = 0) have no Java letter; see mysqlSpecifiers.
+var mysqlAsJava = map[byte]string{
+	'Y': "yyyy", 'y': "yy", // year
+	'm': "MM", 'c': "M", 'M': "MMMM", 'b': "MMM", // month
+	'd': "dd", 'e': "d", 'j': "DDD", // day of month, of year
+	'W': "EEEE", 'a': "EEE", // day of week
+	'H': "HH", 'k': "H", 'h': "hh", 'I': "hh", 'l': "h", 'p': "a", // hour
+	'i': "mm", 's': "ss", 'S': "ss", 'f': "SSSSSS", // minute, second, microseconds
+	'T': "HH:mm:ss", 'r': "hh:mm:ss a",
+}
+
+// mysqlSpecifiers are the items each MySQL specifier compiles to.
+var mysqlSpecifiers = func() map[byte]dateFmt {
+	m := map[byte]dateFmt{
+		'D': {{kind: fkDaySuffix}},
+		'w': {{kind: fkWeekday, n: 1}},
+	}
+	for c, java := range mysqlAsJava {
+		f, err := compileJavaFormat(java)
+		if err != nil {
+			panic(fmt.Sprintf("expr: MySQL specifier %%%c as %q: %v", c, java, err))
+		}
+		m[c] = f
+	}
+	return m
+}()
+
 func compileMySQLFormat(p string) dateFmt {
 	var f dateFmt
 	for i := 0; i < len(p); i++ {
@@ -87,69 +127,52 @@ func compileMySQLFormat(p string) dateFmt {
 			continue
 		}
 		i++
-		switch p[i] {
-		case 'Y':
-			f = append(f, fmtItem{kind: fkYear, n: 4})
-		case 'y':
-			f = append(f, fmtItem{kind: fkYear2, n: 2})
-		case 'm':
-			f = append(f, fmtItem{kind: fkMonth, n: 2})
-		case 'c':
-			f = append(f, fmtItem{kind: fkMonth, n: 1})
-		case 'M':
-			f = append(f, fmtItem{kind: fkMonthName})
-		case 'b':
-			f = append(f, fmtItem{kind: fkMonthAbbr})
-		case 'd':
-			f = append(f, fmtItem{kind: fkDay, n: 2})
-		case 'e':
-			f = append(f, fmtItem{kind: fkDay, n: 1})
-		case 'D':
-			f = append(f, fmtItem{kind: fkDaySuffix})
-		case 'H':
-			f = append(f, fmtItem{kind: fkHour24, n: 2})
-		case 'k':
-			f = append(f, fmtItem{kind: fkHour24, n: 1})
-		case 'h', 'I':
-			f = append(f, fmtItem{kind: fkHour12, n: 2})
-		case 'l':
-			f = append(f, fmtItem{kind: fkHour12, n: 1})
-		case 'i':
-			f = append(f, fmtItem{kind: fkMinute, n: 2})
-		case 's', 'S':
-			f = append(f, fmtItem{kind: fkSecond, n: 2})
-		case 'f':
-			f = append(f, fmtItem{kind: fkFrac, n: 6})
-		case 'p':
-			f = append(f, fmtItem{kind: fkAmPm})
-		case 'W':
-			f = append(f, fmtItem{kind: fkDayName})
-		case 'a':
-			f = append(f, fmtItem{kind: fkDayAbbr})
-		case 'j':
-			f = append(f, fmtItem{kind: fkDoy, n: 3})
-		case 'w':
-			f = append(f, fmtItem{kind: fkWeekday, n: 1})
-		case 'T':
-			f = append(f, fmtItem{kind: fkHour24, n: 2})
-			f.lit(":")
-			f = append(f, fmtItem{kind: fkMinute, n: 2})
-			f.lit(":")
-			f = append(f, fmtItem{kind: fkSecond, n: 2})
-		case 'r':
-			f = append(f, fmtItem{kind: fkHour12, n: 2})
-			f.lit(":")
-			f = append(f, fmtItem{kind: fkMinute, n: 2})
-			f.lit(":")
-			f = append(f, fmtItem{kind: fkSecond, n: 2})
-			f.lit(" ")
-			f = append(f, fmtItem{kind: fkAmPm})
-		default: // %% and unknown specifiers print the character
+		if items, ok := mysqlSpecifiers[p[i]]; ok {
+			f.add(items)
+		} else { // %% and unknown specifiers print the character
 			f.lit(string(p[i]))
 		}
 	}
 	return f
 }
+
+// javaNumbers are the Java pattern letters that print a number,
+// zero-padded to the letter's count.
+var javaNumbers = map[byte]fmtKind{
+	'd': fkDay, 'D': fkDoy, 'H': fkHour24, 'h': fkHour12, 'k': fkHour1to24, 'K': fkHour0to11,
+	'm': fkMinute, 's': fkSecond, 'n': fkNanoOfSecond, 'A': fkMilliOfDay, 'N': fkNanoOfDay,
+	'Y': fkWeekYear, 'w': fkWeekOfYear, 'W': fkWeekOfMonth,
+}
+
+// textLetter is a Java pattern letter whose count picks its form: one or
+// two letters a number (none if num is fkLit: then up to three letters
+// are the short text), three the short text, four the full text, five
+// or more the narrow one.
+type textLetter struct{ num, short, full, narrow fmtKind }
+
+func (t textLetter) item(n int) fmtItem {
+	switch {
+	case n <= 2 && t.num != fkLit:
+		return fmtItem{kind: t.num, n: n}
+	case n <= 3:
+		return fmtItem{kind: t.short}
+	case n == 4:
+		return fmtItem{kind: t.full}
+	}
+	return fmtItem{kind: t.narrow}
+}
+
+var (
+	monthLetter   = textLetter{fkMonth, fkMonthAbbr, fkMonthName, fkMonthNarrow}
+	dowLetter     = textLetter{fkLocalDow, fkDayAbbr, fkDayName, fkDayNarrow}
+	quarterLetter = textLetter{fkQuarter, fkQuarterShort, fkQuarterLong, fkQuarterLong}
+	javaTexts     = map[byte]textLetter{
+		'M': monthLetter, 'L': monthLetter,
+		'e': dowLetter, 'c': dowLetter,
+		'Q': quarterLetter, 'q': quarterLetter,
+		'E': {fkLit, fkDayAbbr, fkDayName, fkDayNarrow},
+	}
+)
 
 func compileJavaFormat(p string) (dateFmt, error) {
 	var f dateFmt
@@ -191,6 +214,14 @@ func compileJavaFormat(p string) (dateFmt, error) {
 			n++
 		}
 		i += n
+		if k, ok := javaNumbers[c]; ok {
+			f = append(f, fmtItem{kind: k, n: n})
+			continue
+		}
+		if t, ok := javaTexts[c]; ok {
+			f = append(f, t.item(n))
+			continue
+		}
 		switch c {
 		case 'y', 'u':
 			if n == 2 {
@@ -198,71 +229,12 @@ func compileJavaFormat(p string) (dateFmt, error) {
 			} else {
 				f = append(f, fmtItem{kind: fkYear, n: n})
 			}
-		case 'Y':
-			f = append(f, fmtItem{kind: fkWeekYear, n: n})
-		case 'w':
-			f = append(f, fmtItem{kind: fkWeekOfYear, n: n})
-		case 'W':
-			f = append(f, fmtItem{kind: fkWeekOfMonth, n: n})
-		case 'e', 'c':
-			switch {
-			case n <= 2:
-				f = append(f, fmtItem{kind: fkLocalDow, n: n})
-			case n == 3:
-				f = append(f, fmtItem{kind: fkDayAbbr})
-			case n == 4:
-				f = append(f, fmtItem{kind: fkDayName})
-			default:
-				f = append(f, fmtItem{kind: fkDayNarrow})
-			}
-		case 'Q', 'q':
-			switch {
-			case n <= 2:
-				f = append(f, fmtItem{kind: fkQuarter, n: n})
-			case n == 3:
-				f = append(f, fmtItem{kind: fkQuarterShort})
-			default:
-				f = append(f, fmtItem{kind: fkQuarterLong})
-			}
-		case 'k':
-			f = append(f, fmtItem{kind: fkHour1to24, n: n})
-		case 'K':
-			f = append(f, fmtItem{kind: fkHour0to11, n: n})
 		case 'G':
 			if n == 4 {
 				f = append(f, fmtItem{kind: fkEraLong})
 			} else {
 				f = append(f, fmtItem{kind: fkEra, n: n})
 			}
-		case 'n':
-			f = append(f, fmtItem{kind: fkNanoOfSecond, n: n})
-		case 'A':
-			f = append(f, fmtItem{kind: fkMilliOfDay, n: n})
-		case 'N':
-			f = append(f, fmtItem{kind: fkNanoOfDay, n: n})
-		case 'z', 'Z', 'X', 'x', 'O', 'V', 'v':
-			return nil, fmt.Errorf("pattern letter '%c' in %q needs a time zone, which TIMESTAMP does not have", c, p)
-		case 'M', 'L':
-			switch {
-			case n <= 2:
-				f = append(f, fmtItem{kind: fkMonth, n: n})
-			case n == 3:
-				f = append(f, fmtItem{kind: fkMonthAbbr})
-			case n == 4:
-				f = append(f, fmtItem{kind: fkMonthName})
-			default:
-				f = append(f, fmtItem{kind: fkMonthNarrow})
-			}
-		case 'd':
-			f = append(f, fmtItem{kind: fkDay, n: n})
-		case 'H':
-			f = append(f, fmtItem{kind: fkHour24, n: n})
-		case 'h':
-			f = append(f, fmtItem{kind: fkHour12, n: n})
-		case 'm':
-			f = append(f, fmtItem{kind: fkMinute, n: n})
-		case 's':
-			f = append(f, fmtItem{kind: fkSecond, n: n})
 		case 'S':
 			if n > 9 {
 				return nil, fmt.Errorf("too many fraction digits in date pattern %q", p)
@@ -270,17 +242,8 @@ func compileJavaFormat(p string) (dateFmt, error) {
 			f = append(f, fmtItem{kind: fkFrac, n: n})
 		case 'a':
 			f = append(f, fmtItem{kind: fkAmPm})
-		case 'E':
-			switch {
-			case n == 4:
-				f = append(f, fmtItem{kind: fkDayName})
-			case n >= 5:
-				f = append(f, fmtItem{kind: fkDayNarrow})
-			default:
-				f = append(f, fmtItem{kind: fkDayAbbr})
-			}
-		case 'D':
-			f = append(f, fmtItem{kind: fkDoy, n: n})
+		case 'z', 'Z', 'X', 'x', 'O', 'V', 'v':
+			return nil, fmt.Errorf("pattern letter '%c' in %q needs a time zone, which TIMESTAMP does not have", c, p)
 		default:
 			return nil, fmt.Errorf("unsupported letter '%c' in date pattern %q", c, p)
 		}

@@ -47,61 +47,42 @@ func (c *call) withChildren(k []Expr) Expr {
 func (c *call) nondeterministic() bool { return c.nondet }
 
 func (c *call) Eval(row types.Row) (types.Value, error) {
-	var v types.Value
+	var v, a, b, d types.Value
+	var skip bool
 	var err error
 	switch {
 	case c.f1 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f1(a)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f2 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
-		b, err := c.args[1].Eval(row)
-		if err != nil || (c.strict && b.IsNull()) {
+		if b, skip, err = evalArg(row, c.args[1], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f2(a, b)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f3 != nil:
-		a, err := c.args[0].Eval(row)
-		if err != nil || (c.strict && a.IsNull()) {
+		if a, skip, err = evalArg(row, c.args[0], c.strict); skip {
 			return types.NullValue, err
 		}
-		b, err := c.args[1].Eval(row)
-		if err != nil || (c.strict && b.IsNull()) {
+		if b, skip, err = evalArg(row, c.args[1], c.strict); skip {
 			return types.NullValue, err
 		}
-		d, err := c.args[2].Eval(row)
-		if err != nil || (c.strict && d.IsNull()) {
+		if d, skip, err = evalArg(row, c.args[2], c.strict); skip {
 			return types.NullValue, err
 		}
 		v, err = c.f3(a, b, d)
-		if err != nil {
-			return v, wrapErr(c, err)
-		}
-		return v, nil
 	case c.f0 != nil:
 		v, err = c.f0()
 	default:
 		vs := make([]types.Value, len(c.args))
-		for i, a := range c.args {
-			x, err := a.Eval(row)
-			if err != nil || (c.strict && x.IsNull()) {
+		for i, e := range c.args {
+			if vs[i], skip, err = evalArg(row, e, c.strict); skip {
 				return types.NullValue, err
 			}
-			vs[i] = x
 		}
 		v, err = c.fn(vs)
 	}
@@ -109,6 +90,14 @@ func (c *call) Eval(row types.Row) (types.Value, error) {
 		return v, wrapErr(c, err)
 	}
 	return v, nil
+}
+
+// evalArg evaluates a call's argument e. skip reports that the call's
+// result is already known: NULL, on an error or, for a strict call, a
+// NULL argument. (Small enough to inline: call.Eval is a hot path.)
+func evalArg(row types.Row, e Expr, strict bool) (v types.Value, skip bool, err error) {
+	v, err = e.Eval(row)
+	return v, err != nil || (strict && v.IsNull()), err
 }
 
 // strictType returns t, NOT NULL if every argument is.
@@ -274,6 +263,44 @@ func (b *binder) argErr(n ast.Node, name string, i, nargs int, e Expr, want stri
 
 func (b *binder) bindArgs(x *ast.FuncCallExpr) ([]Expr, error) { return b.bindAll(x.Args) }
 
+// argType is what a function argument must be: a test of its type and,
+// for the error, what was expected.
+type argType struct {
+	ok   func(types.Type) bool
+	want string
+}
+
+// The argument types of bindArgsAs. The scalar ones let a NULL literal
+// through (it reads as a NULL of the type); argArray, argMap and
+// argStringArray do not, since their functions need the element types.
+var (
+	argString      = argType{isStringType, wantString}
+	argInteger     = argType{isIntegerType, wantInteger}
+	argBoolean     = argType{isBoolType, wantBoolean}
+	argArray       = argType{func(t types.Type) bool { return t.ID == types.Array }, "ARRAY"}
+	argArrayOrNull = argType{func(t types.Type) bool { return t.ID == types.Array || t.ID == types.Null }, "ARRAY"}
+	argMap         = argType{func(t types.Type) bool { return t.ID == types.Map }, "MAP"}
+	argMapOrNull   = argType{func(t types.Type) bool { return t.ID == types.Map || t.ID == types.Null }, "MAP"}
+	argStringArray = argType{func(t types.Type) bool { return t.ID == types.Array && isStringType(t.Elem()) }, "ARRAY<STRING>"}
+)
+
+// bindArgsAs binds the arguments of x and checks argument i against
+// sig[i], in order, so the first wrong argument is the one reported. An
+// optional argument the call leaves out is not checked; arguments past
+// sig are the caller's to check.
+func (b *binder) bindArgsAs(x *ast.FuncCallExpr, name string, sig ...argType) ([]Expr, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(args) && i < len(sig); i++ {
+		if err := b.expect(x, name, i, args[i], sig[i].ok, sig[i].want); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
 // bindTyped binds all arguments and checks each against one predicate.
 func (b *binder) bindTyped(x *ast.FuncCallExpr, name string, pred func(types.Type) bool, want string) ([]Expr, error) {
 	args, err := b.bindArgs(x)
@@ -344,11 +371,8 @@ func buildNullIf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildIf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argBoolean)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isBoolType, wantBoolean); err != nil {
 		return nil, err
 	}
 	out, t, err := unify(name, args[1:])
@@ -502,17 +526,23 @@ func stringResult(e Expr) types.Type {
 	return strictType(types.TypeString, e)
 }
 
-func buildCase(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+// buildStringMap binds a function that maps one STRING to another
+// string (UPPER, LOWER, REVERSE, INITCAP): strict, typed as its argument.
+func buildStringMap(b *binder, x *ast.FuncCallExpr, name string, f func(string) string) (Expr, error) {
 	args, err := b.bindTyped(x, name, isStringType, wantString)
 	if err != nil {
 		return nil, err
 	}
+	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
+		f1: func(a types.Value) (types.Value, error) { return types.NewString(f(a.Str())), nil }}, nil
+}
+
+func buildCase(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	f := strings.ToUpper
 	if name == "LOWER" || name == "LCASE" {
 		f = strings.ToLower
 	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) { return types.NewString(f(a.Str())), nil }}, nil
+	return buildStringMap(b, x, name, f)
 }
 
 // runeSlice returns s[start:end] counted in characters, clamped.
@@ -602,17 +632,9 @@ func substringFlink(s string, pos, n int64, hasLen bool) string {
 }
 
 func buildSubstring(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isIntegerType, wantInteger); err != nil {
-			return nil, err
-		}
 	}
 	c := &call{name: name, args: args, typ: stringResult(args[0]), strict: true}
 	c.typ = strictType(c.typ, args...)
@@ -753,23 +775,15 @@ func locate(sub, s string, from int64) int64 {
 }
 
 func buildLocate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argString, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
 	}
 	c := &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true}
 	switch {
 	case name == "INSTR": // INSTR(s, sub)
 		c.f2 = func(s, sub types.Value) (types.Value, error) { return types.NewInt(locate(sub.Str(), s.Str(), 1)), nil }
 	case len(args) == 3:
-		if err := b.expect(x, name, 2, args[2], isIntegerType, wantInteger); err != nil {
-			return nil, err
-		}
 		c.f3 = func(sub, s, from types.Value) (types.Value, error) {
 			return types.NewInt(locate(sub.Str(), s.Str(), from.Int())), nil
 		}
@@ -785,17 +799,8 @@ func buildLocate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 const maxResultLen = 1 << 30
 
 func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger, argString)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 2, args[2], isStringType, wantString); err != nil {
 		return nil, err
 	}
 	leftPad := name == "LPAD"
@@ -825,14 +830,8 @@ func buildPad(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildRepeat(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
@@ -849,29 +848,18 @@ func buildRepeat(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildReverse(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) {
-			r := []rune(a.Str())
-			for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
-				r[i], r[j] = r[j], r[i]
-			}
-			return types.NewString(string(r)), nil
-		}}, nil
+	return buildStringMap(b, x, name, func(s string) string {
+		r := []rune(s)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		return string(r)
+	})
 }
 
 func buildLeftRight(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	left := name == "LEFT"
@@ -890,46 +878,34 @@ func buildLeftRight(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildInitcap(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	return &call{name: name, args: args, typ: stringResult(args[0]), strict: true,
-		f1: func(a types.Value) (types.Value, error) {
-			var sb strings.Builder
-			start := true
-			for _, r := range a.Str() {
-				if unicode.IsLetter(r) || unicode.IsDigit(r) {
-					if start {
-						sb.WriteRune(unicode.ToUpper(r))
-					} else {
-						sb.WriteRune(unicode.ToLower(r))
-					}
-					start = false
+	return buildStringMap(b, x, name, func(s string) string {
+		var sb strings.Builder
+		start := true
+		for _, r := range s {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start {
+					sb.WriteRune(unicode.ToUpper(r))
 				} else {
-					sb.WriteRune(r)
-					start = true
+					sb.WriteRune(unicode.ToLower(r))
 				}
+				start = false
+			} else {
+				sb.WriteRune(r)
+				start = true
 			}
-			return types.NewString(sb.String()), nil
-		}}, nil
+		}
+		return sb.String()
+	})
 }
 
 func buildSplitIndex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argString, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.expect(x, name, 2, args[2], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	return &call{name: name, args: args, typ: types.TypeString, strict: true,
 		f3: func(s, sep, idx types.Value) (types.Value, error) {
+
 			i := idx.Int()
 			if i < 0 || sep.Str() == "" {
 				return types.NullValue, nil
@@ -971,6 +947,20 @@ func buildRegexpFunc(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 	return b.newRegexp(x, x.Args[1], name, args[0], args[1], false)
 }
 
+// bindPatternArgs binds the arguments of a regular expression function
+// whose pattern is argument 2, checking them against sig (see
+// bindArgsAs), and compiles a literal pattern (fixed is nil for a
+// run-time one).
+func (b *binder) bindPatternArgs(x *ast.FuncCallExpr, name string, sig ...argType) (args []Expr, fixed *regexp.Regexp, err error) {
+	if args, err = b.bindArgsAs(x, name, sig...); err != nil {
+		return nil, nil, err
+	}
+	if fixed, err = b.compileArg(x, 1, args[1]); err != nil {
+		return nil, nil, err
+	}
+	return args, fixed, nil
+}
+
 // compileArg compiles a literal regular expression argument at bind time.
 func (b *binder) compileArg(x *ast.FuncCallExpr, i int, e Expr) (*regexp.Regexp, error) {
 	s, ok := constString(e)
@@ -999,11 +989,7 @@ func regexpOf(fixed *regexp.Regexp, v types.Value) *regexp.Regexp {
 }
 
 func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString, argString)
 	if err != nil {
 		return nil, err
 	}
@@ -1018,16 +1004,9 @@ func buildRegexpReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 }
 
 func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < 2; i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	// The index is checked after the pattern compiles, so a bad pattern
+	// is the error reported first.
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString)
 	if err != nil {
 		return nil, err
 	}
@@ -1104,12 +1083,19 @@ func buildAbs(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // roundDecimal rounds d HALF_UP to r decimal places (r may be negative)
 // and returns it with scale max(r, 0).
 func roundDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
+	return quantizePlaces(&decCtx, d, r)
+}
+
+// quantizePlaces is ROUND's and TRUNCATE's step on a DECIMAL: d to r
+// decimal places with ctx's rounding (r < 0 rounds left of the point),
+// returned with scale max(r, 0) and never a negative zero.
+func quantizePlaces(ctx *apd.Context, d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	out := new(apd.Decimal)
-	if _, err := decCtx.Quantize(out, d, -int32(r)); err != nil {
+	if _, err := ctx.Quantize(out, d, -int32(r)); err != nil {
 		return nil, err
 	}
 	if r < 0 {
-		if _, err := decCtx.Quantize(out, out, 0); err != nil {
+		if _, err := ctx.Quantize(out, out, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -1119,55 +1105,19 @@ func roundDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	return out, nil
 }
 
+// buildRound binds ROUND(x[, r]): x rounded HALF_UP to r decimal places.
 func buildRound(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	a, err := numericArg(b, x, name)
-	if err != nil {
-		return nil, err
-	}
-	args := []Expr{a}
-	var r int64
-	if len(x.Args) == 2 {
-		re, err := b.bind(x.Args[1])
+	return buildPlaces(b, x, name, roundDecimal, func(t types.Type, v, r int64) (types.Value, error) {
+		d, err := roundDecimal(apd.New(v, 0), r)
 		if err != nil {
-			return nil, err
+			return types.NullValue, err
 		}
-		v, ok := constInt(re)
-		if !ok {
-			return nil, b.argErr(x.Args[1], name, 1, 2, re, "an integer literal")
+		i, err := d.Int64()
+		if err != nil || (t.ID == types.Int && (i < math.MinInt32 || i > math.MaxInt32)) {
+			return types.NullValue, fmt.Errorf("%s overflow (ROUND(%d, %d))", t.ID, v, r)
 		}
-		r = v
-		args = append(args, re)
-	}
-	t := a.Type()
-	rt := roundType(t, r)
-	c := &call{name: name, args: args, typ: rt, strict: true}
-	f := func(v types.Value) (types.Value, error) {
-		switch v.Kind() {
-		case types.KindInt:
-			if r >= 0 {
-				return v, nil
-			}
-			if -r > 18 {
-				return types.NewInt(0), nil
-			}
-			d, err := roundDecimal(apd.New(v.Int(), 0), r)
-			if err != nil {
-				return types.NullValue, err
-			}
-			i, err := d.Int64()
-			if err != nil || (t.ID == types.Int && (i < math.MinInt32 || i > math.MaxInt32)) {
-				return types.NullValue, fmt.Errorf("%s overflow (ROUND(%d, %d))", t.ID, v.Int(), r)
-			}
-			return types.NewInt(i), nil
-		}
-		return placesOf(v, r, rt, roundDecimal) // funcs_math.go
-	}
-	if len(args) == 2 {
-		c.f2 = func(v, _ types.Value) (types.Value, error) { return f(v) }
-	} else {
-		c.f1 = f
-	}
-	return c, nil
+		return types.NewInt(i), nil
+	})
 }
 
 func buildFloorCeil(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {

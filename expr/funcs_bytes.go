@@ -106,28 +106,37 @@ func ValidUTF8(s string) string {
 	return sb.String()
 }
 
+// utf8Leads are the lead bytes of well-formed UTF-8 (Unicode's Table
+// 3-7): a range of them, the length of their sequences, and the range the
+// second byte must be in (the bytes after it are all 0x80..0xBF).
+var utf8Leads = [...]struct {
+	first, last byte
+	n           int
+	lo, hi      byte
+}{
+	{0xc2, 0xdf, 2, 0x80, 0xbf},
+	{0xe0, 0xe0, 3, 0xa0, 0xbf},
+	{0xe1, 0xec, 3, 0x80, 0xbf},
+	{0xed, 0xed, 3, 0x80, 0x9f},
+	{0xee, 0xef, 3, 0x80, 0xbf},
+	{0xf0, 0xf0, 4, 0x90, 0xbf},
+	{0xf1, 0xf3, 4, 0x80, 0xbf},
+	{0xf4, 0xf4, 4, 0x80, 0x8f},
+}
+
 // maximalSubpart is the length of the ill-formed sequence at the start
 // of s: its lead byte and the continuation bytes that may follow it.
 func maximalSubpart(s string) int {
 	c := s[0]
-	var n int
-	lo, hi := byte(0x80), byte(0xbf) // the second byte's range
-	switch {
-	case c >= 0xc2 && c <= 0xdf:
-		n = 2
-	case c == 0xe0:
-		n, lo = 3, 0xa0
-	case c == 0xed:
-		n, hi = 3, 0x9f
-	case c >= 0xe1 && c <= 0xef:
-		n = 3
-	case c == 0xf0:
-		n, lo = 4, 0x90
-	case c == 0xf4:
-		n, hi = 4, 0x8f
-	case c >= 0xf1 && c <= 0xf3:
-		n = 4
-	default:
+	n := 0
+	var lo, hi byte // the second byte's range
+	for _, l := range utf8Leads {
+		if c >= l.first && c <= l.last {
+			n, lo, hi = l.n, l.lo, l.hi
+			break
+		}
+	}
+	if n == 0 {
 		return 1
 	}
 	k := 1
@@ -144,6 +153,8 @@ func isBytesType(t types.Type) bool { return t.ID == types.Bytes || t.ID == type
 
 const wantBytes = "BYTES"
 
+var argBytes = argType{isBytesType, wantBytes}
+
 // charsets are the charsets of ENCODE and DECODE: Java's standard ones,
 // as Flink takes them.
 var charsets = map[string]bool{"US-ASCII": true, "ISO-8859-1": true, "UTF-8": true, "UTF-16BE": true, "UTF-16LE": true, "UTF-16": true}
@@ -155,20 +166,15 @@ var charsets = map[string]bool{"US-ASCII": true, "ISO-8859-1": true, "UTF-8": tr
 // UTF-16 writes a big-endian byte-order mark and reads one if present
 // (big-endian without).
 func buildEncode(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	first, typ := argString, types.TypeBytes
+	if name == "DECODE" {
+		first, typ = argBytes, types.TypeString
+	}
+	args, err := b.bindArgsAs(x, name, first, argString)
 	if err != nil {
 		return nil, err
 	}
-	first, want, typ := isStringType, wantString, types.TypeBytes
-	if name == "DECODE" {
-		first, want, typ = isBytesType, wantBytes, types.TypeString
-	}
-	if err := b.expect(x, name, 0, args[0], first, want); err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 1, args[1], isStringType, wantString); err != nil {
-		return nil, err
-	}
+
 	if cs, ok := constString(args[1]); ok && !charsets[strings.ToUpper(cs)] {
 		return nil, b.errf(x.Args[1], "%s: unsupported charset '%s'; supported: US-ASCII, ISO-8859-1, UTF-8, UTF-16BE, UTF-16LE, UTF-16", name, cs)
 	}

@@ -91,14 +91,11 @@ func buildStrToMap(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // ARRAY_POSITION(array, value), the 1-based position of its first
 // occurrence or 0. Both are NULL for a NULL array.
 func buildArraySearch(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray)
 	if err != nil {
 		return nil, err
 	}
 	at := args[0].Type()
-	if at.ID != types.Array {
-		return nil, b.argErr(x.Args[0], name, 0, 2, args[0], "ARRAY")
-	}
 	needle, err := ImplicitCast(args[1], at.Elem().Nullable())
 	if err != nil {
 		return nil, b.errf(x.Args[1], "%s: %v", name, err)
@@ -133,17 +130,9 @@ func buildArraySearch(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 // the string elements joined by delimiter, NULL elements skipped or
 // replaced.
 func buildArrayJoin(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argStringArray, argString, argString)
 	if err != nil {
 		return nil, err
-	}
-	if t := args[0].Type(); t.ID != types.Array || !isStringType(t.Elem()) {
-		return nil, b.argErr(x.Args[0], name, 0, len(args), args[0], "ARRAY<STRING>")
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isStringType, wantString); err != nil {
-			return nil, err
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
@@ -163,12 +152,9 @@ func buildArrayJoin(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // buildArrayUnary binds ARRAY_REVERSE(array) and ARRAY_DISTINCT(array)
 // (the first occurrence of each element, NULL included, in order).
 func buildArrayUnary(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray)
 	if err != nil {
 		return nil, err
-	}
-	if args[0].Type().ID != types.Array {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "ARRAY")
 	}
 	return &call{name: name, args: args, typ: args[0].Type(), strict: true,
 		f1: func(a types.Value) (types.Value, error) {
@@ -199,14 +185,11 @@ func buildArrayUnary(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // buildMapPart binds MAP_KEYS(map) and MAP_VALUES(map), as arrays in the
 // map's order.
 func buildMapPart(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argMap)
 	if err != nil {
 		return nil, err
 	}
 	mt := args[0].Type()
-	if mt.ID != types.Map {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "MAP")
-	}
 	off, et := 0, mt.Elem()
 	if name == "MAP_VALUES" {
 		off, et = 1, mt.MapValue()

@@ -30,14 +30,6 @@ func registerCollectionFuncs2(r map[string]funcDef) {
 	r["map_union"] = funcDef{1, -1, buildMapUnion}
 }
 
-// arrayArg binds argument i of x and checks that it is an ARRAY.
-func arrayArg(b *binder, x *ast.FuncCallExpr, name string, i int, args []Expr) error {
-	if args[i].Type().ID != types.Array && args[i].Type().ID != types.Null {
-		return b.argErr(x.Args[i], name, i, len(args), args[i], "ARRAY")
-	}
-	return nil
-}
-
 // containsValue reports whether vs holds v (NULL finds NULL).
 func containsValue(vs []types.Value, v types.Value) bool {
 	for _, o := range vs {
@@ -54,11 +46,8 @@ func containsValue(vs []types.Value, v types.Value) bool {
 // without every element equal to it (a NULL element removes the NULLs).
 // A NULL array is NULL.
 func buildArrayElemOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull)
 	if err != nil {
-		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
 		return nil, err
 	}
 	at := args[0].Type()
@@ -109,17 +98,9 @@ func buildArrayElemOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 // defaults to the length; an empty array when start is after end or both
 // are outside the array; NULL if an argument is.
 func buildArraySlice(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull, argInteger, argInteger)
 	if err != nil {
 		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isIntegerType, "INT"); err != nil {
-			return nil, err
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(args[0].Type(), args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
@@ -151,17 +132,9 @@ func buildArraySlice(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // and last when descending unless nullsFirst says; NULL if an argument
 // is.
 func buildArraySort(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArrayOrNull, argBoolean, argBoolean)
 	if err != nil {
 		return nil, err
-	}
-	if err := arrayArg(b, x, name, 0, args); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(args); i++ {
-		if err := b.expect(x, name, i, args[i], isBoolType, "BOOLEAN"); err != nil {
-			return nil, err
-		}
 	}
 	if et := args[0].Type().Elem(); et.IsComposite() {
 		return nil, b.errf(x.Args[0], "%s: elements of type %s cannot be sorted", name, et)
@@ -188,34 +161,48 @@ func buildArraySort(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		}}, nil
 }
 
+// bindCommonArgs binds the arguments of a function over several arrays
+// or maps (ARRAY_CONCAT, MAP_UNION, ...): each must be of type want (a
+// NULL literal too), they must have a common type, which must not be the
+// NULL type (the error names what it needs as oneOf, "an ARRAY"), and
+// each is cast to it (nullable) and returned with it. Checks run argument
+// by argument, so the first that does not fit is the one reported.
+func (b *binder) bindCommonArgs(x *ast.FuncCallExpr, name string, want argType, oneOf string) ([]Expr, types.Type, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, types.Type{}, err
+	}
+	t := types.TypeNull
+	for i := range args {
+		if err := b.expect(x, name, i, args[i], want.ok, want.want); err != nil {
+			return nil, types.Type{}, err
+		}
+		ct, ok := CommonType(t, args[i].Type())
+		if !ok {
+			return nil, types.Type{}, b.errf(x.Args[i], "%s: %s and %s have no common type", name, t, args[i].Type())
+		}
+		t = ct
+	}
+	if t.ID == types.Null {
+		return nil, types.Type{}, b.errf(x, "%s needs %s argument of known type", name, oneOf)
+	}
+	for i := range args {
+		if args[i], err = ImplicitCast(args[i], t.Nullable()); err != nil {
+			return nil, types.Type{}, b.errf(x.Args[i], "%s: %v", name, err)
+		}
+	}
+	return args, t, nil
+}
+
 // buildArraySetOp binds ARRAY_CONCAT(array, ...), the arrays one after
 // the other, and, of two arrays, ARRAY_UNION (the distinct elements of
 // both), ARRAY_EXCEPT (the distinct elements of the first not in the
 // second) and ARRAY_INTERSECT (the distinct elements of the first also in
 // the second), each in the first array's order. NULL if an array is.
 func buildArraySetOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, at, err := b.bindCommonArgs(x, name, argArrayOrNull, "an ARRAY")
 	if err != nil {
 		return nil, err
-	}
-	at := types.TypeNull
-	for i := range args {
-		if err := arrayArg(b, x, name, i, args); err != nil {
-			return nil, err
-		}
-		ct, ok := CommonType(at, args[i].Type())
-		if !ok {
-			return nil, b.errf(x.Args[i], "%s: %s and %s have no common type", name, at, args[i].Type())
-		}
-		at = ct
-	}
-	if at.ID == types.Null {
-		return nil, b.errf(x, "%s needs an ARRAY argument of known type", name)
-	}
-	for i := range args {
-		if args[i], err = ImplicitCast(args[i], at.Nullable()); err != nil {
-			return nil, b.errf(x.Args[i], "%s: %v", name, err)
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(at, args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {
@@ -249,12 +236,9 @@ func buildArraySetOp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // largest or smallest non-NULL element; NULL for a NULL or empty array
 // or one of NULLs only.
 func buildArrayExtreme(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray)
 	if err != nil {
 		return nil, err
-	}
-	if args[0].Type().ID != types.Array {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "ARRAY")
 	}
 	et := args[0].Type().Elem()
 	if et.IsComposite() {
@@ -279,14 +263,11 @@ func buildArrayExtreme(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 // buildMapEntries binds MAP_ENTRIES(map): its entries as an ARRAY of
 // ROW<key, value>, in the map's order; NULL for a NULL map.
 func buildMapEntries(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argMap)
 	if err != nil {
 		return nil, err
 	}
 	mt := args[0].Type()
-	if mt.ID != types.Map {
-		return nil, b.argErr(x.Args[0], name, 0, 1, args[0], "MAP")
-	}
 	rt := types.RowType([]types.Field{{Name: "key", Type: mt.Elem()}, {Name: "value", Type: mt.MapValue()}})
 	return &call{name: name, args: args, typ: types.ArrayType(rt.WithNotNull(true)).WithNotNull(mt.NotNull), strict: true,
 		f1: func(m types.Value) (types.Value, error) {
@@ -304,14 +285,9 @@ func buildMapEntries(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 // constructor); arrays of different lengths fail the job, as in Flink;
 // NULL if either array is.
 func buildMapFromArrays(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argArray, argArray)
 	if err != nil {
 		return nil, err
-	}
-	for i := range args {
-		if args[i].Type().ID != types.Array {
-			return nil, b.argErr(x.Args[i], name, i, 2, args[i], "ARRAY")
-		}
 	}
 	t := types.MapType(args[0].Type().Elem(), args[1].Type().Elem())
 	return &call{name: name, args: args, typ: strictType(t, args...), strict: true,
@@ -331,28 +307,9 @@ func buildMapFromArrays(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 // buildMapUnion binds MAP_UNION(map, ...): the maps merged, a later
 // map's value winning for a key in several; NULL if a map is.
 func buildMapUnion(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, mt, err := b.bindCommonArgs(x, name, argMapOrNull, "a MAP")
 	if err != nil {
 		return nil, err
-	}
-	mt := types.TypeNull
-	for i := range args {
-		if args[i].Type().ID != types.Map && args[i].Type().ID != types.Null {
-			return nil, b.argErr(x.Args[i], name, i, len(args), args[i], "MAP")
-		}
-		ct, ok := CommonType(mt, args[i].Type())
-		if !ok {
-			return nil, b.errf(x.Args[i], "%s: %s and %s have no common type", name, mt, args[i].Type())
-		}
-		mt = ct
-	}
-	if mt.ID == types.Null {
-		return nil, b.errf(x, "%s needs a MAP argument of known type", name)
-	}
-	for i := range args {
-		if args[i], err = ImplicitCast(args[i], mt.Nullable()); err != nil {
-			return nil, b.errf(x.Args[i], "%s: %v", name, err)
-		}
 	}
 	return &call{name: name, args: args, typ: strictType(mt, args...), strict: true,
 		fn: func(vs []types.Value) (types.Value, error) {

@@ -43,20 +43,14 @@ func hexDigest(h func() hash.Hash, s string) types.Value {
 }
 
 func buildHash(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argInteger) // the bit length is SHA2's
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
 		return nil, err
 	}
 	if name != "SHA2" {
 		h := hashes[name]
 		return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 			f1: func(v types.Value) (types.Value, error) { return hexDigest(h, v.Str()), nil }}, nil
-	}
-	if err := b.expect(x, name, 1, args[1], isIntegerType, wantInteger); err != nil {
-		return nil, err
 	}
 	if n, ok := constInt(args[1]); ok {
 		if _, ok := sha2Hash(n); !ok {

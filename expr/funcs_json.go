@@ -87,6 +87,24 @@ func (b *binder) pathArg(x *ast.FuncCallExpr, name string, e Expr) (*jsonPath, e
 	return p, nil
 }
 
+// bindJSONSearch binds the arguments of JSON_VALUE, JSON_QUERY and
+// JSON_EXISTS, which start alike: the JSON text (see jsonInput), then the
+// path, compiled here; the clause arguments follow.
+func (b *binder) bindJSONSearch(x *ast.FuncCallExpr, name string) ([]Expr, *jsonPath, error) {
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	if args[0], err = b.jsonInput(x, name, args[0]); err != nil {
+		return nil, nil, err
+	}
+	path, err := b.pathArg(x, name, args[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	return args, path, nil
+}
+
 // clauseArg reads clause argument i, a string literal the pre-lexer wrote.
 func (b *binder) clauseArg(x *ast.FuncCallExpr, args []Expr, i int) (string, error) {
 	s, ok := constString(args[i])
@@ -114,14 +132,7 @@ var errJSONNotScalar = errors.New("strict JSON path mode requires a scalar value
 
 func buildJSONValue(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 	name := "JSON_VALUE"
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, err
-	}
-	if args[0], err = b.jsonInput(x, name, args[0]); err != nil {
-		return nil, err
-	}
-	path, err := b.pathArg(x, name, args[1])
+	args, path, err := b.bindJSONSearch(x, name)
 	if err != nil {
 		return nil, err
 	}
@@ -263,14 +274,7 @@ func quoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") +
 
 func buildJSONQuery(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 	name := "JSON_QUERY"
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, err
-	}
-	if args[0], err = b.jsonInput(x, name, args[0]); err != nil {
-		return nil, err
-	}
-	path, err := b.pathArg(x, name, args[1])
+	args, path, err := b.bindJSONSearch(x, name)
 	if err != nil {
 		return nil, err
 	}
@@ -363,14 +367,7 @@ func wrapJSON(v *jsonVal) *jsonVal {
 
 func buildJSONExists(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 	name := "JSON_EXISTS"
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, err
-	}
-	if args[0], err = b.jsonInput(x, name, args[0]); err != nil {
-		return nil, err
-	}
-	path, err := b.pathArg(x, name, args[1])
+	args, path, err := b.bindJSONSearch(x, name)
 	if err != nil {
 		return nil, err
 	}

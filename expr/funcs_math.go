@@ -240,6 +240,19 @@ func buildHex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // buildTruncate binds TRUNCATE(x[, n]): x cut toward zero to n decimal
 // places (n < 0 zeroes digits left of the point), typed as ROUND types it.
 func buildTruncate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	return buildPlaces(b, x, name, truncDecimal, func(_ types.Type, v, r int64) (types.Value, error) {
+		p := civil.Pow10[-r]
+		return types.NewInt(v / p * p), nil
+	})
+}
+
+// buildPlaces binds ROUND and TRUNCATE, f(x[, r]) with r an integer
+// literal (default 0), which differ only in their step: op on a DOUBLE or
+// DECIMAL x (through placesOf), intOp on an integer x when -18 <= r < 0,
+// where x's type t bounds the result. An integer x is itself for r >= 0
+// and 0 for r < -18. The result is typed by roundType.
+func buildPlaces(b *binder, x *ast.FuncCallExpr, name string, op func(*apd.Decimal, int64) (*apd.Decimal, error),
+	intOp func(t types.Type, v, r int64) (types.Value, error)) (Expr, error) {
 	a, err := numericArg(b, x, name)
 	if err != nil {
 		return nil, err
@@ -261,18 +274,16 @@ func buildTruncate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	t := a.Type()
 	rt := roundType(t, r)
 	f := func(v types.Value) (types.Value, error) {
-		switch v.Kind() {
-		case types.KindInt:
-			if r >= 0 {
+		if v.Kind() == types.KindInt {
+			switch {
+			case r >= 0:
 				return v, nil
-			}
-			if -r > 18 {
+			case -r > 18:
 				return types.NewInt(0), nil
 			}
-			p := civil.Pow10[-r]
-			return types.NewInt(v.Int() / p * p), nil
+			return intOp(t, v.Int(), r)
 		}
-		return placesOf(v, r, rt, truncDecimal)
+		return placesOf(v, r, rt, op)
 	}
 	c := &call{name: name, args: args, typ: rt, strict: true}
 	if len(args) == 2 {
@@ -302,8 +313,6 @@ func roundType(t types.Type, r int64) types.Type {
 	return rt
 }
 
-// truncDecimal cuts d toward zero to r decimal places (r may be negative)
-// and returns it with scale max(r, 0).
 // placesOf applies op, ROUND's or TRUNCATE's step to r decimal places,
 // to a DOUBLE or DECIMAL value v of result type rt. A DOUBLE goes through
 // an exact decimal and back (NaN, infinities and values op cannot take
@@ -335,20 +344,10 @@ func placesOf(v types.Value, r int64, rt types.Type, op func(*apd.Decimal, int64
 	return types.NewDecimal(out), nil
 }
 
+// truncDecimal cuts d toward zero to r decimal places (r may be negative)
+// and returns it with scale max(r, 0).
 func truncDecimal(d *apd.Decimal, r int64) (*apd.Decimal, error) {
 	c := decCtx
 	c.Rounding = apd.RoundDown
-	out := new(apd.Decimal)
-	if _, err := c.Quantize(out, d, -int32(r)); err != nil {
-		return nil, err
-	}
-	if r < 0 {
-		if _, err := c.Quantize(out, out, 0); err != nil {
-			return nil, err
-		}
-	}
-	if out.IsZero() {
-		out.Negative = false
-	}
-	return out, nil
+	return quantizePlaces(&c, d, r)
 }

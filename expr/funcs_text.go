@@ -183,11 +183,7 @@ func buildTranslate(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // literal pattern that does not compile is a bind error; a run-time one
 // gives NULL, as in Flink.
 func buildRegexpScan(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindTyped(x, name, isStringType, wantString)
-	if err != nil {
-		return nil, err
-	}
-	fixed, err := b.compileArg(x, 1, args[1])
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString)
 	if err != nil {
 		return nil, err
 	}
@@ -268,11 +264,8 @@ func javaReplacement(repl string, groups int) string {
 // buildElt binds ELT(index, s1, s2, ...): the index-th string (1-based),
 // NULL when index is NULL or out of range.
 func buildElt(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argInteger)
 	if err != nil {
-		return nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], isIntegerType, wantInteger); err != nil {
 		return nil, err
 	}
 	for i := 1; i < len(args); i++ {
@@ -280,6 +273,7 @@ func buildElt(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 			return nil, err
 		}
 	}
+
 	return &call{name: name, args: args, typ: types.TypeString,
 		fn: func(vs []types.Value) (types.Value, error) {
 			if vs[0].IsNull() {

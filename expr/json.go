@@ -321,18 +321,22 @@ func parseJSONPath(spec string) (*jsonPath, error) {
 }
 
 // closingBracket finds the ']' closing s[0] == '[', skipping quoted names.
-func closingBracket(s string) int {
+func closingBracket(s string) int { return indexOutsideQuotes(s, 1, ']') }
+
+// indexOutsideQuotes returns the index of the first c at or after from in
+// s that is not inside a '...' or "..." name (where a backslash escapes
+// the next byte), or -1; from must not be inside a quote.
+func indexOutsideQuotes(s string, from int, c byte) int {
 	var q byte
-	for i := 1; i < len(s); i++ {
-		c := s[i]
+	for i := from; i < len(s); i++ {
 		switch {
-		case q != 0 && c == '\\':
+		case q != 0 && s[i] == '\\':
 			i++
-		case q != 0 && c == q:
+		case q != 0 && s[i] == q:
 			q = 0
-		case q == 0 && (c == '\'' || c == '"'):
-			q = c
-		case q == 0 && c == ']':
+		case q == 0 && (s[i] == '\'' || s[i] == '"'):
+			q = s[i]
+		case q == 0 && s[i] == c:
 			return i
 		}
 	}
@@ -384,23 +388,13 @@ func parseBracket(in string) (jpStep, error) {
 	return st, nil
 }
 
+// splitOutsideQuotes splits s at the commas outside quoted names.
 func splitOutsideQuotes(s string) []string {
 	var parts []string
-	var q byte
 	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case q != 0 && c == '\\':
-			i++
-		case q != 0 && c == q:
-			q = 0
-		case q == 0 && (c == '\'' || c == '"'):
-			q = c
-		case q == 0 && c == ',':
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
+	for i := indexOutsideQuotes(s, 0, ','); i >= 0; i = indexOutsideQuotes(s, start, ',') {
+		parts = append(parts, s[start:i])
+		start = i + 1
 	}
 	return append(parts, s[start:])
 }

@@ -22,13 +22,11 @@ import (
 // is a run-time error naming it, as Flink fails the job.
 
 func buildPrintf(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
-		return nil, err
-	}
+
 	argTypes := make([]types.Type, len(args)-1)
 	for i, a := range args[1:] {
 		argTypes[i] = a.Type()

@@ -20,19 +20,11 @@ func registerValueFuncs(r map[string]funcDef) {
 // position p (default: as many as r has) replaced by r, as Flink computes
 // it: SUBSTRING(s, 1, p - 1) || r || SUBSTRING(s, p + n).
 func buildOverlay(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.bindArgs(x)
+	args, err := b.bindArgsAs(x, name, argString, argString, argInteger, argInteger)
 	if err != nil {
 		return nil, err
 	}
-	for i, a := range args {
-		pred, want := isStringType, wantString
-		if i >= 2 {
-			pred, want = isIntegerType, wantInteger
-		}
-		if err := b.expect(x, name, i, a, pred, want); err != nil {
-			return nil, err
-		}
-	}
+
 	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
 	overlay := func(s, r string, p, n int64) types.Value {
 		head := substringFlink(s, 1, p-1, true)
