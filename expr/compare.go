@@ -57,7 +57,7 @@ func (o cmpOp) holds(c int) bool {
 type cmpMode uint8
 
 const (
-	cmInt     cmpMode = iota // raw int64 payloads: INT, BIGINT, BOOLEAN, DATE, TIMESTAMP, INTERVAL
+	cmInt     cmpMode = iota // raw int64 payloads: INT, BIGINT, BOOLEAN, DATE, TIMESTAMP, TIME, INTERVAL
 	cmFloat                  // numbers compared as float64
 	cmDecimal                // numbers compared as decimals
 	cmString
@@ -145,7 +145,7 @@ func comparePrep(sym string, l, r Expr, loc *time.Location) (Expr, Expr, cmpMode
 		switch lt.ID {
 		case types.String, types.Bytes: // BYTES: unsigned byte order, as Flink
 			return l, r, cmString, nil
-		case types.Boolean, types.Date, types.Timestamp, types.Interval:
+		case types.Boolean, types.Date, types.Timestamp, types.Interval, types.Time, types.IntervalYM:
 			return l, r, cmInt, nil
 		}
 	case isTemporal(lt) && isTemporal(rt):
