@@ -14,38 +14,8 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// parseTimeText parses TIME text: 'H:m', 'H:m:s' or 'H:m:s.f' with up to
-// nine fraction digits (hours 0..23), surrounding blanks allowed. It
-// returns nanoseconds since midnight and the number of fraction digits.
-func parseTimeText(text string) (int64, int, bool) {
-	sc := &scanner{s: strings.TrimSpace(text)}
-	h, _, ok := sc.digits(2)
-	if !ok || h > 23 || !sc.byte(':') {
-		return 0, 0, false
-	}
-	mi, n, ok := sc.digits(2)
-	if !ok || n != 2 || mi > 59 {
-		return 0, 0, false
-	}
-	var s, ns int64
-	frac := 0
-	if sc.byte(':') {
-		if s, n, ok = sc.digits(2); !ok || n != 2 || s > 59 {
-			return 0, 0, false
-		}
-		if sc.byte('.') {
-			f, nf, ok := sc.digits(9)
-			if !ok || (!sc.eof() && sc.s[sc.i] >= '0' && sc.s[sc.i] <= '9') {
-				return 0, 0, false
-			}
-			frac, ns = nf, f*civil.Pow10[9-nf]
-		}
-	}
-	if !sc.eof() {
-		return 0, 0, false
-	}
-	return h*nsPerHour + mi*nsPerMin + s*nsPerSec + ns, frac, true
-}
+// parseTimeText parses TIME text (types.ParseTimeOfDay).
+func parseTimeText(text string) (int64, int, bool) { return types.ParseTimeOfDay(text) }
 
 // timeOfDay is the time of day of TIMESTAMP nanoseconds.
 func timeOfDay(ns int64) int64 { return civil.FloorMod(ns, nsPerDay) }

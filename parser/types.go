@@ -81,8 +81,8 @@ func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
 	if w == "TIMESTAMP_LTZ" || w == "TIME" {
 		flink = true // TIME(p): TiDB's TIME keeps at most 6 digits
 	}
-	if w == "TIME" && c.isKw(j, "WITHOUT") && c.isKw(j+1, "TIME") && c.isKw(j+2, "ZONE") {
-		j += 3
+	if w == "TIME" && (c.isKw(j, "WITHOUT") || c.isKw(j, "WITH")) && c.isKw(j+1, "TIME") && c.isKw(j+2, "ZONE") {
+		j += 3 // WITH TIME ZONE: for types.ParseType to refuse by name
 	}
 	if w == "TIMESTAMP" && c.isKw(j, "WITH") && c.isKw(j+1, "LOCAL") && c.isKw(j+2, "TIME") && c.isKw(j+3, "ZONE") {
 		j += 4

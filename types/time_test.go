@@ -66,3 +66,27 @@ func TestTimeAndYearMonthInterval(t *testing.T) {
 		t.Error("a TIME outside a day decoded")
 	}
 }
+
+func TestParseTimeOfDay(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		ns   int64
+		frac int
+	}{
+		{"12:34:56.789", 45296789e6, 3},
+		{" 1:02 ", 3720e9, 0},
+		{"23:59:59.999999999", NanosPerDay - 1, 9},
+		{"00:00:00", 0, 0},
+		{"08:00:00.5", 28800e9 + 5e8, 1},
+	} {
+		ns, frac, ok := ParseTimeOfDay(c.in)
+		if !ok || ns != c.ns || frac != c.frac {
+			t.Errorf("ParseTimeOfDay(%q) = %d, %d, %v; want %d, %d", c.in, ns, frac, ok, c.ns, c.frac)
+		}
+	}
+	for _, bad := range []string{"24:00:00", "12:60", "12:3", "12:00:60", "12:00:00.", "12:00:00.1234567890", "12", "12:00:00Z", "-01:00:00", ""} {
+		if _, _, ok := ParseTimeOfDay(bad); ok {
+			t.Errorf("ParseTimeOfDay(%q) accepted", bad)
+		}
+	}
+}
