@@ -266,7 +266,7 @@ func (c *stmtCtx) intervalValuePos(i, u int) bool {
 	if (c.isPunct(p, "-") || c.isPunct(p, "+")) && opens(p-1) {
 		p-- // a sign: -INTERVAL '2' HOUR
 	}
-	before := opens(p) && !(c.isPunct(p, "(") && p == i-1)
+	before := opens(p) && !(c.isPunct(p, "(") && p == i-1 && !c.isKw(p-1, "CAST") && !c.isKw(p-1, "TRY_CAST"))
 	if !before || c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)] {
 		return false
 	}
