@@ -118,7 +118,20 @@ func comparePrep(sym string, l, r Expr, loc *time.Location) (Expr, Expr, cmpMode
 		}
 		return nl, nr, cmInt, nil
 	}
-	// A string literal next to a DATE/TIMESTAMP is converted to it.
+	// A string literal next to a DATE/TIMESTAMP/TIME is converted to it.
+	if lt.ID == types.String && rt.ID == types.Time {
+		nl, err := timeLiteral(l) // timeofday.go
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		l, lt = nl, nl.Type()
+	} else if rt.ID == types.String && lt.ID == types.Time {
+		nr, err := timeLiteral(r)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		r, rt = nr, nr.Type()
+	}
 	if lt.ID == types.String && isTemporal(rt) {
 		nl, err := temporalLiteral(l, rt)
 		if err != nil {

@@ -202,3 +202,17 @@ func checkYearToMonth(n Expr) error {
 	}
 	return nil
 }
+
+// timeLiteral converts a string literal compared with a TIME, as
+// temporalLiteral does for DATE and TIMESTAMP.
+func timeLiteral(e Expr) (Expr, error) {
+	lit, ok := e.(*literal)
+	if !ok {
+		return nil, fmt.Errorf("cannot compare STRING with TIME without an explicit CAST")
+	}
+	ns, frac, ok := parseTimeText(lit.v.Str())
+	if !ok {
+		return nil, fmt.Errorf("cannot convert %s to TIME", renderValue(lit.v, lit.typ))
+	}
+	return NewLiteral(types.NewTime(ns), types.TimeType(frac).WithNotNull(true)), nil
+}
