@@ -84,6 +84,8 @@ func arithResult(op byte, lt, rt types.Type) (types.Type, arithMode, bool) {
 		t, m = types.TimestampLTZType(lt.Precision), amTsInterval
 	case lt.ID == types.Interval && rt.ID == types.Interval && (op == opAdd || op == opSub):
 		t, m = types.TypeInterval, amInterval
+	case lt.ID == types.IntervalYM && rt.ID == types.IntervalYM && (op == opAdd || op == opSub):
+		t, m = types.TypeIntervalYM, amInterval
 	default:
 		return types.Type{}, 0, false
 	}
@@ -178,7 +180,7 @@ type intExpr interface {
 // asIntExpr returns e's int fast path if e has an integer-payload type.
 func asIntExpr(e Expr) intExpr {
 	switch e.Type().ID {
-	case types.Int, types.BigInt, types.Boolean, types.Date, types.Timestamp, types.TimestampLTZ, types.Interval, types.Null:
+	case types.Int, types.BigInt, types.Boolean, types.Date, types.Timestamp, types.TimestampLTZ, types.Interval, types.Time, types.IntervalYM, types.Null:
 	default:
 		return nil
 	}
@@ -304,6 +306,9 @@ func (a *arith) Eval(row types.Row) (types.Value, error) {
 		s := x + y
 		if (x > 0 && y > 0 && s < 0) || (x < 0 && y < 0 && s >= 0) {
 			return types.NullValue, evalErr(a, "INTERVAL overflow")
+		}
+		if a.typ.ID == types.IntervalYM {
+			return types.NewIntervalYM(s), nil
 		}
 		return types.NewInterval(timeDuration(s)), nil
 	}
@@ -499,6 +504,11 @@ func (n *neg) Eval(row types.Row) (types.Value, error) {
 			return types.NullValue, evalErr(n, "INTERVAL overflow")
 		}
 		return types.NewInterval(timeDuration(-v.Raw())), nil
+	case types.KindIntervalYM:
+		if v.Raw() == math.MinInt64 {
+			return types.NullValue, evalErr(n, "INTERVAL overflow")
+		}
+		return types.NewIntervalYM(-v.Raw()), nil
 	}
 	return types.NullValue, evalErr(n, "cannot negate %s", typeName(n.e.Type()))
 }

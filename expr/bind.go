@@ -381,8 +381,11 @@ func (b *binder) arith(n ast.Node, sym string, l, r Expr) (Expr, error) {
 		return nil, b.errf(n, "cannot apply 'DIV' to %s and %s", typeName(lt), typeName(rt))
 	}
 	// INTERVAL + TIMESTAMP: put the interval on the right.
-	if op == opAdd && lt.ID == types.Interval && isTemporal(rt) {
+	if op == opAdd && (lt.ID == types.Interval || lt.ID == types.IntervalYM) && (isTemporal(rt) || rt.ID == types.Time || rt.ID == types.TimestampLTZ) {
 		l, r, lt, rt = r, l, rt, lt
+	}
+	if e, ok, err := b.intervalValueArith(n, sym, op, l, r); ok { // timeofday.go
+		return e, err
 	}
 	t, mode, ok := arithResult(op, lt, rt)
 	if !ok {
@@ -412,7 +415,7 @@ func (b *binder) unary(x *ast.UnaryOperationExpr) (Expr, error) {
 			return nil, err
 		}
 		t := e.Type()
-		if !isNumericType(t) && t.ID != types.Interval {
+		if !isNumericType(t) && t.ID != types.Interval && t.ID != types.IntervalYM {
 			return nil, b.errf(x, "cannot apply '-' to %s", typeName(t))
 		}
 		if t.ID == types.Null {
@@ -424,7 +427,7 @@ func (b *binder) unary(x *ast.UnaryOperationExpr) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isNumericType(e.Type()) && e.Type().ID != types.Interval {
+		if !isNumericType(e.Type()) && e.Type().ID != types.Interval && e.Type().ID != types.IntervalYM {
 			return nil, b.errf(x, "cannot apply '+' to %s", typeName(e.Type()))
 		}
 		return e, nil
@@ -694,6 +697,8 @@ func (b *binder) nativeCast(x *ast.FuncCastExpr) (Expr, error) {
 		}
 	case mysql.TypeDate:
 		to = types.TypeDate
+	case mysql.TypeDuration: // TIME(p)
+		to = types.TimeType(max(ft.GetDecimal(), 0))
 	case mysql.TypeDatetime, mysql.TypeTimestamp:
 		p := ft.GetDecimal()
 		if p < 0 {

@@ -72,7 +72,9 @@ func castAllowed(from, to types.Type) bool {
 	case t == types.String:
 		return true
 	case f == types.String:
-		return t != types.Interval && t != types.Null
+		return t != types.Interval && t != types.IntervalYM && t != types.Null
+	case f == types.Time && (t == types.Timestamp || t == types.TimestampLTZ), t == types.Time && (f == types.Timestamp || f == types.TimestampLTZ):
+		return true // the time of day of a timestamp; a TIME on 1970-01-01
 	case from.IsNumeric() && to.IsNumeric():
 		return true
 	case (from.IsNumeric() && t == types.Boolean) || (f == types.Boolean && to.IsNumeric()):
@@ -328,13 +330,21 @@ func castValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.
 				return types.NullValue, castFail(v, from, to, "out of range")
 			}
 			return types.NewTimestamp(ns), nil
+		case types.KindTime: // on 1970-01-01, as Flink
+			return types.NewTimestamp(truncNanos(v.TimeOfDay(), to.Precision)), nil
 		case types.KindString:
 			if ns, _, ok := parseTimestampText(v.Str()); ok {
 				return types.NewTimestamp(truncNanos(ns, to.Precision)), nil
 			}
 		}
+	case types.Time:
+		return castToTime(v, from, to) // timeofday.go
 	case types.Interval:
 		if v.Kind() == types.KindInterval {
+			return v, nil
+		}
+	case types.IntervalYM:
+		if v.Kind() == types.KindIntervalYM {
 			return v, nil
 		}
 	}

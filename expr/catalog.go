@@ -229,7 +229,10 @@ var catalog = []FuncInfo{
 	// Temporal
 	op(catTemporal, "DATE 'yyyy-MM-dd'", "DATE string", "A DATE literal.", "", "DATE '2024-01-31' + INTERVAL '1' DAY", "2024-02-01"),
 	op(catTemporal, "TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.S]'", "TIMESTAMP string", "A TIMESTAMP literal, its precision the digits written.", "", "TIMESTAMP '2024-01-01 10:00:00.5'", "2024-01-01 10:00:00.5"),
-	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "A day-time interval, in TIMESTAMP arithmetic and as a function argument.", "Year-month intervals only in DATE_ADD-style arithmetic; INTERVAL is not a value of its own.", "TIMESTAMP '2024-01-01 00:00:00' + INTERVAL '90' MINUTE", "2024-01-01 01:30:00", FuncInterval),
+	op(catTemporal, "TIME 'HH:mm:ss[.S]'", "TIME string", "A TIME literal, its precision the digits written.", "", "TIME '23:30:00' + INTERVAL '1' HOUR", "00:30:00"),
+	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "An interval: YEAR, MONTH and YEAR TO MONTH make an INTERVAL YEAR TO MONTH (prints +1-06), the other units a day-time interval (prints +0 01:30:00.000).", "", "DATE '2024-01-31' + INTERVAL '1' MONTH", "2024-02-29", FuncInterval),
+	e(catTemporal, "CURRENT_TIME", "CURRENT_TIME", "The current time of day in the session time zone, TIME(0).", "", "CURRENT_TIME >= TIME '00:00:00'", "true"),
+	e(catTemporal, "LOCALTIME", "LOCALTIME", "CURRENT_TIME.", "", "LOCALTIME >= TIME '00:00:00'", "true"),
 	e(catTemporal, "LOCALTIMESTAMP", "LOCALTIMESTAMP", "The current timestamp, TIMESTAMP(3).", noteUTC, "LOCALTIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "CURRENT_TIMESTAMP", "CURRENT_TIMESTAMP", "The current timestamp.", noteNowLike, "CURRENT_TIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "NOW", "NOW()", "CURRENT_TIMESTAMP.", noteNowLike, "NOW() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
@@ -250,9 +253,9 @@ var catalog = []FuncInfo{
 	e(catTemporal, "DAYOFMONTH", "DAYOFMONTH(date)", "EXTRACT(DAY FROM date).", "", "DAYOFMONTH(DATE '1994-09-27')", "27"),
 	e(catTemporal, "DAY", "DAY(date)", "DAYOFMONTH.", noteMySQL, "DAY(DATE '1994-09-27')", "27"),
 	e(catTemporal, "DAYOFWEEK", "DAYOFWEEK(date)", "EXTRACT(DOW FROM date): Sunday = 1.", "", "DAYOFWEEK(DATE '1994-09-27')", "3"),
-	e(catTemporal, "HOUR", "HOUR(timestamp)", "EXTRACT(HOUR FROM timestamp).", "", "HOUR(TIMESTAMP '1994-09-27 13:14:15')", "13"),
-	e(catTemporal, "MINUTE", "MINUTE(timestamp)", "EXTRACT(MINUTE FROM timestamp).", "", "MINUTE(TIMESTAMP '1994-09-27 13:14:15')", "14"),
-	e(catTemporal, "SECOND", "SECOND(timestamp)", "EXTRACT(SECOND FROM timestamp).", "", "SECOND(TIMESTAMP '1994-09-27 13:14:15')", "15"),
+	e(catTemporal, "HOUR", "HOUR(timestamp | time)", "EXTRACT(HOUR FROM timestamp).", "", "HOUR(TIMESTAMP '1994-09-27 13:14:15')", "13"),
+	e(catTemporal, "MINUTE", "MINUTE(timestamp | time)", "EXTRACT(MINUTE FROM timestamp).", "", "MINUTE(TIME '13:14:15')", "14"),
+	e(catTemporal, "SECOND", "SECOND(timestamp | time)", "EXTRACT(SECOND FROM timestamp).", "", "SECOND(TIMESTAMP '1994-09-27 13:14:15')", "15"),
 	op(catTemporal, "FLOOR(... TO unit), CEIL(... TO unit)", "FLOOR(timepoint TO unit)", "Rounds a DATE or TIMESTAMP down or up to MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK (from Sunday), MONTH, QUARTER or YEAR.", "", "CEIL(TIMESTAMP '2024-01-01 12:44:31' TO MINUTE)", "2024-01-01 12:45:00"),
 	op(catTemporal, "OVERLAPS", "(timepoint1, temporal1) OVERLAPS (timepoint2, temporal2)", "Whether two periods, each two time points or a start and an INTERVAL, overlap (ends included).", "", "(TIMESTAMP '2024-01-01 02:55:00', INTERVAL '1' HOUR) OVERLAPS (TIMESTAMP '2024-01-01 03:30:00', INTERVAL '2' HOUR)", "true", FuncOverlaps),
 	e(catTemporal, "DATE_FORMAT", "DATE_FORMAT(timestamp | string, format)", "Formats with a Java DateTimeFormatter pattern ('yyyy-MM-dd HH:mm:ss'; week fields Y, w, W, e follow the en-US locale) or a MySQL pattern (one with %).", "MySQL patterns are streamsql's addition; zone letters (z, X, ...) are refused, TIMESTAMP has no zone; a TIMESTAMP_LTZ is formatted as its wall clock in the session time zone.", "DATE_FORMAT(TIMESTAMP '2024-12-31 10:00:00', 'YYYYww')", "202501"),
@@ -425,8 +428,6 @@ var catalog = []FuncInfo{
 // unsupported are Flink's built-in functions streamsql does not have,
 // with the reason; using one is an error naming it.
 var unsupported = map[string]string{
-	"CURRENT_TIME":                 "it returns TIME, a type streamsql does not have",
-	"LOCALTIME":                    "it returns TIME, a type streamsql does not have",
 	"REGEXP_EXTRACT_ALL":           "not implemented: use REGEXP_EXTRACT per group, or SPLIT",
 	"PARSE_JSON":                   "it returns VARIANT, a type streamsql does not have",
 	"TRY_PARSE_JSON":               "it returns VARIANT, a type streamsql does not have",

@@ -57,7 +57,7 @@ func (o cmpOp) holds(c int) bool {
 type cmpMode uint8
 
 const (
-	cmInt     cmpMode = iota // raw int64 payloads: INT, BIGINT, BOOLEAN, DATE, TIMESTAMP, INTERVAL
+	cmInt     cmpMode = iota // raw int64 payloads: INT, BIGINT, BOOLEAN, DATE, TIMESTAMP, TIME, INTERVAL
 	cmFloat                  // numbers compared as float64
 	cmDecimal                // numbers compared as decimals
 	cmString
@@ -118,7 +118,20 @@ func comparePrep(sym string, l, r Expr, loc *time.Location) (Expr, Expr, cmpMode
 		}
 		return nl, nr, cmInt, nil
 	}
-	// A string literal next to a DATE/TIMESTAMP is converted to it.
+	// A string literal next to a DATE/TIMESTAMP/TIME is converted to it.
+	if lt.ID == types.String && rt.ID == types.Time {
+		nl, err := timeLiteral(l) // timeofday.go
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		l, lt = nl, nl.Type()
+	} else if rt.ID == types.String && lt.ID == types.Time {
+		nr, err := timeLiteral(r)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		r, rt = nr, nr.Type()
+	}
 	if lt.ID == types.String && isTemporal(rt) {
 		nl, err := temporalLiteral(l, rt)
 		if err != nil {
@@ -145,7 +158,7 @@ func comparePrep(sym string, l, r Expr, loc *time.Location) (Expr, Expr, cmpMode
 		switch lt.ID {
 		case types.String, types.Bytes: // BYTES: unsigned byte order, as Flink
 			return l, r, cmString, nil
-		case types.Boolean, types.Date, types.Timestamp, types.Interval:
+		case types.Boolean, types.Date, types.Timestamp, types.Interval, types.Time, types.IntervalYM:
 			return l, r, cmInt, nil
 		}
 	case isTemporal(lt) && isTemporal(rt):

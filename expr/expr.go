@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,6 +157,10 @@ func renderValue(v types.Value, t types.Type) string {
 		return "TIMESTAMP '" + types.Format(v, t) + "'"
 	case types.KindInterval:
 		return "INTERVAL '" + v.Interval().String() + "'"
+	case types.KindTime:
+		return "TIME '" + types.Format(v, t) + "'"
+	case types.KindIntervalYM:
+		return "INTERVAL '" + strconv.FormatInt(v.Months(), 10) + "' MONTH"
 	case types.KindFloat:
 		s := types.Format(v, t)
 		if !strings.ContainsAny(s, ".eEnN") {

@@ -205,7 +205,7 @@ func (b *binder) call(x *ast.FuncCallExpr) (Expr, error) {
 	case ast.TimestampLiteral, ast.DateLiteral:
 		return b.temporalLiteralNode(x)
 	case ast.TimeLiteral:
-		return nil, b.errf(x, "TIME is not supported")
+		return b.timeLiteralNode(x) // timeofday.go
 	}
 	key := strings.TrimPrefix(x.FnName.L, builtinPrefix)
 	name := strings.ToUpper(key)
@@ -411,7 +411,7 @@ func buildGreatest(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		mode = cmFloat
 	case t.ID == types.Decimal:
 		mode = cmDecimal
-	case t.ID == types.Boolean || t.IsInteger() || isTemporal(t) || t.ID == types.Interval:
+	case t.ID == types.Boolean || t.IsInteger() || isTemporal(t) || t.ID == types.Interval || t.ID == types.Time || t.ID == types.IntervalYM:
 		mode = cmInt
 	default:
 		return nil, b.errf(x, "%s does not support %s", name, typeName(t))

@@ -62,6 +62,9 @@ func registerTimeFuncs(r map[string]funcDef) {
 		FuncTimestampDiff:       {3, 3, buildTimestampDiff},
 		FuncOverlaps:            {4, 4, buildOverlaps},
 		"curdate":               {0, 0, buildNow},
+		"current_time":          {0, 1, buildCurrentTime}, // timeofday.go
+		"localtime":             {0, 1, buildCurrentTime},
+		"curtime":               {0, 1, buildCurrentTime},
 		"utc_date":              {0, 0, buildNow},
 	} {
 		r[name] = d
@@ -276,12 +279,16 @@ func buildExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	render := func(a []Expr) string {
+		return "EXTRACT(" + unit + " FROM " + a[0].String() + ")"
+	}
+	if e.Type().ID == types.Time {
+		return b.newTimeField(x.Args[0], name, unit, e, render)
+	}
 	if e, err = b.timeArg(x, name, 1, e); err != nil {
 		return nil, err
 	}
-	return newField(name, unit, e, func(a []Expr) string {
-		return "EXTRACT(" + unit + " FROM " + a[0].String() + ")"
-	}), nil
+	return newField(name, unit, e, render), nil
 }
 
 // unitArg reads the time unit argument i: a TiDB TimeUnitExpr, or the
@@ -311,6 +318,9 @@ func buildField(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	e, err := b.bind(x.Args[0])
 	if err != nil {
 		return nil, err
+	}
+	if e.Type().ID == types.Time {
+		return b.newTimeField(x.Args[0], name, name, e, nil)
 	}
 	if e, err = b.timeArg(x, name, 0, e); err != nil {
 		return nil, err
@@ -513,6 +523,10 @@ func parseInterval(text, unit string) (ivl, int, error) {
 // intervalOfValue converts a run-time interval amount.
 func intervalOfValue(v types.Value, t types.Type, unit string) (ivl, error) {
 	switch v.Kind() {
+	case types.KindInterval: // an INTERVAL value, whatever the unit
+		return ivl{nanos: v.Raw()}, nil
+	case types.KindIntervalYM:
+		return ivl{months: v.Raw()}, nil
 	case types.KindInt:
 		return intervalOfInt(v.Int(), unit)
 	case types.KindString:
@@ -710,7 +724,23 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Type().ID != types.TimestampLTZ {
+	if id := e.Type().ID; id == types.Interval || id == types.IntervalYM {
+		// INTERVAL ... ± INTERVAL ..., which TiDB reads as a DATE_ADD.
+		n, err := b.bind(x.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		iv, err := b.intervalValue(x, x.Args[1], n, unit)
+		if err != nil {
+			return nil, err
+		}
+		sym := "+"
+		if name == "DATE_SUB" || name == "SUBDATE" {
+			sym = "-"
+		}
+		return b.arith(x, sym, e, iv)
+	}
+	if e.Type().ID != types.TimestampLTZ && e.Type().ID != types.Time {
 		if e, err = b.timeArg(x, name, 0, e); err != nil {
 			return nil, err
 		}
@@ -727,9 +757,13 @@ func buildDateAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if name == "DATE_SUB" || name == "SUBDATE" {
 		sign = -1
 	}
-	return b.dateArith(name, e, n, unit, sign, fixed, frac, func(a []Expr) string {
+	render := func(a []Expr) string {
 		return name + "(" + a[0].String() + ", " + renderInterval(a[1], unit) + ")"
-	}), nil
+	}
+	if e.Type().ID == types.Time { // time ± INTERVAL, as TiDB hands it over
+		return b.timeArith(x, name, e, n, unit, sign, fixed, render)
+	}
+	return b.dateArith(name, e, n, unit, sign, fixed, frac, render), nil
 }
 
 // dateArith is newDateArith, also for a TIMESTAMP_LTZ: a fixed amount
@@ -771,7 +805,7 @@ func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if err != nil {
 		return nil, err
 	}
-	if e.Type().ID != types.TimestampLTZ {
+	if e.Type().ID != types.TimestampLTZ && e.Type().ID != types.Time {
 		if e, err = b.timeArg(x, name, 2, e); err != nil {
 			return nil, err
 		}
@@ -780,9 +814,13 @@ func buildTimestampAdd(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 	if err != nil {
 		return nil, err
 	}
-	return b.dateArith(name, e, n, unit, 1, fixed, frac, func(a []Expr) string {
+	render := func(a []Expr) string {
 		return name + "(" + unit + ", " + a[1].String() + ", " + a[0].String() + ")"
-	}), nil
+	}
+	if e.Type().ID == types.Time {
+		return b.timeArith(x, name, e, n, unit, 1, fixed, render)
+	}
+	return b.dateArith(name, e, n, unit, 1, fixed, frac, render), nil
 }
 
 func buildTimestampDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -1026,30 +1064,50 @@ func buildInterval(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		return nil, b.errf(x.Args[1], "INTERVAL expects a unit name")
 	}
 	unit := normUnit(us)
-	fields, ok := unitFields(unit)
-	if !ok {
+	if _, ok := unitFields(unit); !ok {
 		return nil, b.errf(x.Args[1], "unsupported interval unit %s", us)
 	}
-	for _, f := range fields {
-		if sz, _ := unitSize(f); sz.months != 0 {
-			return nil, b.errf(x, "INTERVAL %s is not supported here: only day-time intervals (DAY, HOUR, MINUTE, SECOND, ...) are", strings.ReplaceAll(unit, "_", " TO "))
+	return b.intervalValue(x, x.Args[0], n, unit)
+}
+
+// intervalValue is INTERVAL n unit as a value; x is the whole interval,
+// arg its amount.
+func (b *binder) intervalValue(x, arg ast.Node, n Expr, unit string) (Expr, error) {
+	fields, _ := unitFields(unit)
+	// YEAR, QUARTER, MONTH and YEAR TO MONTH make an INTERVAL YEAR TO
+	// MONTH; the other units a day-time INTERVAL. No unit mixes the two.
+	sz, _ := unitSize(fields[0])
+	yearMonth := sz.months != 0
+	display := strings.ReplaceAll(unit, "_", " TO ")
+	if unit == "YEAR_MONTH" {
+		if err := checkYearToMonth(n); err != nil {
+			return nil, b.errf(x, "%s", err)
 		}
 	}
-	fixed, _, err := b.intervalAmount(x.Args[0], n, unit)
+	fixed, _, err := b.intervalAmount(arg, n, unit)
 	if err != nil {
 		return nil, err
 	}
-	display := strings.ReplaceAll(unit, "_", " TO ")
 	if fixed != nil {
+		if yearMonth {
+			return NewLiteral(types.NewIntervalYM(fixed.months), types.TypeIntervalYM.WithNotNull(true)), nil
+		}
 		return NewLiteral(types.NewInterval(time.Duration(fixed.nanos)), types.TypeInterval), nil
 	}
 	nt := n.Type()
-	return &call{name: "INTERVAL", args: []Expr{n}, typ: strictType(types.TypeInterval, n), strict: true,
+	t := types.TypeInterval
+	if yearMonth {
+		t = types.TypeIntervalYM
+	}
+	return &call{name: "INTERVAL", args: []Expr{n}, typ: strictType(t, n), strict: true,
 		render: func(a []Expr) string { return "INTERVAL " + a[0].String() + " " + display },
 		f1: func(v types.Value) (types.Value, error) {
 			iv, err := intervalOfValue(v, nt, unit)
 			if err != nil {
 				return types.NullValue, err
+			}
+			if yearMonth {
+				return types.NewIntervalYM(iv.months), nil
 			}
 			return types.NewInterval(time.Duration(iv.nanos)), nil
 		}}, nil

@@ -81,6 +81,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 			return types.TimestampType(max(a.Precision, b.Precision)), true
 		case types.TimestampLTZ:
 			return types.TimestampLTZType(max(a.Precision, b.Precision)), true
+		case types.Time:
+			return types.TimeType(max(a.Precision, b.Precision)), true
 		}
 		return a, true
 	}

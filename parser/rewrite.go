@@ -598,12 +598,21 @@ func (c *stmtCtx) rewriteIntervals() *posError {
 		if u >= len(c.toks) || c.toks[u].kind != tkIdent {
 			continue
 		}
+		// Flink's 'unit TO unit' (YEAR TO MONTH, DAY TO SECOND) is the
+		// compound unit TiDB names with an underscore (YEAR_MONTH).
+		uEnd, uword := u, c.upper(u)
+		if c.isKw(u+1, "TO") && u+2 < len(c.toks) && c.toks[u+2].kind == tkIdent {
+			uEnd, uword = u+2, c.upper(u)+"_"+c.upper(u+2)
+		}
 		literal := v == vEnd && (c.toks[v].kind == tkString || c.toks[v].kind == tkDString || c.toks[v].kind == tkNumber)
-		argPos := (c.isPunct(i-1, "(") || c.isPunct(i-1, ",")) && (c.isPunct(u+1, ",") || c.isPunct(u+1, ")")) &&
+		argPos := (c.isPunct(i-1, "(") || c.isPunct(i-1, ",")) && (c.isPunct(uEnd+1, ",") || c.isPunct(uEnd+1, ")")) &&
 			!(c.isPunct(i-1, ",") && c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)])
-		argPos = argPos || c.intervalValuePos(i, u) // types.go: SELECT INTERVAL '1' DAY
-		unit, known := intervalUnits[c.upper(u)]
+		argPos = argPos || c.intervalValuePos(i, uEnd) // types.go: SELECT INTERVAL '1' DAY
+		unit, known := intervalUnits[uword]
 		if !known {
+			if uEnd > u {
+				return c.errAt(u, "unsupported interval unit %s TO %s", c.text(u), c.text(uEnd))
+			}
 			if argPos && literal {
 				return c.errAt(u, "unknown interval unit %s", c.text(u))
 			}
@@ -611,7 +620,7 @@ func (c *stmtCtx) rewriteIntervals() *posError {
 		}
 		if argPos {
 			c.replaceSpan(i, i, c.toks[i].start, c.toks[i+1].start, IntervalFunc+"(", c.toks[i].start)
-			c.replaceSpan(u, u, c.toks[vEnd].end, c.toks[u].end, ", '"+unit+"')", c.toks[u].start)
+			c.replaceSpan(u, uEnd, c.toks[vEnd].end, c.toks[uEnd].end, ", '"+unit+"')", c.toks[u].start)
 			continue
 		}
 		if unit == "MILLISECOND" {
@@ -631,8 +640,8 @@ func (c *stmtCtx) rewriteIntervals() *posError {
 			}
 			c.replace(v, v, micros)
 			c.replace(u, u, "MICROSECOND")
-		} else if unit != c.upper(u) {
-			c.replace(u, u, unit)
+		} else if unit != c.upper(u) || uEnd > u {
+			c.replace(u, uEnd, unit)
 		}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 //	VARCHAR, VARBINARY, BINARY, CHAR alone  TEXT; likewise (VARCHAR is STRING, as in Flink)
 //	TIMESTAMP(p) WITH LOCAL TIME ZONE       TEXT; likewise
 //	TIMESTAMP_LTZ(p)                        TEXT; likewise
+//	TIME(p) [WITHOUT TIME ZONE]             TEXT; likewise
 //
 // Bare words that Flink lets name a column but TiDB reserves (KEY, as in
 // Nexmark's `key` column) are quoted where they name one.
@@ -77,8 +78,11 @@ func (c *stmtCtx) typeEnd(k, e int) (int, bool) {
 	} else if lengthTypeWords[w] {
 		flink = true
 	}
-	if w == "TIMESTAMP_LTZ" {
-		flink = true
+	if w == "TIMESTAMP_LTZ" || w == "TIME" {
+		flink = true // TIME(p): TiDB's TIME keeps at most 6 digits
+	}
+	if w == "TIME" && (c.isKw(j, "WITHOUT") || c.isKw(j, "WITH")) && c.isKw(j+1, "TIME") && c.isKw(j+2, "ZONE") {
+		j += 3 // WITH TIME ZONE: for types.ParseType to refuse by name
 	}
 	if w == "TIMESTAMP" && c.isKw(j, "WITH") && c.isKw(j+1, "LOCAL") && c.isKw(j+2, "TIME") && c.isKw(j+3, "ZONE") {
 		j += 4
@@ -262,13 +266,21 @@ func (c *stmtCtx) intervalValuePos(i, u int) bool {
 	if (c.isPunct(p, "-") || c.isPunct(p, "+")) && opens(p-1) {
 		p-- // a sign: -INTERVAL '2' HOUR
 	}
-	before := opens(p) && !(c.isPunct(p, "(") && p == i-1)
+	before := opens(p) && !(c.isPunct(p, "(") && p == i-1 && !c.isKw(p-1, "CAST") && !c.isKw(p-1, "TRY_CAST"))
 	if !before || c.parent[i] >= 0 && dateArithFuncs[c.upper(c.parent[i]-1)] {
 		return false
 	}
 	n := u + 1
 	if n >= len(c.toks) || c.isPunct(n, ",") || c.isPunct(n, ")") {
 		return true
+	}
+	for _, cmp := range []string{"=", "<>", "<", ">", "<=", ">="} {
+		if c.isPunct(n, cmp) { // INTERVAL '1' YEAR > INTERVAL '11' MONTH
+			return true
+		}
+	}
+	if (c.isPunct(n, "+") || c.isPunct(n, "-")) && c.isKw(n+1, "INTERVAL") {
+		return true // INTERVAL '1' MONTH + INTERVAL '2' MONTH
 	}
 	switch c.upper(n) {
 	case "FROM", "AS", "THEN", "ELSE", "END", "WHEN", "AND", "OR", "WHERE", "GROUP", "ORDER", "UNION", "LIMIT":

@@ -62,6 +62,8 @@ func fieldType(ft *tidbtypes.FieldType) (types.Type, error) {
 		return types.TypeString, nil
 	case mysql.TypeDate:
 		return types.TypeDate, nil
+	case mysql.TypeDuration: // TIME(p); the pre-lexer hands most over as text
+		return types.TimeType(max(dec, 0)), nil
 	case mysql.TypeTimestamp, mysql.TypeDatetime:
 		p := dec
 		if p < 0 {

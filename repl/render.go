@@ -175,6 +175,11 @@ func typeWidth(t types.Type, maxWidth int) int {
 		return t.Precision + 2
 	case types.Date:
 		return 10
+	case types.Time:
+		if t.Precision > 0 {
+			return 9 + t.Precision
+		}
+		return 8
 	case types.Timestamp, types.TimestampLTZ:
 		if t.Precision > 0 {
 			return 20 + t.Precision

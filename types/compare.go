@@ -26,7 +26,7 @@ func Compare(a, b Value) int {
 	}
 	if a.k == b.k {
 		switch a.k {
-		case KindBool, KindInt, KindDate, KindTimestamp, KindInterval:
+		case KindBool, KindInt, KindDate, KindTimestamp, KindInterval, KindTime, KindIntervalYM:
 			return numcmp.Int(a.i, b.i)
 		case KindFloat:
 			return numcmp.Float(a.Float(), b.Float())
@@ -113,7 +113,7 @@ func RowsEqual(a, b Row) bool {
 		}
 		switch x.k {
 		case KindNull:
-		case KindBool, KindInt, KindDate, KindTimestamp, KindInterval:
+		case KindBool, KindInt, KindDate, KindTimestamp, KindInterval, KindTime, KindIntervalYM:
 			if x.i != y.i {
 				return false
 			}

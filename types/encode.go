@@ -16,7 +16,8 @@ import (
 // it is also the serialization of rows in state (EncodeRow / DecodeRow).
 //
 // Layout: one tag byte per value (tags ordered NULL first), then
-//   bool, int, date, timestamp, interval: 8 bytes big-endian, sign bit flipped
+//   bool, int, date, timestamp, interval, time, year-month interval:
+//   8 bytes big-endian, sign bit flipped
 //   float: 8 bytes of sortable IEEE bits
 //   string: bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01
 //   decimal: see appendDecimal
@@ -36,6 +37,9 @@ const (
 	tagRow
 	tagArray
 	tagMap
+	// New tags go last: encoded state keeps its bytes across versions.
+	tagTime
+	tagIntervalYM
 )
 
 // tagEnd ends the values of a row, array or map.
@@ -83,6 +87,10 @@ func appendValue(dst []byte, v Value, canonical bool) []byte {
 		return appendU64(append(dst, tagTimestamp), uint64(v.i)^(1<<63))
 	case KindInterval:
 		return appendU64(append(dst, tagInterval), uint64(v.i)^(1<<63))
+	case KindTime:
+		return appendU64(append(dst, tagTime), uint64(v.i)^(1<<63))
+	case KindIntervalYM:
+		return appendU64(append(dst, tagIntervalYM), uint64(v.i)^(1<<63))
 	case KindFloat:
 		// Canonical: -0 encodes as 0 and every NaN alike, so that values
 		// equal under SQL comparison group, join and hash alike.
@@ -175,6 +183,14 @@ func DecodeValue(b []byte) (Value, []byte, error) {
 		return fixed(KindTimestamp)
 	case tagInterval:
 		return fixed(KindInterval)
+	case tagTime:
+		v, rest, err := fixed(KindTime)
+		if err == nil && (v.i < 0 || v.i >= NanosPerDay) {
+			return Value{}, nil, ErrCorrupt
+		}
+		return v, rest, err
+	case tagIntervalYM:
+		return fixed(KindIntervalYM)
 	case tagFloat:
 		if len(b) < 8 {
 			return Value{}, nil, ErrCorrupt

@@ -138,6 +138,14 @@ func appendFormat(dst []byte, v Value, t Type, loc *time.Location) []byte {
 		return appendTimestamp(dst, ns, p)
 	case KindInterval:
 		return appendInterval(dst, v.i)
+	case KindTime:
+		p := 0
+		if t.ID == Time {
+			p = t.Precision
+		}
+		return AppendTime(dst, v.i, p)
+	case KindIntervalYM:
+		return appendIntervalYM(dst, v.i)
 	case KindRow:
 		dst = append(dst, '(')
 		for i, e := range v.Elems() {
@@ -212,6 +220,40 @@ func appendInterval(dst []byte, nanos int64) []byte {
 	dst = append(dst, '.')
 	frac := strconv.FormatUint(ms+1000, 10)[1:]
 	return append(dst, frac...)
+}
+
+// AppendTime renders a time of day (nanoseconds since midnight) as
+// HH:mm:ss with p fractional digits, as Flink shows a TIME(p).
+func AppendTime(dst []byte, nanos int64, p int) []byte {
+	secs, frac := nanos/1e9, nanos%1e9
+	for _, n := range [3]int64{secs / 3600, secs / 60 % 60, secs % 60} {
+		dst = append(dst, byte('0'+n/10), byte('0'+n%10))
+		dst = append(dst, ':')
+	}
+	dst = dst[:len(dst)-1]
+	if p > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, strconv.FormatInt(frac+1e9, 10)[1:p+1]...)
+	}
+	return dst
+}
+
+// appendIntervalYM renders a year-month interval as Flink's SQL client
+// and CAST to STRING do (Calcite's YEAR TO MONTH form): sign, years, '-',
+// two-digit months: +1-06, -0-01.
+func appendIntervalYM(dst []byte, months int64) []byte {
+	sign := byte('+')
+	u := uint64(months)
+	if months < 0 {
+		sign, u = '-', uint64(-months)
+	}
+	dst = append(dst, sign)
+	dst = strconv.AppendUint(dst, u/12, 10)
+	dst = append(dst, '-')
+	if u%12 < 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, u%12, 10)
 }
 
 func appendTimestamp(dst []byte, nanos int64, p int) []byte {

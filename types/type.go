@@ -31,12 +31,19 @@ const (
 	// shown, cast and taken apart in the session's table.local-time-zone,
 	// which the binder hands to every expression that needs it.
 	TimestampLTZ
+	// Time is TIME(p), a time of day without a zone: a KindTime value of
+	// nanoseconds since midnight, 0 .. 86399999999999.
+	Time
+	// IntervalYM is Flink's INTERVAL YEAR TO MONTH: a KindIntervalYM
+	// value of a signed number of months. Interval is the day-time kind.
+	IntervalYM
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Boolean: "BOOLEAN", Int: "INT", BigInt: "BIGINT", Double: "DOUBLE",
 	Decimal: "DECIMAL", String: "STRING", Date: "DATE", Timestamp: "TIMESTAMP", Interval: "INTERVAL",
 	RowT: "ROW", Array: "ARRAY", Map: "MAP", Bytes: "BYTES", TimestampLTZ: "TIMESTAMP_LTZ",
+	Time: "TIME", IntervalYM: "INTERVAL YEAR TO MONTH",
 }
 
 func (id TypeID) String() string {
@@ -61,8 +68,9 @@ func LiteralPrecisionMessage(text string) string {
 // Type is a complete SQL type: family, parameters and nullability.
 type Type struct {
 	ID TypeID
-	// Precision is the DECIMAL precision, the TIMESTAMP fractional-second
-	// precision (0..9), the VARCHAR length, or the VARBINARY length.
+	// Precision is the DECIMAL precision, the TIMESTAMP or TIME
+	// fractional-second precision (0..9), the VARCHAR length, or the
+	// VARBINARY length.
 	Precision int
 	// Scale is the DECIMAL scale.
 	Scale int
@@ -140,7 +148,9 @@ var (
 	TypeDate      = Type{ID: Date}
 	TypeTimestamp = Type{ID: Timestamp, Precision: 3}
 	TypeInterval  = Type{ID: Interval}
-	TypeBytes     = Type{ID: Bytes, Precision: MaxStringLength}
+	// TypeIntervalYM is INTERVAL YEAR TO MONTH.
+	TypeIntervalYM = Type{ID: IntervalYM}
+	TypeBytes      = Type{ID: Bytes, Precision: MaxStringLength}
 )
 
 // VarbinaryType returns VARBINARY(n); BYTES is VARBINARY(2147483647).
@@ -151,6 +161,9 @@ func DecimalType(p, s int) Type { return Type{ID: Decimal, Precision: p, Scale: 
 
 // TimestampType returns TIMESTAMP(p).
 func TimestampType(p int) Type { return Type{ID: Timestamp, Precision: p} }
+
+// TimeType returns TIME(p).
+func TimeType(p int) Type { return Type{ID: Time, Precision: p} }
 
 // TimestampLTZType returns TIMESTAMP_LTZ(p).
 func TimestampLTZType(p int) Type { return Type{ID: TimestampLTZ, Precision: p} }
@@ -207,6 +220,8 @@ func (t Type) String() string {
 		s = fmt.Sprintf("TIMESTAMP(%d)", t.Precision)
 	case TimestampLTZ:
 		s = fmt.Sprintf("TIMESTAMP_LTZ(%d)", t.Precision)
+	case Time:
+		s = fmt.Sprintf("TIME(%d)", t.Precision)
 	case String:
 		if t.Precision == MaxStringLength || t.Precision == 0 {
 			s = "STRING"
@@ -431,8 +446,6 @@ func (p *typeParser) parseBase() (Type, error) {
 		return Type{}, fmt.Errorf("INTERVAL types are not supported as column or CAST types (INTERVAL '1' DAY is a value)")
 	case "RAW":
 		return Type{}, fmt.Errorf("RAW types are not supported")
-	case "TIME":
-		return Type{}, fmt.Errorf("type TIME is not supported")
 	case "DOUBLE":
 		p.accept("PRECISION")
 	case "CHARACTER":
@@ -482,6 +495,19 @@ func (p *typeParser) parseBase() (Type, error) {
 		return VarbinaryType(n), nil
 	case "DATE":
 		return TypeDate, nil
+	case "TIME":
+		// TIME(p), default TIME(0), as Flink's Data Types page has it.
+		pr := arg(0, 0)
+		if pr < 0 || pr > 9 {
+			return Type{}, fmt.Errorf("TIME(%d): precision must be 0..9", pr)
+		}
+		switch {
+		case p.is("WITHOUT") && strings.EqualFold(p.peek(1), "TIME") && strings.EqualFold(p.peek(2), "ZONE"):
+			p.i += 3
+		case p.is("WITH"):
+			return Type{}, fmt.Errorf("TIME WITH TIME ZONE is not supported (Flink has none either)")
+		}
+		return TimeType(pr), nil
 	case "TIMESTAMP", "TIMESTAMP_LTZ", "DATETIME":
 		pr := arg(0, 6)
 		if word == "DATETIME" && len(nums) == 0 {

@@ -21,12 +21,14 @@ const (
 	KindFloat
 	KindDecimal
 	KindString
-	KindDate      // days since 1970-01-01
-	KindTimestamp // nanoseconds since 1970-01-01 00:00:00, wall clock, no zone
-	KindInterval  // nanoseconds
-	KindRow       // a ROW's field values, in order
-	KindArray     // an ARRAY's elements
-	KindMap       // a MAP's entries, as key, value, key, value, ...
+	KindDate       // days since 1970-01-01
+	KindTimestamp  // nanoseconds since 1970-01-01 00:00:00, wall clock, no zone
+	KindInterval   // nanoseconds
+	KindRow        // a ROW's field values, in order
+	KindArray      // an ARRAY's elements
+	KindMap        // a MAP's entries, as key, value, key, value, ...
+	KindTime       // TIME: nanoseconds since midnight
+	KindIntervalYM // INTERVAL YEAR TO MONTH: months
 )
 
 // Value is one SQL value. The zero Value is NULL.
@@ -114,6 +116,21 @@ func NewTimestampFromTime(t time.Time) Value {
 // NewInterval returns an INTERVAL value.
 func NewInterval(d time.Duration) Value { return Value{k: KindInterval, i: int64(d)} }
 
+// NanosPerDay is the length of a day, the range of TIME values.
+const NanosPerDay = 86400 * int64(1e9)
+
+// NewTime returns a TIME value from nanoseconds since midnight, which
+// must be in [0, NanosPerDay).
+func NewTime(nanos int64) Value {
+	if nanos < 0 || nanos >= NanosPerDay {
+		panic(fmt.Sprintf("types: TIME of %d ns is outside a day", nanos))
+	}
+	return Value{k: KindTime, i: nanos}
+}
+
+// NewIntervalYM returns an INTERVAL YEAR TO MONTH value of months.
+func NewIntervalYM(months int64) Value { return Value{k: KindIntervalYM, i: months} }
+
 // Kind returns the value's kind.
 func (v Value) Kind() Kind { return v.k }
 
@@ -172,6 +189,12 @@ func (v Value) Timestamp() int64 { v.must(KindTimestamp); return v.i }
 // Interval returns an INTERVAL.
 func (v Value) Interval() time.Duration { v.must(KindInterval); return time.Duration(v.i) }
 
+// TimeOfDay returns a TIME as nanoseconds since midnight.
+func (v Value) TimeOfDay() int64 { v.must(KindTime); return v.i }
+
+// Months returns an INTERVAL YEAR TO MONTH as months.
+func (v Value) Months() int64 { v.must(KindIntervalYM); return v.i }
+
 // Time returns a DATE or TIMESTAMP as a UTC time.Time.
 func (v Value) Time() time.Time {
 	switch v.k {
@@ -183,8 +206,8 @@ func (v Value) Time() time.Time {
 	panic(fmt.Sprintf("types: value of kind %d read as time", v.k))
 }
 
-// Raw returns the int64 payload of bool, int, date, timestamp and interval
-// values. It lets hot loops skip the kind check when the planner has
+// Raw returns the int64 payload of bool, int, date, timestamp, time and
+// interval values. It lets hot loops skip the kind check when the planner has
 // already proven the kind.
 func (v Value) Raw() int64 { return v.i }
 

@@ -361,6 +361,12 @@ func (g *source) value(f *field, idx int64, now time.Time) types.Value {
 		return types.NewString(string(b))
 	case types.Date:
 		return types.NewDate(now.Unix() / 86400)
+	case types.Time: // the time of day now, as Flink's datagen
+		tod := types.NewTimestampFromTime(now).Timestamp() % types.NanosPerDay
+		if tod < 0 {
+			tod += types.NanosPerDay
+		}
+		return types.NewTime(tod)
 	case types.Timestamp:
 		t := now
 		if f.maxPast > 0 {

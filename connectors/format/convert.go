@@ -43,11 +43,12 @@ type column struct {
 }
 
 // Readable reports whether a decoder of the format reads columns of type
-// t: every scalar type but INTERVAL; ROW, ARRAY and MAP (of readable
+// t: every scalar type but the INTERVAL types (TIME as HH:mm:ss[.f], as
+// CAST reads it); ROW, ARRAY and MAP (of readable
 // types) only from JSON.
 func Readable(t types.Type, json bool) bool {
 	switch t.ID {
-	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Timestamp, types.TimestampLTZ, types.Bytes:
+	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes:
 		return true
 	case types.RowT, types.Array, types.Map:
 		for _, f := range t.Fields {

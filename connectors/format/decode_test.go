@@ -141,7 +141,7 @@ func TestJSONDecoderReuse(t *testing.T) {
 var textTypes = []types.Type{
 	types.TypeBoolean, types.TypeInt, types.TypeBigInt, types.TypeDouble, types.DecimalType(10, 3),
 	types.TypeString, types.VarcharType(2), types.TypeDate, types.TimestampType(0), types.TimestampType(3),
-	types.TimestampType(9),
+	types.TimestampType(9), types.TimeType(0), types.TimeType(3),
 }
 
 var textSeeds = []string{
@@ -150,6 +150,7 @@ var textSeeds = []string{
 	"2024-01-01 00:00:01.123456789", "2024-01-01T00:00:01", "2024-02-30 00:00:00", "2024-1-1 1:2:3",
 	"2024-01-01 24:00:00", "2024-01-01 00:00:00.", "2024-01-01 00:00:00.1234567890", "1969-12-31 23:59:59.5",
 	"2262-04-12 00:00:00", "2199-12-31 23:59:59.999999999", "2024-01-01", "héllo", "12.3456",
+	"12:34:56.789", "23:59:59.999999999", "24:00:00", "7:05", " 08:00:00 ",
 }
 
 func TestFromTextIsCast(t *testing.T) {

@@ -96,6 +96,8 @@ func compatible(t types.Type, c mysqlColumn) error {
 		ok = dt == "date" || dt == "datetime"
 	case types.Timestamp:
 		ok = dt == "datetime" || dt == "timestamp"
+	case types.Time:
+		ok = dt == "time"
 	}
 	if !ok {
 		return fmt.Errorf("has MySQL type %s, which does not hold %s", c.columnType, t)

@@ -237,6 +237,10 @@ func fromMySQL(v any, t types.Type) (types.Value, error) {
 		if tm, err := time.Parse("2006-01-02 15:04:05.999999999", str); err == nil {
 			return types.NewTimestampFromTime(tm), nil
 		}
+	case types.Time: // MySQL's TIME beyond a day (up to 838:59:59) or negative is refused
+		if ns, _, ok := types.ParseTimeOfDay(str); ok {
+			return types.NewTime(ns), nil
+		}
 	}
 	return types.NullValue, fmt.Errorf("cannot read %q as %s", str, t)
 }

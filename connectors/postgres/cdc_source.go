@@ -497,6 +497,10 @@ func fromText(s string, t types.Type) (types.Value, error) {
 				return types.NewTimestampFromTime(tm.UTC()), nil
 			}
 		}
+	case types.Time: // PostgreSQL's 24:00:00 is refused: a TIME is below a day
+		if ns, _, ok := types.ParseTimeOfDay(s); ok {
+			return types.NewTime(ns), nil
+		}
 	}
 	return types.NullValue, fmt.Errorf("cannot read %q as %s", s, t)
 }

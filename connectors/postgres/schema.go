@@ -106,6 +106,8 @@ func compatible(t types.Type, c pgColumn) error {
 		ok = dt == "date"
 	case types.Timestamp:
 		ok = dt == "timestamp without time zone" || dt == "timestamp with time zone"
+	case types.Time:
+		ok = dt == "time without time zone"
 	}
 	if !ok {
 		return fmt.Errorf("has PostgreSQL type %s, which does not hold %s", dt, t)
