@@ -438,31 +438,18 @@ func (s *cdcSource) snapshot(ctx context.Context, out dataflow.SourceOutput) err
 
 // emitRows emits a snapshot query's rows as inserts, in chunks.
 func (s *cdcSource) emitRows(out dataflow.SourceOutput, ct *capturedTable, rows *sql.Rows) error {
-	defer rows.Close()
-	raw := make([]any, len(ct.idx))
-	ptrs := make([]any, len(raw))
-	for i := range raw {
-		ptrs[i] = &raw[i]
-	}
 	c := &dyntable.Chunk{}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return s.errorf("%w", err)
-		}
-		r, err := s.convert(ct, raw)
-		if err != nil {
-			return s.errorf("%w", err)
-		}
+	err := s.scanRows(ct, rows, func(r types.Row) error {
 		c.Append(dyntable.Insert, r)
-		if c.Len() == chunkRows {
-			if err := out.Emit(c); err != nil {
-				return err
-			}
-			c = &dyntable.Chunk{}
+		if c.Len() < chunkRows {
+			return nil
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return s.errorf("reading %s.%s: %w", ct.schema, ct.name, err)
+		err := out.Emit(c)
+		c = &dyntable.Chunk{}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if c.Len() > 0 {
 		return out.Emit(c)
