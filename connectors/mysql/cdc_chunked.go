@@ -174,10 +174,11 @@ func (s *cdcSource) chunkTable(ctx context.Context, out dataflow.SourceOutput, l
 		chunk := map[int64]types.Row{}
 		var hi int64
 		n := 0
-		err = s.scanRows(ct.ident, rows, func(r types.Row) {
+		err = s.scanRows(ct.ident, rows, func(r types.Row) error {
 			hi = r[ct.key].Int()
 			chunk[hi] = r
 			n++
+			return nil
 		})
 		if err != nil {
 			return err
@@ -322,14 +323,15 @@ func reached(p, h binlogPos) bool {
 	return p.File > h.File || (p.File == h.File && p.Pos >= h.Pos)
 }
 
-// scanRows converts each row of a snapshot query (columns in ident's
-// order) and hands it to f; it closes rows.
+// scanRows converts each row of a snapshot query (columns in ct's
+// order) and hands it to f, stopping at f's first error, which it
+// returns as it is; it closes rows.
 func (s *cdcSource) scanRows(ct *capturedTable, rows interface {
 	Next() bool
 	Scan(...any) error
 	Err() error
 	Close() error
-}, f func(types.Row)) error {
+}, f func(types.Row) error) error {
 	defer rows.Close()
 	raw := make([]any, len(ct.idx))
 	ptrs := make([]any, len(raw))
@@ -344,7 +346,9 @@ func (s *cdcSource) scanRows(ct *capturedTable, rows interface {
 		if err != nil {
 			return s.errorf("%w", err)
 		}
-		f(r)
+		if err := f(r); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return s.errorf("reading %s.%s: %w", ct.schema, ct.name, fmt.Errorf("%w", err))

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -171,40 +172,25 @@ func (s *cdcSource) capture(ctx context.Context, db, table string) (*capturedTab
 		return nil, err
 	}
 	ct := &capturedTable{schema: db, name: table, ncols: len(cols), pk: pk}
-	byName := map[string]int{}
-	for i, c := range cols {
-		byName[strings.ToLower(c.name)] = i
+	fits := func(t types.Type, c mysqlColumn) error {
+		if c.dataType == "enum" || c.dataType == "set" || c.dataType == "json" {
+			return fmt.Errorf("has MySQL type %s, which mysql-cdc cannot map", c.columnType)
+		}
+		return compatible(t, c)
 	}
-	for _, c := range s.t.Columns {
-		i, ok := byName[strings.ToLower(c.Name)]
-		if !ok {
-			return nil, fmt.Errorf("column '%s' does not exist in the MySQL table %s.%s", c.Name, db, table)
-		}
-		mc := cols[i]
-		if mc.dataType == "enum" || mc.dataType == "set" || mc.dataType == "json" {
-			return nil, fmt.Errorf("column '%s' has MySQL type %s, which mysql-cdc cannot map", c.Name, mc.columnType)
-		}
-		if err := compatible(c.Type, mc); err != nil {
-			return nil, fmt.Errorf("column '%s' %v", c.Name, err)
-		}
+	idx, err := dbconn.MatchColumns(s.t, cols, mysqlColumn.colName, fits, fmt.Sprintf("the MySQL table %s.%s", db, table))
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range idx {
 		ct.idx = append(ct.idx, i)
-		ct.cols = append(ct.cols, mc)
+		ct.cols = append(ct.cols, cols[i])
 	}
 	if len(pk) == 0 {
 		return nil, fmt.Errorf("the MySQL table %s.%s has no primary key, which mysql-cdc needs to identify rows", db, table)
 	}
-	if len(s.t.PrimaryKey) > 0 {
-		want := map[string]bool{}
-		for _, k := range s.t.PrimaryKey {
-			want[strings.ToLower(s.t.Columns[k].Name)] = true
-		}
-		same := len(want) == len(pk)
-		for _, k := range pk {
-			same = same && want[strings.ToLower(k)]
-		}
-		if !same {
-			return nil, fmt.Errorf("the declared primary key differs from the MySQL table %s.%s's (%s)", db, table, strings.Join(pk, ", "))
-		}
+	if _, _, same := dbconn.SameKey(s.t, pk); len(s.t.PrimaryKey) > 0 && !same {
+		return nil, fmt.Errorf("the declared primary key differs from the MySQL table %s.%s's (%s)", db, table, strings.Join(pk, ", "))
 	}
 	s.tables[db+"."+table] = ct
 	return ct, nil
@@ -452,31 +438,18 @@ func (s *cdcSource) snapshot(ctx context.Context, out dataflow.SourceOutput) err
 
 // emitRows emits a snapshot query's rows as inserts, in chunks.
 func (s *cdcSource) emitRows(out dataflow.SourceOutput, ct *capturedTable, rows *sql.Rows) error {
-	defer rows.Close()
-	raw := make([]any, len(ct.idx))
-	ptrs := make([]any, len(raw))
-	for i := range raw {
-		ptrs[i] = &raw[i]
-	}
 	c := &dyntable.Chunk{}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return s.errorf("%w", err)
-		}
-		r, err := s.convert(ct, raw)
-		if err != nil {
-			return s.errorf("%w", err)
-		}
+	err := s.scanRows(ct, rows, func(r types.Row) error {
 		c.Append(dyntable.Insert, r)
-		if c.Len() == chunkRows {
-			if err := out.Emit(c); err != nil {
-				return err
-			}
-			c = &dyntable.Chunk{}
+		if c.Len() < chunkRows {
+			return nil
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return s.errorf("reading %s.%s: %w", ct.schema, ct.name, err)
+		err := out.Emit(c)
+		c = &dyntable.Chunk{}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if c.Len() > 0 {
 		return out.Emit(c)

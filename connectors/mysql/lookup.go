@@ -33,13 +33,13 @@ func (s *scan) Lookup(keys []int) (connectors.Lookuper, error) {
 	}
 	conds := make([]string, len(keys))
 	for i, k := range keys {
-		if k < 0 || k >= len(s.shape.cols) {
-			return nil, fmt.Errorf("mysql lookup of '%s': key column %d of %d", s.t.Name, k, len(s.shape.cols))
+		if k < 0 || k >= len(s.shape.Cols) {
+			return nil, fmt.Errorf("mysql lookup of '%s': key column %d of %d", s.t.Name, k, len(s.shape.Cols))
 		}
-		conds[i] = quoteIdent(s.shape.cols[k]) + " = ?"
+		conds[i] = quoteIdent(s.shape.Cols[k]) + " = ?"
 	}
 	l := &lookuper{scan: s, keys: keys,
-		query: "SELECT " + s.selectList() + " FROM " + s.shape.qualified + " WHERE " + strings.Join(conds, " AND ")}
+		query: "SELECT " + s.selectList() + " FROM " + s.shape.Qualified + " WHERE " + strings.Join(conds, " AND ")}
 	return connectors.NewCachedLookuper(l, o, &s.lookupStats), nil
 }
 
@@ -66,7 +66,7 @@ func (l *lookuper) Lookup(ctx context.Context, key types.Row) ([]types.Row, erro
 	}
 	l.args = l.args[:0]
 	for i, k := range l.keys {
-		l.args = append(l.args, dbconn.Arg(key[i], s.shape.types[k]))
+		l.args = append(l.args, dbconn.Arg(key[i], s.shape.Types[k]))
 	}
 	c, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()

@@ -65,13 +65,15 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	return &sink{cfg: cfg, t: t, shape: shapeOf(cfg, t)}, nil
 }
 
-func shapeOf(cfg *config, t *connectors.Table) *tableShape {
-	s := &tableShape{qualified: quoteIdent(cfg.table), pk: t.PrimaryKey, types: t.Types()}
+// shapeOf is the MySQL table of cfg as the statements name it: `db`.`table`
+// or `table`, with t's columns and key.
+func shapeOf(cfg *config, t *connectors.Table) *dbconn.Table {
+	s := &dbconn.Table{Qualified: quoteIdent(cfg.table), PK: t.PrimaryKey, Types: t.Types()}
 	if cfg.schema != "" {
-		s.qualified = quoteIdent(cfg.schema) + "." + s.qualified
+		s.Qualified = quoteIdent(cfg.schema) + "." + s.Qualified
 	}
 	for _, c := range t.Columns {
-		s.cols = append(s.cols, c.Name)
+		s.Cols = append(s.Cols, c.Name)
 	}
 	return s
 }
@@ -80,7 +82,7 @@ func shapeOf(cfg *config, t *connectors.Table) *tableShape {
 type sink struct {
 	cfg   *config
 	t     *connectors.Table
-	shape *tableShape
+	shape *dbconn.Table
 }
 
 var _ connectors.StatefulSink = (*sink)(nil)
@@ -115,8 +117,8 @@ func (s *sink) Create(subtask, parallelism int) (dataflow.Operator, error) {
 
 // newUpsertOp is the at-least-once sink operator (semantics upsert and
 // at-least-once): changebuf's operator over an upsertWriter.
-func newUpsertOp(cfg *config, t *connectors.Table, shape *tableShape) *changebuf.Operator {
-	return changebuf.NewOperator("mysql sink", &upsertWriter{cfg: cfg, t: t, shape: shape}, shape.pk, cfg.maxRows, cfg.interval)
+func newUpsertOp(cfg *config, t *connectors.Table, shape *dbconn.Table) *changebuf.Operator {
+	return changebuf.NewOperator("mysql sink", &upsertWriter{cfg: cfg, t: t, shape: shape}, shape.PK, cfg.maxRows, cfg.interval)
 }
 
 // upsertWriter writes batches with INSERT ... ON DUPLICATE KEY UPDATE
@@ -124,7 +126,7 @@ func newUpsertOp(cfg *config, t *connectors.Table, shape *tableShape) *changebuf
 type upsertWriter struct {
 	cfg   *config
 	t     *connectors.Table
-	shape *tableShape
+	shape *dbconn.Table
 	pool  *pool
 }
 

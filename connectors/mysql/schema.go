@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -19,6 +19,8 @@ type mysqlColumn struct {
 	precision  sql.NullInt64
 	scale      sql.NullInt64
 }
+
+func (c mysqlColumn) colName() string { return c.name }
 
 // describe reads the MySQL table's columns (in order) and primary key.
 // A missing table is an error naming it.
@@ -113,30 +115,10 @@ func checkSchema(ctx context.Context, db *sql.DB, cfg *config, t *connectors.Tab
 	if err != nil {
 		return cfg.redact(err)
 	}
-	byName := map[string]mysqlColumn{}
-	for _, c := range cols {
-		byName[strings.ToLower(c.name)] = c
+	if _, err := dbconn.MatchColumns(t, cols, mysqlColumn.colName, compatible, fmt.Sprintf("the MySQL table '%s'", cfg.table)); err != nil {
+		return err
 	}
-	for _, c := range t.Columns {
-		mc, ok := byName[strings.ToLower(c.Name)]
-		if !ok {
-			return fmt.Errorf("column '%s' does not exist in the MySQL table '%s'", c.Name, cfg.table)
-		}
-		if err := compatible(c.Type, mc); err != nil {
-			return fmt.Errorf("column '%s' %v", c.Name, err)
-		}
-	}
-	var want []string
-	for _, k := range t.PrimaryKey {
-		want = append(want, strings.ToLower(t.Columns[k].Name))
-	}
-	var got []string
-	for _, k := range pk {
-		got = append(got, strings.ToLower(k))
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if strings.Join(want, ",") != strings.Join(got, ",") {
+	if want, got, same := dbconn.SameKey(t, pk); !same {
 		return fmt.Errorf("the primary key (%s) differs from the MySQL table '%s''s primary key (%s)",
 			strings.Join(want, ", "), cfg.table, strings.Join(got, ", "))
 	}

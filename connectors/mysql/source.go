@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -35,7 +36,7 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 type scan struct {
 	cfg   *config
 	t     *connectors.Table
-	shape *tableShape
+	shape *dbconn.Table
 	plan  jdbcscan.Plan
 	// lookupStats counts the lookup joins' cache hits and misses (lookup.go).
 	lookupStats connectors.LookupStats
@@ -57,8 +58,8 @@ func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
 
 // selectList is "`a`, `b`" for the table's columns.
 func (s *scan) selectList() string {
-	q := make([]string, len(s.shape.cols))
-	for i, c := range s.shape.cols {
+	q := make([]string, len(s.shape.Cols))
+	for i, c := range s.shape.Cols {
 		q[i] = quoteIdent(c)
 	}
 	return strings.Join(q, ", ")
@@ -98,9 +99,9 @@ func (r *reader) Open(ctx context.Context) error {
 
 func (r *reader) MinMax(ctx context.Context, col int) (lo, hi int64, ok bool, err error) {
 	s := r.scan
-	key := quoteIdent(s.shape.cols[col])
+	key := quoteIdent(s.shape.Cols[col])
 	var l, h *int64
-	err = r.pool.db.QueryRowContext(ctx, "SELECT MIN("+key+"), MAX("+key+") FROM "+s.shape.qualified).Scan(&l, &h)
+	err = r.pool.db.QueryRowContext(ctx, "SELECT MIN("+key+"), MAX("+key+") FROM "+s.shape.Qualified).Scan(&l, &h)
 	if err != nil {
 		return 0, 0, false, s.cfg.redact(err)
 	}
@@ -112,10 +113,10 @@ func (r *reader) MinMax(ctx context.Context, col int) (lo, hi int64, ok bool, er
 
 func (r *reader) Read(ctx context.Context, q jdbcscan.Query, emit func(types.Row) error) error {
 	s := r.scan
-	sq := "SELECT " + s.selectList() + " FROM " + s.shape.qualified
+	sq := "SELECT " + s.selectList() + " FROM " + s.shape.Qualified
 	var args []any
 	if q.Column >= 0 {
-		key := quoteIdent(s.shape.cols[q.Column])
+		key := quoteIdent(s.shape.Cols[q.Column])
 		sq += " WHERE " + key + " >= ? AND " + key + " <= ?"
 		args = append(args, q.Lo, q.Hi)
 		if q.Limit > 0 {
@@ -155,7 +156,7 @@ type rowScanner interface{ Scan(dest ...any) error }
 
 // scanRow reads one result row into streamsql values.
 func (s *scan) scanRow(rows rowScanner) (types.Row, error) {
-	n := len(s.shape.cols)
+	n := len(s.shape.Cols)
 	raw := make([]any, n)
 	ptrs := make([]any, n)
 	for i := range raw {
@@ -166,9 +167,9 @@ func (s *scan) scanRow(rows rowScanner) (types.Row, error) {
 	}
 	r := make(types.Row, n)
 	for i, v := range raw {
-		x, err := fromMySQL(v, s.shape.types[i])
+		x, err := fromMySQL(v, s.shape.Types[i])
 		if err != nil {
-			return nil, fmt.Errorf("mysql source '%s': column '%s': %v", s.t.Name, s.shape.cols[i], err)
+			return nil, fmt.Errorf("mysql source '%s': column '%s': %v", s.t.Name, s.shape.Cols[i], err)
 		}
 		r[i] = x
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dyntable"
 )
@@ -134,7 +135,7 @@ func parseBqual(rest string) (epoch, seq int64, ok bool) {
 type xaHandler struct {
 	cfg   *config
 	t     *connectors.Table
-	shape *tableShape
+	shape *dbconn.Table
 	pool  *pool
 	log   *slog.Logger
 	info  twophase.SubtaskInfo
@@ -156,7 +157,7 @@ type xaHandler struct {
 
 var _ twophase.Handler = (*xaHandler)(nil)
 
-func newXAHandler(cfg *config, t *connectors.Table, shape *tableShape) *xaHandler {
+func newXAHandler(cfg *config, t *connectors.Table, shape *dbconn.Table) *xaHandler {
 	return &xaHandler{cfg: cfg, t: t, shape: shape, held: map[string]*dedicated{}, log: slog.Default()}
 }
 

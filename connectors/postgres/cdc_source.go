@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -154,36 +155,19 @@ func (s *cdcSource) capture(ctx context.Context, schema, table string) (*capture
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]pgColumn{}
-	for _, c := range cols {
-		byName[strings.ToLower(c.name)] = c
+	idx, err := dbconn.MatchColumns(s.t, cols, pgColumn.colName, compatible, "the table "+qualifiedName(schema, table))
+	if err != nil {
+		return nil, err
 	}
 	ct := &capturedTable{schema: schema, name: table}
-	for _, c := range s.t.Columns {
-		pc, ok := byName[strings.ToLower(c.Name)]
-		if !ok {
-			return nil, fmt.Errorf("column '%s' does not exist in the table %s", c.Name, qualifiedName(schema, table))
-		}
-		if err := compatible(c.Type, pc); err != nil {
-			return nil, fmt.Errorf("column '%s' %v", c.Name, err)
-		}
-		ct.cols = append(ct.cols, pc.name)
+	for _, i := range idx {
+		ct.cols = append(ct.cols, cols[i].name)
 	}
 	if len(pk) == 0 {
 		return nil, fmt.Errorf("the table %s has no primary key, which postgres-cdc needs to identify rows", qualifiedName(schema, table))
 	}
-	if len(s.t.PrimaryKey) > 0 {
-		want := map[string]bool{}
-		for _, k := range s.t.PrimaryKey {
-			want[strings.ToLower(s.t.Columns[k].Name)] = true
-		}
-		same := len(want) == len(pk)
-		for _, k := range pk {
-			same = same && want[strings.ToLower(k)]
-		}
-		if !same {
-			return nil, fmt.Errorf("the declared primary key differs from the table %s's (%s)", qualifiedName(schema, table), strings.Join(pk, ", "))
-		}
+	if _, _, same := dbconn.SameKey(s.t, pk); len(s.t.PrimaryKey) > 0 && !same {
+		return nil, fmt.Errorf("the declared primary key differs from the table %s's (%s)", qualifiedName(schema, table), strings.Join(pk, ", "))
 	}
 	s.tables[schema+"."+table] = ct
 	return ct, nil

@@ -106,7 +106,7 @@ type target struct {
 	cfg   *config
 	t     *connectors.Table
 	pool  *pgxpool.Pool
-	shape *tableShape
+	shape *dbconn.Table
 }
 
 // open connects and checks the table, retrying while the server is
@@ -126,7 +126,7 @@ func (g *target) open(ctx context.Context, maxConns int32) error {
 	if err != nil {
 		return g.errorf("%w", err)
 	}
-	g.shape = &tableShape{qualified: qualifiedName(g.cfg.schema, g.cfg.table), cols: names, types: g.t.Types(), pk: g.t.PrimaryKey}
+	g.shape = &dbconn.Table{Qualified: qualifiedName(g.cfg.schema, g.cfg.table), Cols: names, Types: g.t.Types(), PK: g.t.PrimaryKey}
 	return nil
 }
 
@@ -157,7 +157,7 @@ func (w *upsertWriter) Write(ctx context.Context, b *changebuf.Buffer) error {
 		if err != nil {
 			return err
 		}
-		if err := w.shape.flush(ctx, tx, b, w.cfg.maxRows); err != nil {
+		if err := flush(ctx, tx, w.shape, b, w.cfg.maxRows); err != nil {
 			_ = tx.Rollback(context.Background())
 			return err
 		}

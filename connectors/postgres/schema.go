@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -21,6 +21,8 @@ type pgColumn struct {
 	precision *int32
 	scale     *int32
 }
+
+func (c pgColumn) colName() string { return c.name }
 
 // qualifiedName is "schema"."table", or "table" on the search path.
 func qualifiedName(schema, table string) string {
@@ -125,32 +127,15 @@ func checkSchema(ctx context.Context, db *pgxpool.Pool, schema, table string, t 
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]pgColumn{}
-	for _, c := range cols {
-		byName[strings.ToLower(c.name)] = c
+	idx, err := dbconn.MatchColumns(t, cols, pgColumn.colName, compatible, fmt.Sprintf("the PostgreSQL table '%s'", table))
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		pc, ok := byName[strings.ToLower(c.Name)]
-		if !ok {
-			return nil, fmt.Errorf("column '%s' does not exist in the PostgreSQL table '%s'", c.Name, table)
-		}
-		if err := compatible(c.Type, pc); err != nil {
-			return nil, fmt.Errorf("column '%s' %v", c.Name, err)
-		}
-		names[i] = pc.name
+	names := make([]string, len(idx))
+	for i, j := range idx {
+		names[i] = cols[j].name
 	}
-	var want []string
-	for _, k := range t.PrimaryKey {
-		want = append(want, strings.ToLower(t.Columns[k].Name))
-	}
-	var got []string
-	for _, k := range pk {
-		got = append(got, strings.ToLower(k))
-	}
-	sort.Strings(want)
-	sort.Strings(got)
-	if strings.Join(want, ",") != strings.Join(got, ",") {
+	if want, got, same := dbconn.SameKey(t, pk); !same {
 		return nil, fmt.Errorf("the primary key (%s) differs from the PostgreSQL table '%s''s primary key (%s)",
 			strings.Join(want, ", "), table, strings.Join(got, ", "))
 	}

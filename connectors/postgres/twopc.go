@@ -208,7 +208,7 @@ func (h *pcHandler) prepare(ctx context.Context, gid string, buf *changebuf.Buff
 			return fail(err)
 		}
 	}
-	if err := h.shape.flush(ctx, c, buf, h.cfg.maxRows); err != nil {
+	if err := flush(ctx, c, h.shape, buf, h.cfg.maxRows); err != nil {
 		if sqlState(err) == "55P03" && len(h.prepared) > 0 {
 			err = fmt.Errorf("a write waits for a row lock held by this sink's own prepared transaction of an earlier checkpoint, "+
 				"which is not yet committed (its checkpoint did not complete); failing so that recovery resolves it (%v)", err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamsql/streamsql/connectors/internal/changebuf"
 	"github.com/streamsql/streamsql/connectors/internal/dbconn"
-	"github.com/streamsql/streamsql/types"
 )
 
 // quoteIdent quotes a PostgreSQL identifier with double quotes.
@@ -20,14 +19,32 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // the default since PostgreSQL 9.1).
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// tableShape is what the writers need of the table: its qualified name,
-// its columns as PostgreSQL spells them (found when the sink opens), and
-// its primary key (column indexes, nil for none).
-type tableShape struct {
-	qualified string
-	cols      []string
-	types     []types.Type
-	pk        []int
+// dialect is how PostgreSQL spells the sinks' statements: $n
+// parameters, and INSERT ... ON CONFLICT (key) DO UPDATE for the upsert.
+var dialect = &dbconn.Dialect{
+	Quote:  quoteIdent,
+	Params: placeholders,
+	Upsert: func(sb *strings.Builder, t *dbconn.Table) {
+		sb.WriteString(" ON CONFLICT (")
+		t.WriteColumns(sb, quoteIdent, t.PK)
+		sb.WriteString(") DO ")
+		first := true
+		for j, c := range t.Cols {
+			if t.IsKey(j) {
+				continue
+			}
+			if first {
+				sb.WriteString("UPDATE SET ")
+			} else {
+				sb.WriteString(", ")
+			}
+			first = false
+			sb.WriteString(quoteIdent(c) + " = EXCLUDED." + quoteIdent(c))
+		}
+		if first { // every column is in the key
+			sb.WriteString("NOTHING")
+		}
+	},
 }
 
 // execer is a *pgxpool.Pool, *pgxpool.Conn or pgx.Tx.
@@ -35,30 +52,15 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// flush writes b's changes with multi-row statements of at most maxRows
-// rows: INSERT ... ON CONFLICT (key) DO UPDATE for +I/+U and DELETE ...
-// WHERE (key) IN (...) for -D with a key, plain INSERT without. The
-// buffer holds one change per key, so no statement touches a row twice
-// (which ON CONFLICT DO UPDATE refuses).
-func (s *tableShape) flush(ctx context.Context, db execer, b *changebuf.Buffer, maxRows int) error {
-	ups, dels := b.Split()
-	for len(ups) > 0 {
-		n := min(len(ups), maxRows)
-		q, args := s.insertSQL(ups[:n])
-		if err := execTimeout(ctx, db, q, args); err != nil {
-			return err
-		}
-		ups = ups[n:]
-	}
-	for len(dels) > 0 {
-		n := min(len(dels), maxRows)
-		q, args := s.deleteSQL(dels[:n])
-		if err := execTimeout(ctx, db, q, args); err != nil {
-			return err
-		}
-		dels = dels[n:]
-	}
-	return nil
+// flush writes b's changes to s with multi-row statements of at most
+// maxRows rows (dbconn.Dialect.Flush): INSERT ... ON CONFLICT (key) DO
+// UPDATE for +I/+U and DELETE ... WHERE (key) IN (...) for -D with a
+// key, plain INSERT without. The buffer holds one change per key, so no
+// statement touches a row twice (which ON CONFLICT DO UPDATE refuses).
+func flush(ctx context.Context, db execer, s *dbconn.Table, b *changebuf.Buffer, maxRows int) error {
+	return dialect.Flush(s, b, maxRows, func(q string, args []any) error {
+		return execTimeout(ctx, db, q, args)
+	})
 }
 
 // execTimeout runs one statement within opTimeout. Statements go by the
@@ -82,92 +84,4 @@ func placeholders(sb *strings.Builder, first, k int) {
 		sb.WriteString(strconv.Itoa(first + i))
 	}
 	sb.WriteByte(')')
-}
-
-// insertSQL is one multi-row INSERT, upserting when the table has a key.
-func (s *tableShape) insertSQL(rows []types.Row) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString("INSERT INTO ")
-	sb.WriteString(s.qualified)
-	sb.WriteString(" (")
-	for i, c := range s.cols {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(quoteIdent(c))
-	}
-	sb.WriteString(") VALUES ")
-	args := make([]any, 0, len(rows)*len(s.cols))
-	for i, r := range rows {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		placeholders(&sb, len(args)+1, len(s.cols))
-		for j, v := range r {
-			args = append(args, dbconn.Arg(v, s.types[j]))
-		}
-	}
-	if len(s.pk) > 0 {
-		sb.WriteString(" ON CONFLICT (")
-		for i, k := range s.pk {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(quoteIdent(s.cols[k]))
-		}
-		sb.WriteString(") DO ")
-		first := true
-		for j, c := range s.cols {
-			if isKey(s.pk, j) {
-				continue
-			}
-			if first {
-				sb.WriteString("UPDATE SET ")
-			} else {
-				sb.WriteString(", ")
-			}
-			first = false
-			sb.WriteString(quoteIdent(c) + " = EXCLUDED." + quoteIdent(c))
-		}
-		if first { // every column is in the key
-			sb.WriteString("NOTHING")
-		}
-	}
-	return sb.String(), args
-}
-
-// deleteSQL deletes rows by primary key.
-func (s *tableShape) deleteSQL(rows []types.Row) (string, []any) {
-	var sb strings.Builder
-	sb.WriteString("DELETE FROM ")
-	sb.WriteString(s.qualified)
-	sb.WriteString(" WHERE (")
-	for i, k := range s.pk {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(quoteIdent(s.cols[k]))
-	}
-	sb.WriteString(") IN (")
-	args := make([]any, 0, len(rows)*len(s.pk))
-	for i, r := range rows {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		placeholders(&sb, len(args)+1, len(s.pk))
-		for _, k := range s.pk {
-			args = append(args, dbconn.Arg(r[k], s.types[k]))
-		}
-	}
-	sb.WriteString(")")
-	return sb.String(), args
-}
-
-func isKey(pk []int, j int) bool {
-	for _, k := range pk {
-		if k == j {
-			return true
-		}
-	}
-	return false
 }
