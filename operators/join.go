@@ -143,28 +143,41 @@ type joinEntry struct {
 	Matches int64
 }
 
-// joinEntryCodec serializes a joinEntry as two unsigned varints.
+// joinEntryCodec serializes a joinEntry as a count pair
+// (appendCountPair): Count, then Matches.
 type joinEntryCodec struct{}
 
 func (joinEntryCodec) Encode(dst []byte, e joinEntry) []byte {
-	dst = binary.AppendUvarint(dst, uint64(e.Count))
-	return binary.AppendUvarint(dst, uint64(e.Matches))
+	return appendCountPair(dst, e.Count, e.Matches)
 }
 
 func (joinEntryCodec) Decode(b []byte) (joinEntry, error) {
-	c, n := binary.Uvarint(b)
-	if n <= 0 || c > math.MaxInt64 {
-		return joinEntry{}, fmt.Errorf("join state: corrupt entry count")
+	c, m, ok := decodeCountPair(b)
+	if !ok {
+		return joinEntry{}, fmt.Errorf("join state: corrupt entry")
 	}
-	b = b[n:]
-	m, n := binary.Uvarint(b)
-	if n <= 0 || m > math.MaxInt64 {
-		return joinEntry{}, fmt.Errorf("join state: corrupt entry match count")
+	return joinEntry{Count: c, Matches: m}, nil
+}
+
+// appendCountPair appends two counts (>= 0) as unsigned varints: the
+// state value of the joins' joinEntry and the set operations'
+// setOpCounts.
+func appendCountPair(dst []byte, a, b int64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(dst, uint64(a)), uint64(b))
+}
+
+// decodeCountPair reads what appendCountPair wrote, all of b; ok is false
+// when b is anything else.
+func decodeCountPair(b []byte) (x, y int64, ok bool) {
+	a, n := binary.Uvarint(b)
+	if n <= 0 || a > math.MaxInt64 {
+		return 0, 0, false
 	}
-	if n != len(b) {
-		return joinEntry{}, fmt.Errorf("join state: %d trailing bytes after entry", len(b)-n)
+	c, m := binary.Uvarint(b[n:])
+	if m <= 0 || c > math.MaxInt64 || n+m != len(b) {
+		return 0, 0, false
 	}
-	return joinEntry{Count: int64(c), Matches: int64(m)}, nil
+	return int64(a), int64(c), true
 }
 
 type joinOp struct {
