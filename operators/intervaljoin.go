@@ -90,14 +90,11 @@ type intervalJoinOp struct {
 func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	s := j.spec
 	j.name = "IntervalJoin(" + s.Join.Type.String() + ")"
-	if s.Join.Type > FullJoin {
-		return fmt.Errorf("%s: unknown join type", j.name)
-	}
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", j.name)
 	}
-	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) {
-		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
+	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
+		return err
 	}
 	if s.Lower > s.Upper {
 		return fmt.Errorf("%s: empty interval [%d, %d]", j.name, s.Lower, s.Upper)
@@ -106,14 +103,7 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	j.time = [2]int{s.LeftTime, s.RightTime}
 	j.shape.Width = j.width
-	j.outer = [2]bool{s.Join.Type == LeftJoin || s.Join.Type == FullJoin, s.Join.Type == RightJoin || s.Join.Type == FullJoin}
-	for side := range 2 {
-		for _, k := range append(append([]int(nil), j.keys[side]...), j.time[side]) {
-			if k < 0 || k >= j.width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), k, j.width[side])
-			}
-		}
-	}
+	j.outer = s.Join.Type.Outer()
 	j.delay = max(0, s.Upper, -s.Lower)
 	var err error
 	if j.sides[0], err = state.NewMapState[kit.Rows](ctx.State, "intervaljoin.left", kit.RowsCodec{}); err != nil {

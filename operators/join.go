@@ -38,6 +38,12 @@ func (t JoinType) String() string {
 	return fmt.Sprintf("JoinType(%d)", t)
 }
 
+// Outer reports, per side (0 left, 1 right), whether a join of type t
+// emits that side's rows without a match padded with NULLs.
+func (t JoinType) Outer() [2]bool {
+	return [2]bool{t == LeftJoin || t == FullJoin, t == RightJoin || t == FullJoin}
+}
+
 // JoinSpec describes a regular (unwindowed) equi-join.
 type JoinSpec struct {
 	Type JoinType
@@ -52,6 +58,40 @@ type JoinSpec struct {
 	// when the predicate is TRUE (NULL and false are no match). It must be
 	// deterministic: it is re-evaluated when a row is retracted.
 	Condition func(joined types.Row) (bool, error)
+}
+
+// Check is what the Open of every join operator over a JoinSpec
+// (regular, interval, temporal, window) checks of it, with name the
+// operator's name for the error: a known join type and the columns as
+// checkJoinColumns checks them, extra holding each side's columns
+// besides the keys (a time or window_end column).
+func (s JoinSpec) Check(name string, extra [2][]int) error {
+	if s.Type > FullJoin {
+		return fmt.Errorf("%s: unknown join type", name)
+	}
+	return checkJoinColumns(name, [2][]int{s.LeftKeys, s.RightKeys}, [2]int{s.LeftWidth, s.RightWidth}, extra)
+}
+
+// checkJoinColumns checks the columns of a two-input equi-join for its
+// operator's Open: as many left keys as right keys, no negative input
+// width, and each side's keys and extra columns inside its width.
+func checkJoinColumns(name string, keys [2][]int, width [2]int, extra [2][]int) error {
+	if len(keys[0]) != len(keys[1]) {
+		return fmt.Errorf("%s: %d left keys but %d right keys", name, len(keys[0]), len(keys[1]))
+	}
+	if width[0] < 0 || width[1] < 0 {
+		return fmt.Errorf("%s: negative input width", name)
+	}
+	for side := range 2 {
+		for _, cols := range [2][]int{keys[side], extra[side]} {
+			for _, c := range cols {
+				if c < 0 || c >= width[side] {
+					return fmt.Errorf("%s: %s column %d out of range (width %d)", name, kit.SideName(side), c, width[side])
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // NewJoin returns the streaming regular join operator (Flink's
@@ -103,28 +143,41 @@ type joinEntry struct {
 	Matches int64
 }
 
-// joinEntryCodec serializes a joinEntry as two unsigned varints.
+// joinEntryCodec serializes a joinEntry as a count pair
+// (appendCountPair): Count, then Matches.
 type joinEntryCodec struct{}
 
 func (joinEntryCodec) Encode(dst []byte, e joinEntry) []byte {
-	dst = binary.AppendUvarint(dst, uint64(e.Count))
-	return binary.AppendUvarint(dst, uint64(e.Matches))
+	return appendCountPair(dst, e.Count, e.Matches)
 }
 
 func (joinEntryCodec) Decode(b []byte) (joinEntry, error) {
-	c, n := binary.Uvarint(b)
-	if n <= 0 || c > math.MaxInt64 {
-		return joinEntry{}, fmt.Errorf("join state: corrupt entry count")
+	c, m, ok := decodeCountPair(b)
+	if !ok {
+		return joinEntry{}, fmt.Errorf("join state: corrupt entry")
 	}
-	b = b[n:]
-	m, n := binary.Uvarint(b)
-	if n <= 0 || m > math.MaxInt64 {
-		return joinEntry{}, fmt.Errorf("join state: corrupt entry match count")
+	return joinEntry{Count: c, Matches: m}, nil
+}
+
+// appendCountPair appends two counts (>= 0) as unsigned varints: the
+// state value of the joins' joinEntry and the set operations'
+// setOpCounts.
+func appendCountPair(dst []byte, a, b int64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(dst, uint64(a)), uint64(b))
+}
+
+// decodeCountPair reads what appendCountPair wrote, all of b; ok is false
+// when b is anything else.
+func decodeCountPair(b []byte) (x, y int64, ok bool) {
+	a, n := binary.Uvarint(b)
+	if n <= 0 || a > math.MaxInt64 {
+		return 0, 0, false
 	}
-	if n != len(b) {
-		return joinEntry{}, fmt.Errorf("join state: %d trailing bytes after entry", len(b)-n)
+	c, m := binary.Uvarint(b[n:])
+	if m <= 0 || c > math.MaxInt64 || n+m != len(b) {
+		return 0, 0, false
 	}
-	return joinEntry{Count: int64(c), Matches: int64(m)}, nil
+	return int64(a), int64(c), true
 }
 
 type joinOp struct {
@@ -141,28 +194,15 @@ type joinOp struct {
 func (j *joinOp) Open(ctx *dataflow.OpContext) error {
 	s := j.spec
 	j.name = "Join(" + s.Type.String() + ")"
-	if s.Type > FullJoin {
-		return fmt.Errorf("%s: unknown join type", j.name)
-	}
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", j.name)
 	}
-	if len(s.LeftKeys) != len(s.RightKeys) {
-		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.LeftKeys), len(s.RightKeys))
-	}
-	if s.LeftWidth < 0 || s.RightWidth < 0 {
-		return fmt.Errorf("%s: negative input width", j.name)
+	if err := s.Check(j.name, [2][]int{}); err != nil {
+		return err
 	}
 	j.keys = [2][]int{s.LeftKeys, s.RightKeys}
 	j.shape.Width = [2]int{s.LeftWidth, s.RightWidth}
-	j.outer = [2]bool{s.Type == LeftJoin || s.Type == FullJoin, s.Type == RightJoin || s.Type == FullJoin}
-	for side, ks := range j.keys {
-		for _, k := range ks {
-			if k < 0 || k >= j.shape.Width[side] {
-				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, kit.SideName(side), k, j.shape.Width[side])
-			}
-		}
-	}
+	j.outer = s.Type.Outer()
 	var err error
 	if j.sides[0], err = state.NewMapState[joinEntry](ctx.State, "join.left", joinEntryCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)

@@ -70,17 +70,10 @@ func (j *semiJoinOp) Open(ctx *dataflow.OpContext) error {
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", j.name)
 	}
-	if len(s.LeftKeys) != len(s.RightKeys) {
-		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.LeftKeys), len(s.RightKeys))
-	}
 	j.keys = [2][]int{s.LeftKeys, s.RightKeys}
 	j.width = [2]int{s.LeftWidth, s.RightWidth}
-	for side, ks := range j.keys {
-		for _, k := range ks {
-			if k < 0 || k >= j.width[side] {
-				return fmt.Errorf("%s: %s key column %d out of range (width %d)", j.name, kit.SideName(side), k, j.width[side])
-			}
-		}
+	if err := checkJoinColumns(j.name, j.keys, j.width, [2][]int{}); err != nil {
+		return err
 	}
 	var err error
 	if j.sides[0], err = state.NewMapState[joinEntry](ctx.State, "semijoin.left", joinEntryCodec{}); err != nil {

@@ -1,9 +1,7 @@
 package operators
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -85,23 +83,20 @@ func NewSetOp(kind SetOpKind, width int) dataflow.Operator {
 
 type setOpCounts struct{ l, r int64 }
 
+// setOpCountsCodec serializes setOpCounts as a count pair
+// (appendCountPair): l, then r.
 type setOpCountsCodec struct{}
 
 func (setOpCountsCodec) Encode(dst []byte, c setOpCounts) []byte {
-	dst = binary.AppendUvarint(dst, uint64(c.l))
-	return binary.AppendUvarint(dst, uint64(c.r))
+	return appendCountPair(dst, c.l, c.r)
 }
 
 func (setOpCountsCodec) Decode(b []byte) (setOpCounts, error) {
-	l, n := binary.Uvarint(b)
-	if n <= 0 || l > math.MaxInt64 {
+	l, r, ok := decodeCountPair(b)
+	if !ok {
 		return setOpCounts{}, types.ErrCorrupt
 	}
-	r, m := binary.Uvarint(b[n:])
-	if m <= 0 || r > math.MaxInt64 || n+m != len(b) {
-		return setOpCounts{}, types.ErrCorrupt
-	}
-	return setOpCounts{int64(l), int64(r)}, nil
+	return setOpCounts{l, r}, nil
 }
 
 type setOp struct {

@@ -114,17 +114,13 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", j.name)
 	}
-	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) || len(s.Join.LeftKeys) == 0 {
+	if len(s.Join.LeftKeys) == 0 {
 		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
 	}
-	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
-	for side, cols := range [2][]int{append([]int{s.LeftTime}, s.Join.LeftKeys...), append([]int{s.RightTime}, s.Join.RightKeys...)} {
-		for _, c := range cols {
-			if c < 0 || c >= j.shape.Width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), c, j.shape.Width[side])
-			}
-		}
+	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
+		return err
 	}
+	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	j.outer = s.Join.Type == LeftJoin
 	var err error
 	if j.left, err = state.NewMapState[tjLeftRows](ctx.State, "temporaljoin.left", tjLeftCodec{}); err != nil {

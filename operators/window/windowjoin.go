@@ -67,26 +67,16 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.oc = ctx
 	s := j.spec
 	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
-	if s.Join.Type > operators.FullJoin {
-		return fmt.Errorf("%s: unknown join type", j.name)
-	}
 	if ctx == nil || ctx.State == nil {
 		return fmt.Errorf("%s: no state store", j.name)
 	}
-	if len(s.Join.LeftKeys) != len(s.Join.RightKeys) {
-		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
+	if err := s.Join.Check(j.name, [2][]int{{s.LeftEnd}, {s.RightEnd}}); err != nil {
+		return err
 	}
 	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
 	j.end = [2]int{s.LeftEnd, s.RightEnd}
 	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
-	j.outer = [2]bool{s.Join.Type == operators.LeftJoin || s.Join.Type == operators.FullJoin, s.Join.Type == operators.RightJoin || s.Join.Type == operators.FullJoin}
-	for side := range 2 {
-		for _, c := range append([]int{j.end[side]}, j.keys[side]...) {
-			if c < 0 || c >= j.shape.Width[side] {
-				return fmt.Errorf("%s: %s column %d out of range (width %d)", j.name, kit.SideName(side), c, j.shape.Width[side])
-			}
-		}
-	}
+	j.outer = s.Join.Type.Outer()
 	var err error
 	if j.sides[0], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.left", kit.RowsCodec{}); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
