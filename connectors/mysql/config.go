@@ -139,42 +139,16 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if c.table == "" {
 		return nil, errors.New("option 'table-name' is empty")
 	}
-	if c.semantic, err = dbconn.ParseSemantic(t.Options["sink.semantic"], len(t.PrimaryKey) > 0, "MySQL"); err != nil {
+	o, err := dbconn.ParseSinkOptions(t, "MySQL")
+	if err != nil {
 		return nil, err
 	}
-	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
-		return nil, err
-	}
-	if c.maxRetries, err = connectors.Int(t.Options, "sink.max-retries", 10, 1); err != nil {
-		return nil, err
-	}
-	if c.parallelism, err = connectors.Int(t.Options, "sink.parallelism", 0, 1); err != nil {
-		return nil, err
-	}
-	if c.interval, err = connectors.Duration(t.Options, "sink.buffer-flush.interval", time.Second); err != nil {
-		return nil, err
-	}
+	c.semantic, c.maxRows, c.interval, c.maxRetries, c.parallelism = o.Semantic, o.MaxRows, o.Interval, o.MaxRetries, o.Parallelism
 	return c, nil
 }
 
-// redact removes the password from an error's text: a last line of
-// defence, since the driver's errors could some day quote a DSN.
-func (c *config) redact(err error) error {
-	if err == nil || c.password == "" || !strings.Contains(err.Error(), c.password) {
-		return err
-	}
-	return redacted{msg: strings.ReplaceAll(err.Error(), c.password, "******"), err: err}
-}
-
-// redacted keeps the wrapped error for errors.Is/As (the driver's
-// MySQLError numbers) but prints only the cleaned text.
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r redacted) Error() string { return r.msg }
-func (r redacted) Unwrap() error { return r.err }
+// redact removes the password from an error's text (dbconn.Redact).
+func (c *config) redact(err error) error { return dbconn.Redact(err, c.password) }
 
 // openDB opens a pool whose every connection runs at READ COMMITTED: the
 // sink then takes only record locks on the primary keys it writes, so

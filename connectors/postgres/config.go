@@ -147,22 +147,8 @@ func (c conn) String() string {
 	return fmt.Sprintf("postgres(%s@%s/%s)", c.user, net.JoinHostPort(c.host, c.port), c.database)
 }
 
-// redact removes the password from an error's text: a last line of
-// defence, since a driver error could some day quote a connection string.
-func (c conn) redact(err error) error {
-	if err == nil || c.password == "" || !strings.Contains(err.Error(), c.password) {
-		return err
-	}
-	return redacted{msg: strings.ReplaceAll(err.Error(), c.password, "******"), err: err}
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r redacted) Error() string { return r.msg }
-func (r redacted) Unwrap() error { return r.err }
+// redact removes the password from an error's text (dbconn.Redact).
+func (c conn) redact(err error) error { return dbconn.Redact(err, c.password) }
 
 // parseConfig validates a sink table's options.
 func parseConfig(t *connectors.Table) (*config, error) {
@@ -184,21 +170,11 @@ func parseConfig(t *connectors.Table) (*config, error) {
 	if d, ok := t.Options["driver"]; ok && d != "org.postgresql.Driver" {
 		return nil, fmt.Errorf("option 'driver': '%s' is not PostgreSQL's driver (org.postgresql.Driver)", d)
 	}
-	if c.semantic, err = dbconn.ParseSemantic(t.Options["sink.semantic"], len(t.PrimaryKey) > 0, "PostgreSQL"); err != nil {
+	o, err := dbconn.ParseSinkOptions(t, "PostgreSQL")
+	if err != nil {
 		return nil, err
 	}
-	if c.maxRows, err = connectors.Int(t.Options, "sink.buffer-flush.max-rows", 500, 1); err != nil {
-		return nil, err
-	}
-	if c.maxRetries, err = connectors.Int(t.Options, "sink.max-retries", 10, 1); err != nil {
-		return nil, err
-	}
-	if c.parallelism, err = connectors.Int(t.Options, "sink.parallelism", 0, 1); err != nil {
-		return nil, err
-	}
-	if c.interval, err = connectors.Duration(t.Options, "sink.buffer-flush.interval", time.Second); err != nil {
-		return nil, err
-	}
+	c.semantic, c.maxRows, c.interval, c.maxRetries, c.parallelism = o.Semantic, o.MaxRows, o.Interval, o.MaxRetries, o.Parallelism
 	return c, nil
 }
 
