@@ -241,6 +241,7 @@ var catalog = []FuncInfo{
 	e(catTemporal, "UTC_TIMESTAMP", "UTC_TIMESTAMP()", "CURRENT_TIMESTAMP.", noteMySQL, "UTC_TIMESTAMP() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "CURRENT_DATE", "CURRENT_DATE", "The current date.", noteUTC, "CURRENT_DATE > DATE '2000-01-01'", "true"),
 	e(catTemporal, "CURDATE", "CURDATE()", "CURRENT_DATE.", noteMySQL, "CURDATE() > DATE '2000-01-01'", "true"),
+	e(catTemporal, "CURTIME", "CURTIME()", "CURRENT_TIME.", noteMySQL, "CURTIME() >= TIME '00:00:00'", "true"),
 	e(catTemporal, "UTC_DATE", "UTC_DATE()", "CURRENT_DATE.", noteMySQL, "UTC_DATE() > DATE '2000-01-01'", "true"),
 	e(catTemporal, "PROCTIME", "PROCTIME()", "The processing time; a computed column PROCTIME() is a processing-time attribute.", noteNowLike, "PROCTIME() > TIMESTAMP '2000-01-01 00:00:00'", "true"),
 	e(catTemporal, "EXTRACT", "EXTRACT(unit FROM temporal)", "A field as BIGINT: MILLENNIUM, CENTURY, DECADE, YEAR, ISOYEAR, QUARTER, MONTH, WEEK (ISO), DAY, DOY, DOW (Sunday = 1), ISODOW (Monday = 1), HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, NANOSECOND (within the second) or EPOCH (seconds).", "", "EXTRACT(DOW FROM DATE '1994-09-27')", "3", "extract", FuncExtract),
