@@ -1403,18 +1403,27 @@ func (b *binder) toTimestampLTZText(x *ast.FuncCallExpr, name string, args []Exp
 		}}, nil
 }
 
+// clockPrecision is the precision argument of a clock function (NOW(p),
+// CURRENT_TIME(p), ...): a constant 0..9, or def when there is none.
+func clockPrecision(b *binder, x *ast.FuncCallExpr, name string, def int) (int, error) {
+	if len(x.Args) != 1 {
+		return def, nil
+	}
+	e, err := b.bind(x.Args[0])
+	if err != nil {
+		return 0, err
+	}
+	v, ok := constInt(e)
+	if !ok || v < 0 || v > 9 {
+		return 0, b.errf(x.Args[0], "%s expects a precision 0..9", name)
+	}
+	return int(v), nil
+}
+
 func buildNow(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	p := 3
-	if len(x.Args) == 1 {
-		e, err := b.bind(x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		v, ok := constInt(e)
-		if !ok || v < 0 || v > 9 {
-			return nil, b.errf(x.Args[0], "%s expects a precision 0..9", name)
-		}
-		p = int(v)
+	p, err := clockPrecision(b, x, name, 3)
+	if err != nil {
+		return nil, err
 	}
 	// As in Flink: CURRENT_TIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() and
 	// PROCTIME() are the instant, TIMESTAMP_LTZ(3); LOCALTIMESTAMP and

@@ -78,17 +78,9 @@ func (b *binder) newTimeField(x ast.Node, name, unit string, arg Expr, render fu
 // the session zone, TIME(0), as Flink's (a precision argument 0..9 asks
 // for more digits).
 func buildCurrentTime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	p := 0
-	if len(x.Args) == 1 {
-		e, err := b.bind(x.Args[0])
-		if err != nil {
-			return nil, err
-		}
-		v, ok := constInt(e)
-		if !ok || v < 0 || v > 9 {
-			return nil, b.errf(x.Args[0], "%s expects a precision 0..9", name)
-		}
-		p = int(v)
+	p, err := clockPrecision(b, x, name, 0)
+	if err != nil {
+		return nil, err
 	}
 	if name == "CURTIME" {
 		name = "CURRENT_TIME"

@@ -82,9 +82,10 @@ func shareSources(roots []Node) []Node {
 		collect(r)
 	}
 	replace := map[Node]Node{}
+	shared := map[Node]bool{} // the shared scans and chain tops
 	for _, t := range order {
 		if cs := chains[t]; len(cs) > 1 {
-			shareChains(cs, replace)
+			shareChains(cs, replace, shared)
 		}
 	}
 	if len(replace) == 0 {
@@ -109,9 +110,11 @@ func shareSources(roots []Node) []Node {
 			if changed {
 				out = n.withInputs(newIns)
 			}
-			if c, ok := out.(*CalcNode); ok && changed {
+			if c, ok := out.(*CalcNode); ok && changed && !shared[c.inputs[0]] {
 				// A reader's Calc over its projection of the shared node
-				// reads the shared node itself: one Calc, not two.
+				// reads the shared node itself: one Calc, not two. (It is
+				// never merged into the shared node itself, which would
+				// compute the shared Calc again for this reader.)
 				out = mergeCalc(c)
 			}
 		}
@@ -127,8 +130,9 @@ func shareSources(roots []Node) []Node {
 
 // shareChains records in replace, for each of the chains of one table,
 // the node that stands for its top over the shared scan: the shared
-// chain itself or a projection of it.
-func shareChains(cs []chain, replace map[Node]Node) {
+// chain itself or a projection of it; and in shared the nodes that
+// several readers read.
+func shareChains(cs []chain, replace map[Node]Node, shared map[Node]bool) {
 	table := cs[0].scan.Table
 	full := readScope(table.Conn, "")
 	u := newFieldUses(len(full))
@@ -159,6 +163,7 @@ func shareChains(cs []chain, replace map[Node]Node) {
 		}
 	}
 	if top, ok := shareLevels(cs, scan, subs); ok {
+		shared[top] = true
 		for k, c := range cs {
 			replace[c.top] = projectOnto(top, subs[k], c.top.Columns())
 		}
@@ -174,6 +179,7 @@ func shareChains(cs []chain, replace map[Node]Node) {
 			}
 		}
 	}
+	shared[scan] = true
 	for k, c := range cs {
 		var n Node = projectOnto(scan, subs[k], c.scan.Columns())
 		for _, l := range c.levels {
