@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -159,6 +160,9 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 				i := colIdx(k.Column.Name.O)
 				if i < 0 {
 					return nil, stmt.ErrorAtNode(k, "PRIMARY KEY column '%s' does not exist", k.Column.Name.O)
+				}
+				if slices.Contains(ct.PrimaryKey, i) {
+					return nil, stmt.ErrorAtNode(k, "PRIMARY KEY column '%s' is listed twice", k.Column.Name.O)
 				}
 				ct.PrimaryKey = append(ct.PrimaryKey, i)
 				ct.Columns[i].Type.NotNull = true
