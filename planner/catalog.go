@@ -227,36 +227,60 @@ func (c *Catalog) Resolve(p ObjectPath) ObjectPath {
 // what does not exist.
 func (c *Catalog) database(p ObjectPath) (*Database, error) {
 	p = c.Resolve(p)
-	ce, ok := c.catalogs[norm(p.Catalog)]
-	if !ok {
-		return nil, fmt.Errorf("Catalog '%s' does not exist", p.Catalog)
+	ce, err := c.catalogNamed(p.Catalog)
+	if err != nil {
+		return nil, err
 	}
-	d, ok := ce.dbs[norm(p.Database)]
+	return ce.database(p.Database)
+}
+
+// catalogNamed returns the catalog called name, or an error saying it
+// does not exist.
+func (c *Catalog) catalogNamed(name string) (*CatalogEntry, error) {
+	ce, ok := c.catalogs[norm(name)]
 	if !ok {
-		return nil, fmt.Errorf("Database '%s' does not exist in catalog '%s'", p.Database, ce.Name)
+		return nil, fmt.Errorf("Catalog '%s' does not exist", name)
+	}
+	return ce, nil
+}
+
+// catalogOrCurrent is catalogNamed, with "" the current catalog.
+func (c *Catalog) catalogOrCurrent(name string) (*CatalogEntry, error) {
+	if name == "" {
+		name = c.cur
+	}
+	return c.catalogNamed(name)
+}
+
+// database returns the catalog's database called name, or an error
+// saying it does not exist.
+func (ce *CatalogEntry) database(name string) (*Database, error) {
+	d, ok := ce.dbs[norm(name)]
+	if !ok {
+		return nil, fmt.Errorf("Database '%s' does not exist in catalog '%s'", name, ce.Name)
 	}
 	return d, nil
 }
 
-// Table returns the table at p.
-func (c *Catalog) Table(p ObjectPath) (*TableEntry, bool) {
+// entryAt looks p's name up among the objects of p's database that
+// kind picks (its tables or its views).
+func entryAt[E any](c *Catalog, p ObjectPath, kind func(*Database) map[string]*E) (*E, bool) {
 	d, err := c.database(p)
 	if err != nil {
 		return nil, false
 	}
-	t, ok := d.tables[norm(p.Name)]
-	return t, ok
+	e, ok := kind(d)[norm(p.Name)]
+	return e, ok
 }
 
+func tablesOf(d *Database) map[string]*TableEntry { return d.tables }
+func viewsOf(d *Database) map[string]*ViewEntry   { return d.views }
+
+// Table returns the table at p.
+func (c *Catalog) Table(p ObjectPath) (*TableEntry, bool) { return entryAt(c, p, tablesOf) }
+
 // View returns the view at p.
-func (c *Catalog) View(p ObjectPath) (*ViewEntry, bool) {
-	d, err := c.database(p)
-	if err != nil {
-		return nil, false
-	}
-	v, ok := d.views[norm(p.Name)]
-	return v, ok
-}
+func (c *Catalog) View(p ObjectPath) (*ViewEntry, bool) { return entryAt(c, p, viewsOf) }
 
 // Exists reports whether a table or view is at p.
 func (c *Catalog) Exists(p ObjectPath) bool {
@@ -308,19 +332,17 @@ func (c *Catalog) Drop(p ObjectPath, view bool) bool {
 	if err != nil {
 		return false
 	}
-	k := norm(p.Name)
 	if view {
-		if _, ok := d.views[k]; ok {
-			delete(d.views, k)
-			return true
-		}
-		return false
+		return remove(d.views, norm(p.Name))
 	}
-	if _, ok := d.tables[k]; ok {
-		delete(d.tables, k)
-		return true
-	}
-	return false
+	return remove(d.tables, norm(p.Name))
+}
+
+// remove deletes key k from m, reporting whether it was there.
+func remove[E any](m map[string]*E, k string) bool {
+	_, ok := m[k]
+	delete(m, k)
+	return ok
 }
 
 // AddTable adds a table at p (whose Name is t.Name); the caller has
@@ -370,9 +392,9 @@ func (c *Catalog) CreateCatalog(name, comment, ddl string) error {
 // DropCatalog removes a catalog and everything in it. The current
 // catalog cannot be dropped, as in Flink.
 func (c *Catalog) DropCatalog(name string) error {
-	ce, ok := c.catalogs[norm(name)]
-	if !ok {
-		return fmt.Errorf("Catalog '%s' does not exist", name)
+	ce, err := c.catalogNamed(name)
+	if err != nil {
+		return err
 	}
 	if norm(name) == norm(c.cur) {
 		return fmt.Errorf("Cannot drop catalog '%s' because it is the current catalog; USE CATALOG another first", ce.Name)
@@ -384,9 +406,9 @@ func (c *Catalog) DropCatalog(name string) error {
 // UseCatalog makes a catalog current, and its default_database (or its
 // first database) the current database.
 func (c *Catalog) UseCatalog(name string) error {
-	ce, ok := c.catalogs[norm(name)]
-	if !ok {
-		return fmt.Errorf("Catalog '%s' does not exist", name)
+	ce, err := c.catalogNamed(name)
+	if err != nil {
+		return err
 	}
 	c.cur = ce.Name
 	c.curDB = ""
@@ -409,12 +431,9 @@ func (ce *CatalogEntry) sortedDBs() []string {
 
 // DatabaseNames lists the databases of a catalog ("" is the current one), sorted.
 func (c *Catalog) DatabaseNames(catalog string) ([]string, error) {
-	if catalog == "" {
-		catalog = c.cur
-	}
-	ce, ok := c.catalogs[norm(catalog)]
-	if !ok {
-		return nil, fmt.Errorf("Catalog '%s' does not exist", catalog)
+	ce, err := c.catalogOrCurrent(catalog)
+	if err != nil {
+		return nil, err
 	}
 	return ce.sortedDBs(), nil
 }
@@ -422,12 +441,9 @@ func (c *Catalog) DatabaseNames(catalog string) ([]string, error) {
 // CreateDatabase adds a database to a catalog ("" is the current one).
 // created is false when it exists and ifNotExists is set.
 func (c *Catalog) CreateDatabase(catalog, name, comment string, ifNotExists bool) (created bool, err error) {
-	if catalog == "" {
-		catalog = c.cur
-	}
-	ce, ok := c.catalogs[norm(catalog)]
-	if !ok {
-		return false, fmt.Errorf("Catalog '%s' does not exist", catalog)
+	ce, err := c.catalogOrCurrent(catalog)
+	if err != nil {
+		return false, err
 	}
 	if _, ok := ce.dbs[norm(name)]; ok {
 		if ifNotExists {
@@ -443,16 +459,13 @@ func (c *Catalog) CreateDatabase(catalog, name, comment string, ifNotExists bool
 // (Flink's RESTRICT, the default); the current database cannot be
 // dropped.
 func (c *Catalog) DropDatabase(catalog, name string, cascade bool) error {
-	if catalog == "" {
-		catalog = c.cur
+	ce, err := c.catalogOrCurrent(catalog)
+	if err != nil {
+		return err
 	}
-	ce, ok := c.catalogs[norm(catalog)]
-	if !ok {
-		return fmt.Errorf("Catalog '%s' does not exist", catalog)
-	}
-	d, ok := ce.dbs[norm(name)]
-	if !ok {
-		return fmt.Errorf("Database '%s' does not exist in catalog '%s'", name, ce.Name)
+	d, err := ce.database(name)
+	if err != nil {
+		return err
 	}
 	if norm(ce.Name) == norm(c.cur) && norm(d.Name) == norm(c.curDB) {
 		return fmt.Errorf("Cannot drop database '%s' because it is the current database; USE another first", d.Name)
@@ -466,16 +479,13 @@ func (c *Catalog) DropDatabase(catalog, name string, cascade bool) error {
 
 // UseDatabase makes a database current; catalog "" is the current catalog.
 func (c *Catalog) UseDatabase(catalog, name string) error {
-	if catalog == "" {
-		catalog = c.cur
+	ce, err := c.catalogOrCurrent(catalog)
+	if err != nil {
+		return err
 	}
-	ce, ok := c.catalogs[norm(catalog)]
-	if !ok {
-		return fmt.Errorf("Catalog '%s' does not exist", catalog)
-	}
-	d, ok := ce.dbs[norm(name)]
-	if !ok {
-		return fmt.Errorf("Database '%s' does not exist in catalog '%s'", name, ce.Name)
+	d, err := ce.database(name)
+	if err != nil {
+		return err
 	}
 	c.cur, c.curDB = ce.Name, d.Name
 	return nil
