@@ -14,12 +14,7 @@ import (
 // output is the group keys, then one column per aggregate.
 type AggNode struct {
 	nodeBase
-	GroupKeys []int // input columns
-	Aggs      []operators.AggCall
-	AggText   []string // for EXPLAIN
-	// MiniBatch is the mini-batch setting (table.exec.mini-batch.*),
-	// zero when off.
-	MiniBatch operators.MiniBatch
+	groupAgg
 	// Phase is "PARTIAL" or "FINAL" for the two levels of a split
 	// distinct aggregation (build_agg_split.go), else empty; EXPLAIN shows
 	// it as Flink does (partialFinalType).
@@ -27,7 +22,39 @@ type AggNode struct {
 }
 
 func newAgg(in Node, keys []int, aggs []operators.AggCall, text []string, cols []expr.Column) *AggNode {
-	return &AggNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}}, GroupKeys: keys, Aggs: aggs, AggText: text}
+	return &AggNode{nodeBase: nodeBase{cols: cols, inputs: []Node{in}}, groupAgg: groupAgg{GroupKeys: keys, Aggs: aggs, AggText: text}}
+}
+
+// groupAgg is what the one-phase group aggregation and the two phases
+// it splits into (LocalAggNode, GlobalAggNode) share: the aggregation,
+// over the one-phase aggregation's input, and how it runs.
+type groupAgg struct {
+	GroupKeys []int // input columns
+	Aggs      []operators.AggCall
+	AggText   []string // for EXPLAIN
+	// MiniBatch is the mini-batch setting (table.exec.mini-batch.*),
+	// zero when off.
+	MiniBatch operators.MiniBatch
+}
+
+// spec is the operator's description of the aggregation, for an
+// insert-only input.
+func (g *groupAgg) spec() operators.GroupAggSpec {
+	return operators.GroupAggSpec{GroupKeys: g.GroupKeys, Aggs: g.Aggs}
+}
+
+// explainGroup renders the groupBy=[...] and select=[...] parts of a
+// group aggregation's EXPLAIN line: group is "groupBy=[k, ...], " ("" with
+// no keys) and sel the keys' names (keys are columns of in), then aggs.
+func explainGroup(in []expr.Column, keys []int, aggs []string) (group, sel string) {
+	var names []string
+	for _, k := range keys {
+		names = append(names, in[k].Name)
+	}
+	if len(keys) > 0 {
+		group = "groupBy=[" + colNames(in, keys) + "], "
+	}
+	return group, strings.Join(append(names, aggs...), ", ")
 }
 
 // Mode: a group's result is updated in place (-U/+U); a group that can
@@ -48,12 +75,7 @@ func (n *AggNode) partitionKeys(int) []int { return n.GroupKeys }
 func (n *AggNode) timeAttrs() []timeAttr   { return make([]timeAttr, len(n.cols)) }
 
 func (n *AggNode) Explain() string {
-	in := n.inputs[0].Columns()
-	sel := []string{}
-	for _, k := range n.GroupKeys {
-		sel = append(sel, in[k].Name)
-	}
-	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.GroupKeys):])...)
+	group, sel := explainGroup(n.inputs[0].Columns(), n.GroupKeys, aggSelect(n.AggText, n.cols[len(n.GroupKeys):]))
 	mb := ""
 	if n.Phase != "" {
 		mb = ", partialFinalType=[" + n.Phase + "]"
@@ -61,10 +83,7 @@ func (n *AggNode) Explain() string {
 	if n.MiniBatch.On() {
 		mb += ", miniBatch=[" + n.MiniBatch.String() + "]"
 	}
-	if len(n.GroupKeys) == 0 {
-		return fmt.Sprintf("GroupAggregate(select=[%s]%s)", strings.Join(sel, ", "), mb)
-	}
-	return fmt.Sprintf("GroupAggregate(groupBy=[%s], select=[%s]%s)", colNames(in, n.GroupKeys), strings.Join(sel, ", "), mb)
+	return fmt.Sprintf("GroupAggregate(%sselect=[%s]%s)", group, sel, mb)
 }
 
 // aggSelect renders aggregate calls for EXPLAIN, each with the name of
@@ -80,8 +99,11 @@ func aggSelect(text []string, cols []expr.Column) []string {
 	return sel
 }
 
+// spec is groupAgg's, for this node's input, which may retract.
 func (n *AggNode) spec() operators.GroupAggSpec {
-	return operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs, InputRetracts: n.inputs[0].Mode().HasUpdates()}
+	s := n.groupAgg.spec()
+	s.InputRetracts = n.inputs[0].Mode().HasUpdates()
+	return s
 }
 
 func (n *AggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {

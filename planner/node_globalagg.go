@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -16,18 +15,14 @@ import (
 // mode and upsert key.
 type GlobalAggNode struct {
 	nodeBase
-	// GroupKeys and Aggs are the one-phase aggregation's, over the
-	// local phase's input; the global phase's keys are the first
-	// len(GroupKeys) columns of its own input.
-	GroupKeys []int
-	Aggs      []operators.AggCall
-	AggText   []string
-	MiniBatch operators.MiniBatch
+	// groupAgg is the one-phase aggregation's, over the local phase's
+	// input; the global phase's keys are the first len(GroupKeys)
+	// columns of its own input.
+	groupAgg
 }
 
 func newGlobalAgg(agg *AggNode, local *LocalAggNode) *GlobalAggNode {
-	return &GlobalAggNode{nodeBase: nodeBase{cols: agg.cols, inputs: []Node{local}}, GroupKeys: agg.GroupKeys,
-		Aggs: agg.Aggs, AggText: agg.AggText, MiniBatch: agg.MiniBatch}
+	return &GlobalAggNode{nodeBase: nodeBase{cols: agg.cols, inputs: []Node{local}}, groupAgg: agg.groupAgg}
 }
 
 // Mode: the local phase's input is insert-only, so groups never lose
@@ -41,23 +36,12 @@ func (n *GlobalAggNode) partitionKeys(int) []int { return allCols(len(n.GroupKey
 func (n *GlobalAggNode) timeAttrs() []timeAttr   { return make([]timeAttr, len(n.cols)) }
 
 func (n *GlobalAggNode) Explain() string {
-	in := n.inputs[0].Columns()
-	keys := allCols(len(n.GroupKeys))
-	var sel []string
-	for _, k := range keys {
-		sel = append(sel, in[k].Name)
-	}
-	sel = append(sel, aggSelect(n.AggText, n.cols[len(n.GroupKeys):])...)
-	group := ""
-	if len(keys) > 0 {
-		group = "groupBy=[" + colNames(in, keys) + "], "
-	}
-	return fmt.Sprintf("GlobalGroupAggregate(%sselect=[%s], miniBatch=[%s])", group, strings.Join(sel, ", "), n.MiniBatch)
+	group, sel := explainGroup(n.inputs[0].Columns(), allCols(len(n.GroupKeys)), aggSelect(n.AggText, n.cols[len(n.GroupKeys):]))
+	return fmt.Sprintf("GlobalGroupAggregate(%sselect=[%s], miniBatch=[%s])", group, sel, n.MiniBatch)
 }
 
 func (n *GlobalAggNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
-	spec := operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs}
-	mb := n.MiniBatch
+	spec, mb := n.spec(), n.MiniBatch
 	if _, err := operators.NewGlobalGroupAgg(spec, mb); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -18,10 +17,7 @@ import (
 // (operators.PartialColumns).
 type LocalAggNode struct {
 	nodeBase
-	GroupKeys []int // input columns
-	Aggs      []operators.AggCall
-	AggText   []string // for EXPLAIN
-	MiniBatch operators.MiniBatch
+	groupAgg
 }
 
 func newLocalAgg(agg *AggNode) (*LocalAggNode, error) {
@@ -37,12 +33,7 @@ func newLocalAgg(agg *AggNode) (*LocalAggNode, error) {
 	for _, p := range part {
 		cols = append(cols, expr.Column{Name: p.Name, Type: p.Type})
 	}
-	return &LocalAggNode{nodeBase: nodeBase{cols: cols, inputs: agg.inputs}, GroupKeys: agg.GroupKeys,
-		Aggs: agg.Aggs, AggText: agg.AggText, MiniBatch: agg.MiniBatch}, nil
-}
-
-func (n *LocalAggNode) spec() operators.GroupAggSpec {
-	return operators.GroupAggSpec{GroupKeys: n.GroupKeys, Aggs: n.Aggs}
+	return &LocalAggNode{nodeBase: nodeBase{cols: cols, inputs: agg.inputs}, groupAgg: agg.groupAgg}, nil
 }
 
 // Mode: partials are only ever inserted.
@@ -51,18 +42,9 @@ func (n *LocalAggNode) UpsertKey() []int             { return nil }
 func (n *LocalAggNode) timeAttrs() []timeAttr        { return make([]timeAttr, len(n.cols)) }
 
 func (n *LocalAggNode) Explain() string {
-	in := n.inputs[0].Columns()
-	var sel []string
-	for _, k := range n.GroupKeys {
-		sel = append(sel, in[k].Name)
-	}
-	sel = append(sel, n.AggText...)
-	group := ""
-	if len(n.GroupKeys) > 0 {
-		group = "groupBy=[" + colNames(in, n.GroupKeys) + "], "
-	}
+	group, sel := explainGroup(n.inputs[0].Columns(), n.GroupKeys, n.AggText)
 	return fmt.Sprintf("LocalGroupAggregate(%sselect=[%s], partial=[%s], miniBatch=[%s])", group,
-		strings.Join(sel, ", "), allNames(n.cols[len(n.GroupKeys):]), n.MiniBatch)
+		sel, allNames(n.cols[len(n.GroupKeys):]), n.MiniBatch)
 }
 
 func (n *LocalAggNode) translate(_ *translator, ins []*dataflow.Node) (*dataflow.Node, error) {
