@@ -297,7 +297,7 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 	cols := append(append(unqualified(scope[:nl]), ln.Columns()[nl:]...), unqualified(scope[nl:])...)
 	cols = append(cols, rn.Columns()[nr:]...)
 	var jn Node = &JoinNode{nodeBase: nodeBase{cols: cols, inputs: []Node{ln, rn}},
-		Type: jt, LeftKeys: lk, RightKeys: rk, Cond: residual}
+		Type: jt, equiJoin: equiJoin{LeftKeys: lk, RightKeys: rk, Cond: residual}}
 	// Interval, temporal and window joins: build_timejoin.go.
 	if jn, err = b.timeJoin(jn.(*JoinNode), tb, asOf, l); err != nil {
 		return rel{}, err

@@ -279,7 +279,7 @@ func (b *builder) correlatedSemiJoin(in rel, sel *ast.SelectStmt, anti bool, inx
 		residual = expr.RemapColumns(residual, m)
 	}
 	n := &SemiJoinNode{nodeBase: nodeBase{cols: ln.Columns(), inputs: []Node{ln, rn}}, Anti: anti,
-		LeftKeys: lk, RightKeys: rk, Cond: andExpr(residual, nullCond)}
+		equiJoin: equiJoin{LeftKeys: lk, RightKeys: rk, Cond: andExpr(residual, nullCond)}}
 	return b.dropKeyColumns(n, in), nil
 }
 

@@ -15,7 +15,14 @@ import (
 // (node_timejoin.go) embed it.
 type JoinNode struct {
 	nodeBase
-	Type                operators.JoinType
+	Type operators.JoinType
+	equiJoin
+}
+
+// equiJoin is what the joins (JoinNode, SemiJoinNode) share: the key
+// pairs, on which both inputs are partitioned, and the residual
+// condition.
+type equiJoin struct {
 	LeftKeys, RightKeys []int
 	Cond                expr.Expr // residual, over left ++ right; nil if none
 }
@@ -34,11 +41,11 @@ func (n *JoinNode) Mode() dyntable.ChangelogMode {
 func (n *JoinNode) UpsertKey() []int      { return nil }
 func (n *JoinNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
 
-func (n *JoinNode) partitionKeys(i int) []int {
+func (j *equiJoin) partitionKeys(i int) []int {
 	if i == 0 {
-		return n.LeftKeys
+		return j.LeftKeys
 	}
-	return n.RightKeys
+	return j.RightKeys
 }
 
 var joinNames = map[operators.JoinType]string{
@@ -47,31 +54,36 @@ var joinNames = map[operators.JoinType]string{
 }
 
 func (n *JoinNode) Explain() string {
-	return n.explainAs("Join", n.where())
+	return n.explainAs("Join", n.where(n.inputs))
 }
 
-// explainAs renders a join's EXPLAIN line: its name, type, attrs and
-// residual condition, in the order Flink prints them.
+// explainAs is explainJoin with the join's type.
 func (n *JoinNode) explainAs(name string, attrs ...string) string {
-	s := name + "(joinType=[" + joinNames[n.Type] + "]"
+	return n.explainJoin(name, joinNames[n.Type], attrs...)
+}
+
+// explainJoin renders a join's EXPLAIN line: its name, type, attrs
+// (those not "") and residual condition, in the order Flink prints them.
+func (j *equiJoin) explainJoin(name, joinType string, attrs ...string) string {
+	s := name + "(joinType=[" + joinType + "]"
 	for _, a := range attrs {
 		if a != "" {
 			s += ", " + a
 		}
 	}
-	if n.Cond != nil {
-		s += ", condition=[" + n.Cond.String() + "]"
+	if j.Cond != nil {
+		s += ", condition=[" + j.Cond.String() + "]"
 	}
 	return s + ")"
 }
 
-// where renders the join's key equalities ("where=[a = b AND c = d]"),
-// "" when it has none.
-func (n *JoinNode) where() string {
-	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
+// where renders the join's key equalities over its two inputs ins
+// ("where=[a = b AND c = d]"), "" when it has none.
+func (j *equiJoin) where(ins []Node) string {
+	l, r := ins[0].Columns(), ins[1].Columns()
 	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	for i := range j.LeftKeys {
+		eq = append(eq, fmt.Sprintf("%s = %s", l[j.LeftKeys[i]].Name, r[j.RightKeys[i]].Name))
 	}
 	if eq == nil {
 		return ""

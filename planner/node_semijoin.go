@@ -1,12 +1,8 @@
 package planner
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
-	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 )
 
@@ -16,9 +12,8 @@ import (
 // left input's.
 type SemiJoinNode struct {
 	nodeBase
-	Anti                bool
-	LeftKeys, RightKeys []int
-	Cond                expr.Expr // over left ++ right; nil if none
+	Anti bool
+	equiJoin
 }
 
 // Mode: a semi join of insert-only inputs only gains rows (a left row's
@@ -33,31 +28,12 @@ func (n *SemiJoinNode) Mode() dyntable.ChangelogMode {
 func (n *SemiJoinNode) UpsertKey() []int      { return nil }
 func (n *SemiJoinNode) timeAttrs() []timeAttr { return make([]timeAttr, len(n.cols)) }
 
-func (n *SemiJoinNode) partitionKeys(i int) []int {
-	if i == 0 {
-		return n.LeftKeys
-	}
-	return n.RightKeys
-}
-
 func (n *SemiJoinNode) Explain() string {
 	t := "LeftSemiJoin"
 	if n.Anti {
 		t = "LeftAntiJoin"
 	}
-	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	s := "Join(joinType=[" + t + "]"
-	var eq []string
-	for i := range n.LeftKeys {
-		eq = append(eq, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
-	}
-	if eq != nil {
-		s += ", where=[" + strings.Join(eq, " AND ") + "]"
-	}
-	if n.Cond != nil {
-		s += ", condition=[" + n.Cond.String() + "]"
-	}
-	return s + ")"
+	return n.explainJoin("Join", t, n.where(n.inputs))
 }
 
 func (n *SemiJoinNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Node, error) {

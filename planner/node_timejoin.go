@@ -28,7 +28,7 @@ func (n *IntervalJoinNode) Mode() dyntable.ChangelogMode { return dyntable.Inser
 
 func (n *IntervalJoinNode) Explain() string {
 	return n.explainAs("IntervalJoin", fmt.Sprintf("windowBounds=[isRowTime=true, leftLowerBound=%s, leftUpperBound=%s, leftTimeIndex=%d, rightTimeIndex=%d]",
-		fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime), n.where())
+		fmtBound(n.Lower), fmtBound(n.Upper), n.LeftTime, n.RightTime), n.where(n.inputs))
 }
 
 // timeAttrs: the join holds the watermark back by its bounds, so its
@@ -60,7 +60,7 @@ func (n *TemporalJoinNode) Mode() dyntable.ChangelogMode { return n.inputs[0].Mo
 
 func (n *TemporalJoinNode) Explain() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	return n.explainAs("TemporalJoin", n.where(), "leftTime=["+l[n.LeftTime].Name+"]", "rightTime=["+r[n.RightTime].Name+"]")
+	return n.explainAs("TemporalJoin", n.where(n.inputs), "leftTime=["+l[n.LeftTime].Name+"]", "rightTime=["+r[n.RightTime].Name+"]")
 }
 
 // timeAttrs: the left side's rowtime attributes stay (each row is
@@ -89,7 +89,7 @@ func (n *WindowJoinNode) Mode() dyntable.ChangelogMode { return dyntable.InsertO
 
 func (n *WindowJoinNode) Explain() string {
 	l, r := n.inputs[0].Columns(), n.inputs[1].Columns()
-	return n.explainAs("WindowJoin", n.where(), "leftWindowEnd=["+l[n.LeftEnd].Name+"]", "rightWindowEnd=["+r[n.RightEnd].Name+"]")
+	return n.explainAs("WindowJoin", n.where(n.inputs), "leftWindowEnd=["+l[n.LeftEnd].Name+"]", "rightWindowEnd=["+r[n.RightEnd].Name+"]")
 }
 
 // timeAttrs: a window's rows are emitted when the watermark reaches
