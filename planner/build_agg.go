@@ -459,20 +459,13 @@ func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operator
 			return call, nil, "COUNT(*)", nil
 		}
 	}
-	if len(find(c.Args[0]).aggs) > 0 {
-		return call, nil, "", b.errf(c, "aggregate functions cannot be nested")
-	}
-	arg, err := expr.Bind(c.Args[0], scope, b.stmt.ErrorAtNode)
+	arg, text, err := b.aggArg(c, name, scope)
 	if err != nil {
 		return call, nil, "", err
 	}
 	at := arg.Type()
 	call.ArgType = at
-	text := name + "("
-	if c.Distinct {
-		text += "DISTINCT "
-	}
-	text += arg.String() + ")"
+	text += ")"
 	switch call.Kind {
 	case operators.AggCount:
 		call.ResultType = types.TypeBigInt.WithNotNull(true)
@@ -498,6 +491,36 @@ func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operator
 		call.ResultType = at.Nullable()
 	}
 	return call, arg, text, nil
+}
+
+// noNestedAgg refuses an aggregate call with an aggregate in one of its
+// arguments.
+func (b *builder) noNestedAgg(c *ast.AggregateFuncExpr) error {
+	for _, a := range c.Args {
+		if len(find(a).aggs) > 0 {
+			return b.errf(c, "aggregate functions cannot be nested")
+		}
+	}
+	return nil
+}
+
+// aggArg binds the first argument of the aggregate call c (of function
+// name) over scope, after noNestedAgg, and begins the call's EXPLAIN
+// text: "NAME(", DISTINCT, the argument; the caller adds the rest and
+// the closing parenthesis.
+func (b *builder) aggArg(c *ast.AggregateFuncExpr, name string, scope *expr.Scope) (expr.Expr, string, error) {
+	if err := b.noNestedAgg(c); err != nil {
+		return nil, "", err
+	}
+	arg, err := expr.Bind(c.Args[0], scope, b.stmt.ErrorAtNode)
+	if err != nil {
+		return nil, "", err
+	}
+	text := name + "("
+	if c.Distinct {
+		text += "DISTINCT "
+	}
+	return arg, text + arg.String(), nil
 }
 
 // buildRank plans ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...). The

@@ -83,22 +83,12 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 		}
 		return call, nil, "", b.errf(c, "wrong number of arguments to %s (got %d)", name, len(c.Args))
 	}
-	for _, a := range c.Args {
-		if len(find(a).aggs) > 0 {
-			return call, nil, "", b.errf(c, "aggregate functions cannot be nested")
-		}
-	}
-	arg, err := expr.Bind(c.Args[0], scope, b.stmt.ErrorAtNode)
+	arg, text, err := b.aggArg(c, name, scope)
 	if err != nil {
 		return call, nil, "", err
 	}
 	at := arg.Type()
 	call.ArgType = at
-	text := name + "("
-	if c.Distinct {
-		text += "DISTINCT "
-	}
-	text += arg.String()
 	if at.ID == types.Null {
 		return call, nil, "", b.errf(c, "%s of NULL: CAST the argument to a type", name)
 	}
@@ -166,10 +156,8 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 // computed by the pre-projection (expr.BindJSONAgg).
 func (b *builder) jsonAggCall(c *ast.AggregateFuncExpr, name string, call operators.AggCall, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
 	object := call.Kind == operators.AggJSONObjectAgg
-	for _, a := range c.Args {
-		if len(find(a).aggs) > 0 {
-			return call, nil, "", b.errf(c, "aggregate functions cannot be nested")
-		}
+	if err := b.noNestedAgg(c); err != nil {
+		return call, nil, "", err
 	}
 	arg, value, mode, err := expr.BindJSONAgg(object, c.Args, scope, b.stmt.ErrorAtNode)
 	if err != nil {
