@@ -72,17 +72,8 @@ func (b *builder) inSubquery(in rel, x *ast.PatternInExpr, anti bool) (rel, erro
 		return rel{}, err
 	}
 	rk := expr.NewColumnRef(0, r.scope[0].Name, r.scope[0].Type)
-	if !lk.Type().Equal(rk.Type()) {
-		ct, ok := expr.CommonType(lk.Type(), rk.Type())
-		if !ok {
-			return rel{}, b.errf(x, "IN compares %s with a subquery of %s, which have no common type", lk.Type(), rk.Type())
-		}
-		if lk, err = expr.ImplicitCast(lk, ct); err != nil {
-			return rel{}, b.errf(x, "%v", err)
-		}
-		if rk, err = expr.ImplicitCast(rk, ct); err != nil {
-			return rel{}, b.errf(x, "%v", err)
-		}
+	if lk, rk, err = b.inCommonType(x, lk, rk); err != nil {
+		return rel{}, err
 	}
 	ln, lidx := withKeyColumns(in.node, []expr.Expr{lk})
 	rn, ridx := withKeyColumns(r.node, []expr.Expr{rk})
@@ -230,17 +221,8 @@ func (b *builder) correlatedSemiJoin(in rel, sel *ast.SelectStmt, anti bool, inx
 		if err != nil {
 			return rel{}, b.errf(sel.Fields.Fields[0].Expr, "the column of a correlated IN subquery must be over the subquery's own tables: %v", err)
 		}
-		if !x.Type().Equal(y.Type()) {
-			ct, ok := expr.CommonType(x.Type(), y.Type())
-			if !ok {
-				return rel{}, b.errf(inx, "IN compares %s with a subquery of %s, which have no common type", x.Type(), y.Type())
-			}
-			if x, err = expr.ImplicitCast(x, ct); err != nil {
-				return rel{}, b.errf(inx, "%v", err)
-			}
-			if y, err = expr.ImplicitCast(y, ct); err != nil {
-				return rel{}, b.errf(inx, "%v", err)
-			}
+		if x, y, err = b.inCommonType(inx, x, y); err != nil {
+			return rel{}, err
 		}
 		// x and y go last among the key columns; they are keys unless
 		// the anti join must be NULL-aware.
@@ -304,4 +286,24 @@ func (b *builder) correlated(in rel, q ast.ResultSetNode) bool {
 		}
 	}
 	return false
+}
+
+// inCommonType casts l and r, the two sides of x IN (SELECT ...), to
+// their common type, or refuses them at x when they have none.
+func (b *builder) inCommonType(x ast.Node, l, r expr.Expr) (expr.Expr, expr.Expr, error) {
+	if l.Type().Equal(r.Type()) {
+		return l, r, nil
+	}
+	ct, ok := expr.CommonType(l.Type(), r.Type())
+	if !ok {
+		return nil, nil, b.errf(x, "IN compares %s with a subquery of %s, which have no common type", l.Type(), r.Type())
+	}
+	l, err := expr.ImplicitCast(l, ct)
+	if err != nil {
+		return nil, nil, b.errf(x, "%v", err)
+	}
+	if r, err = expr.ImplicitCast(r, ct); err != nil {
+		return nil, nil, b.errf(x, "%v", err)
+	}
+	return l, r, nil
 }
