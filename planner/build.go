@@ -79,6 +79,20 @@ func (b *builder) errf(n ast.Node, format string, args ...any) error {
 	return b.stmt.ErrorAtNode(n, format, args...)
 }
 
+// bindCondition binds the condition c over scope and refuses it unless
+// it is BOOLEAN (or NULL); what names the clause in the error ("WHERE",
+// "HAVING", "join", "FILTER").
+func (b *builder) bindCondition(what string, c ast.ExprNode, scope *expr.Scope) (expr.Expr, error) {
+	e, err := expr.Bind(c, scope, b.stmt.ErrorAtNode)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
+		return nil, b.errf(c, "%s condition must be BOOLEAN, not %s", what, e.Type())
+	}
+	return e, nil
+}
+
 // buildStatement builds the query of stmt and checks the complete plan.
 func (p *Planner) buildStatement(stmt *parser.Statement, q ast.ResultSetNode) (rel, error) {
 	b := p.newBuilder(stmt)
@@ -393,12 +407,9 @@ func (b *builder) buildWhere(in rel, where ast.ExprNode) (rel, error) {
 			subqueries = append(subqueries, c)
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: in.scope}, b.stmt.ErrorAtNode)
+		e, err := b.bindCondition("WHERE", c, &expr.Scope{Zone: b.p.zone(), Columns: in.scope})
 		if err != nil {
 			return rel{}, err
-		}
-		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
-			return rel{}, b.errf(c, "WHERE condition must be BOOLEAN, not %s", e.Type())
 		}
 		if !expr.IsDeterministic(e) && in.node.Mode().HasUpdates() {
 			return rel{}, b.errf(c, "a non-deterministic condition over an updating input would retract rows it never emitted")

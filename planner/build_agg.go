@@ -295,12 +295,9 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 		if err := b.checkGrouped(sel.Having.Expr, groupAST, in.scope); err != nil {
 			return rel{}, err
 		}
-		h, err := expr.Bind(sel.Having.Expr, &expr.Scope{Zone: b.p.zone(), Columns: aggCols, Replace: replace}, b.stmt.ErrorAtNode)
+		h, err := b.bindCondition("HAVING", sel.Having.Expr, &expr.Scope{Zone: b.p.zone(), Columns: aggCols, Replace: replace})
 		if err != nil {
 			return rel{}, err
-		}
-		if h.Type().ID != types.Boolean && h.Type().ID != types.Null {
-			return rel{}, b.errf(sel.Having.Expr, "HAVING condition must be BOOLEAN, not %s", h.Type())
 		}
 		out.node = newCalc(out.node, h, nil, nil)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/parser"
-	"github.com/streamsql/streamsql/types"
 )
 
 // filteredAggCall binds AGG(x) FILTER (WHERE c). Every accumulator sees
@@ -26,12 +25,9 @@ func (b *builder) filteredAggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (
 	if len(find(cond).aggs) > 0 {
 		return operators.AggCall{}, nil, "", b.errf(cond, "aggregate functions are not allowed in FILTER")
 	}
-	bc, err := expr.Bind(cond, scope, b.stmt.ErrorAtNode)
+	bc, err := b.bindCondition("FILTER", cond, scope)
 	if err != nil {
 		return operators.AggCall{}, nil, "", err
-	}
-	if bc.Type().ID != types.Boolean && bc.Type().ID != types.Null {
-		return operators.AggCall{}, nil, "", b.errf(cond, "FILTER condition must be BOOLEAN, not %s", bc.Type())
 	}
 	plain := *c // the call without its filter, for its text
 	plain.Args = append([]ast.ExprNode{arg}, c.Args[1:]...)

@@ -247,12 +247,9 @@ func (b *builder) buildJoin(j *ast.Join) (rel, error) {
 		if tb.consumes(c) {
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: bindScope}, b.stmt.ErrorAtNode)
+		e, err := b.bindCondition("join", c, &expr.Scope{Zone: b.p.zone(), Columns: bindScope})
 		if err != nil {
 			return rel{}, err
-		}
-		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
-			return rel{}, b.errf(c, "join condition must be BOOLEAN, not %s", e.Type())
 		}
 		if le, re, ok, err := b.equiKeys(c, bindScope, nl); err != nil {
 			return rel{}, err

@@ -4,7 +4,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/streamsql/streamsql/expr"
-	"github.com/streamsql/streamsql/types"
 )
 
 // Subqueries in WHERE, as Flink plans them: a conjunct
@@ -199,12 +198,9 @@ func (b *builder) correlatedSemiJoin(in rel, sel *ast.SelectStmt, anti bool, inx
 			lkeys, rkeys = append(lkeys, le), append(rkeys, expr.RemapColumns(re, shiftMap(nl, nr)))
 			continue
 		}
-		e, err := expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: both}, b.stmt.ErrorAtNode)
+		e, err := b.bindCondition("WHERE", c, &expr.Scope{Zone: b.p.zone(), Columns: both})
 		if err != nil {
 			return rel{}, err
-		}
-		if e.Type().ID != types.Boolean && e.Type().ID != types.Null {
-			return rel{}, b.errf(c, "WHERE condition must be BOOLEAN, not %s", e.Type())
 		}
 		residual = andExpr(residual, e)
 	}
