@@ -66,25 +66,31 @@ func (t *TableEntry) tableErr(err error) error {
 
 // Scan returns the table's source, creating it on first use.
 func (t *TableEntry) Scan(env *connectors.Env) (connectors.ScanSource, error) {
-	return t.scan.get(func() (connectors.ScanSource, error) {
-		sc, ok := t.connector.(connectors.SourceConnector)
-		if !ok {
-			return nil, fmt.Errorf("table '%s' cannot be read: connector '%s' is sink-only", t.Name, t.connector.Name())
-		}
-		s, err := sc.NewScan(t.Conn, env)
-		return s, t.tableErr(err)
+	return makeOnce(t, &t.scan, "read", "sink-only", func(c connectors.SourceConnector) (connectors.ScanSource, error) {
+		return c.NewScan(t.Conn, env)
 	})
 }
 
 // Sink returns the table's sink, creating it on first use.
 func (t *TableEntry) Sink(env *connectors.Env) (connectors.TableSink, error) {
-	return t.sink.get(func() (connectors.TableSink, error) {
-		sc, ok := t.connector.(connectors.SinkConnector)
+	return makeOnce(t, &t.sink, "written", "source-only", func(c connectors.SinkConnector) (connectors.TableSink, error) {
+		return c.NewSink(t.Conn, env)
+	})
+}
+
+// makeOnce makes one side of t's connector (its source or its sink)
+// into m on first use: with mk when the connector is a C, else an error
+// that t cannot be used so (verb: "read", "written"; the connector is
+// only: "sink-only", "source-only").
+func makeOnce[C, T any](t *TableEntry, m *made[T], verb, only string, mk func(C) (T, error)) (T, error) {
+	return m.get(func() (T, error) {
+		c, ok := t.connector.(C)
 		if !ok {
-			return nil, fmt.Errorf("table '%s' cannot be written: connector '%s' is source-only", t.Name, t.connector.Name())
+			var zero T
+			return zero, fmt.Errorf("table '%s' cannot be %s: connector '%s' is %s", t.Name, verb, t.connector.Name(), only)
 		}
-		s, err := sc.NewSink(t.Conn, env)
-		return s, t.tableErr(err)
+		v, err := mk(c)
+		return v, t.tableErr(err)
 	})
 }
 
