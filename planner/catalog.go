@@ -315,15 +315,18 @@ func (c *Catalog) Objects(p ObjectPath) (tables, views []string) {
 	if err != nil {
 		return nil, nil
 	}
-	for _, t := range d.tables {
-		tables = append(tables, t.Name)
+	return sortedNames(d.tables, func(t *TableEntry) string { return t.Name }),
+		sortedNames(d.views, func(v *ViewEntry) string { return v.Name })
+}
+
+// sortedNames lists the names (as name gives them) of m's entries, sorted.
+func sortedNames[E any](m map[string]E, name func(E) string) []string {
+	var ns []string
+	for _, e := range m {
+		ns = append(ns, name(e))
 	}
-	for _, v := range d.views {
-		views = append(views, v.Name)
-	}
-	sort.Strings(tables)
-	sort.Strings(views)
-	return tables, views
+	sort.Strings(ns)
+	return ns
 }
 
 func sortedUnion(a, b []string) []string {
@@ -370,12 +373,7 @@ func (c *Catalog) AddView(p ObjectPath, v *ViewEntry) {
 
 // CatalogNames lists the catalogs, sorted.
 func (c *Catalog) CatalogNames() []string {
-	var ns []string
-	for _, ce := range c.catalogs {
-		ns = append(ns, ce.Name)
-	}
-	sort.Strings(ns)
-	return ns
+	return sortedNames(c.catalogs, func(ce *CatalogEntry) string { return ce.Name })
 }
 
 // CatalogEntry returns the named catalog.
@@ -427,12 +425,7 @@ func (c *Catalog) UseCatalog(name string) error {
 }
 
 func (ce *CatalogEntry) sortedDBs() []string {
-	var ns []string
-	for _, d := range ce.dbs {
-		ns = append(ns, d.Name)
-	}
-	sort.Strings(ns)
-	return ns
+	return sortedNames(ce.dbs, func(d *Database) string { return d.Name })
 }
 
 // DatabaseNames lists the databases of a catalog ("" is the current one), sorted.
