@@ -258,6 +258,17 @@ func (c *Catalog) catalogOrCurrent(name string) (*CatalogEntry, error) {
 	return c.catalogNamed(name)
 }
 
+// databaseIn returns the catalog ("" is the current one) and its
+// database called name, or an error naming the one that does not exist.
+func (c *Catalog) databaseIn(catalog, name string) (*CatalogEntry, *Database, error) {
+	ce, err := c.catalogOrCurrent(catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := ce.database(name)
+	return ce, d, err
+}
+
 // database returns the catalog's database called name, or an error
 // saying it does not exist.
 func (ce *CatalogEntry) database(name string) (*Database, error) {
@@ -458,11 +469,7 @@ func (c *Catalog) CreateDatabase(catalog, name, comment string, ifNotExists bool
 // (Flink's RESTRICT, the default); the current database cannot be
 // dropped.
 func (c *Catalog) DropDatabase(catalog, name string, cascade bool) error {
-	ce, err := c.catalogOrCurrent(catalog)
-	if err != nil {
-		return err
-	}
-	d, err := ce.database(name)
+	ce, d, err := c.databaseIn(catalog, name)
 	if err != nil {
 		return err
 	}
@@ -478,11 +485,7 @@ func (c *Catalog) DropDatabase(catalog, name string, cascade bool) error {
 
 // UseDatabase makes a database current; catalog "" is the current catalog.
 func (c *Catalog) UseDatabase(catalog, name string) error {
-	ce, err := c.catalogOrCurrent(catalog)
-	if err != nil {
-		return err
-	}
-	d, err := ce.database(name)
+	ce, d, err := c.databaseIn(catalog, name)
 	if err != nil {
 		return err
 	}
