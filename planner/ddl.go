@@ -125,6 +125,9 @@ func (p *Planner) CreateTable(stmt *parser.Statement, n *ast.CreateTableStmt) (_
 				ty.NotNull = true
 			case ast.ColumnOptionNull, ast.ColumnOptionComment:
 			case ast.ColumnOptionPrimaryKey:
+				if ct.PrimaryKey != nil { // a second column-level key, as Flink refuses
+					return nil, stmt.ErrorAtIdent(name, c, "table '%s' has more than one PRIMARY KEY: '%s' and '%s' are each declared PRIMARY KEY; declare a key of several columns as PRIMARY KEY (a, b) NOT ENFORCED", t.Name, ct.Columns[ct.PrimaryKey[0]].Name, name)
+				}
 				ct.PrimaryKey = append(ct.PrimaryKey, len(ct.Columns))
 				ty.NotNull = true
 			default:
