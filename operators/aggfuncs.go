@@ -63,11 +63,21 @@ type AggCall struct {
 	Param types.Value
 	// Offset is LAG's offset, how many rows back.
 	Offset int
+	// KeepNulls: the aggregate sees NULL arguments too (ARRAY_AGG
+	// without IGNORE NULLS); every other aggregate skips them.
+	KeepNulls bool
+	// Filtered: only rows whose input column Filter is TRUE reach the
+	// aggregate. The planner uses it for FILTER (WHERE c) on a KeepNulls
+	// aggregate, which cannot mask the rows that fail c with a NULL
+	// argument as the others' FILTER does (planner/build_agg_filter.go).
+	Filtered bool
+	Filter   int
 }
 
 // accumulator is the running state of one aggregate in one group. add
 // and retract see only non-NULL values (COUNT(*) sees a placeholder),
-// except LAG's, which sees every value (aggfunc_lag.go).
+// except LAG's, which sees every value (aggfunc_lag.go), and those of a
+// KeepNulls call (ARRAY_AGG's seqAcc, maybe inside a distinctAcc).
 type accumulator interface {
 	add(v types.Value) error
 	retract(v types.Value) error
@@ -172,6 +182,8 @@ type aggPlan struct {
 	word   int   // the aggregate's own word (opIntSum, opFloatSum, opIntMin, opIntMax)
 	lo, hi int64 // range of an integer SUM
 	acc    int   // opAcc: index into groupExt.accs
+	nulls  bool  // AggCall.KeepNulls: NULL arguments are accumulated
+	filter int   // AggCall.Filter when Filtered, else -1
 }
 
 // planAgg decides how an aggregate is computed; GroupAgg assigns the
@@ -183,7 +195,13 @@ func planAgg(c AggCall, retracts bool) (aggPlan, error) {
 	if _, err := newAccumulator(c, retracts); err != nil {
 		return aggPlan{}, err
 	}
-	p := aggPlan{op: opAcc, arg: c.Arg, avg: c.Kind == AggAvg}
+	if c.KeepNulls && c.Kind != AggArrayAgg {
+		return aggPlan{}, fmt.Errorf("%s cannot keep NULL values", c.Kind)
+	}
+	p := aggPlan{op: opAcc, arg: c.Arg, avg: c.Kind == AggAvg, nulls: c.KeepNulls, filter: -1}
+	if c.Filtered {
+		p.filter = c.Filter
+	}
 	intArg := c.ArgType.ID == types.Int || c.ArgType.ID == types.BigInt
 	switch c.Kind {
 	case AggCountStar:

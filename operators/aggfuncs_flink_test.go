@@ -156,3 +156,29 @@ func TestPercentileAndJSONObjectAgg(t *testing.T) {
 		t.Errorf("a duplicate key: %v, want an error", err)
 	}
 }
+
+// TestArrayAggNulls: ARRAY_AGG without IGNORE NULLS accumulates NULLs
+// (GroupAgg passes them to a KeepNulls call); they survive encode/decode
+// and a retraction of NULL removes the earliest NULL. Under DISTINCT one
+// NULL is kept once.
+func TestArrayAggNulls(t *testing.T) {
+	s := types.TypeString
+	arr := AggCall{Kind: AggArrayAgg, ArgType: s, ResultType: types.ArrayType(s), KeepNulls: true}
+	null := types.NullValue
+	vals := []types.Value{types.NewString("a"), null, types.NewString("b"), null}
+	for _, retracts := range []bool{false, true} {
+		accRun(t, arr, retracts, vals, nil, "[a, NULL, b, NULL]")
+		accRun(t, arr, retracts, []types.Value{null, null}, nil, "[NULL, NULL]")
+		accRun(t, arr, retracts, nil, nil, "NULL")
+	}
+	accRun(t, arr, true, vals, []types.Value{null}, "[a, b, NULL]")
+	accRun(t, arr, true, []types.Value{null}, []types.Value{null}, "NULL")
+	d := arr
+	d.Distinct = true
+	accRun(t, d, true, vals, nil, "[a, NULL, b]")
+	accRun(t, d, true, vals, []types.Value{null}, "[a, NULL, b]") // one NULL copy left
+	accRun(t, d, true, vals, []types.Value{null, null}, "[a, b]") // the last NULL goes
+	if _, err := planAgg(AggCall{Kind: AggListAgg, ArgType: s, ResultType: s, Param: types.NewString(","), KeepNulls: true}, false); err == nil {
+		t.Error("LISTAGG with KeepNulls was accepted")
+	}
+}

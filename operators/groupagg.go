@@ -202,7 +202,8 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 }
 
 // add accumulates input row r into gs. Aggregates other than COUNT(*)
-// skip NULL arguments. It reports whether the result of a word
+// skip NULL arguments, but for a KeepNulls call, and a Filtered call
+// skips the rows whose filter column is not TRUE. It reports whether the result of a word
 // aggregate changed (as types.RowsEqual sees it) or there is a COUNT(*);
 // accumulator aggregates are left to changedRow.
 func (g *GroupAgg) add(gs *groupState, r types.Row) (changed bool, err error) {
@@ -213,7 +214,7 @@ func (g *GroupAgg) add(gs *groupState, r types.Row) (changed bool, err error) {
 			continue
 		}
 		v := &r[p.arg]
-		if v.IsNull() {
+		if v.IsNull() && !p.nulls || p.filter >= 0 && !isTrue(r[p.filter]) {
 			continue
 		}
 		switch p.op {
@@ -270,7 +271,7 @@ func (g *GroupAgg) retract(gs *groupState, r types.Row) (changed bool, err error
 			continue
 		}
 		v := &r[p.arg]
-		if v.IsNull() {
+		if v.IsNull() && !p.nulls || p.filter >= 0 && !isTrue(r[p.filter]) {
 			continue
 		}
 		switch p.op {
@@ -307,6 +308,9 @@ func (g *GroupAgg) retract(gs *groupState, r types.Row) (changed bool, err error
 	gs.rows--
 	return changed, nil
 }
+
+// isTrue reports whether v is the BOOLEAN TRUE (not FALSE, not NULL).
+func isTrue(v types.Value) bool { return v.Kind() == types.KindBool && v.Bool() }
 
 // intSumChanged reports whether an integer SUM (or AVG) result differs
 // between (sum0, n0) and (sum1, n1); n == 0 is NULL.

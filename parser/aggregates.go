@@ -76,3 +76,15 @@ func (aggFixer) Leave(n ast.Node) (ast.Node, bool) {
 	agg.SetText(nil, fc.Text())
 	return agg, true
 }
+
+// AggIgnoreNulls takes apart ARRAY_AGG(x IGNORE NULLS) (see
+// IgnoreNullsFunc): it returns the call's arguments without the mark
+// and whether the mark was there.
+func AggIgnoreNulls(agg *ast.AggregateFuncExpr) ([]ast.ExprNode, bool) {
+	if n := len(agg.Args); n > 0 {
+		if fc, ok := agg.Args[n-1].(*ast.FuncCallExpr); ok && fc.FnName.L == IgnoreNullsFunc && len(fc.Args) == 0 && fc.Schema.O == "" {
+			return agg.Args[:n-1], true
+		}
+	}
+	return agg.Args, false
+}

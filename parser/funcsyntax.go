@@ -29,6 +29,7 @@ import (
 //	FIRST_VALUE(x), LAST_VALUE(x) without OVER  __first_value(x), __last_value(x)       (aggregates)
 //	STDDEV(x), VARIANCE(x)                      STDDEV_SAMP(x), VAR_SAMP(x)            (TiDB reads them as the _POP forms)
 //	ARRAY_AGG(DISTINCT x)                       __array_agg_distinct(x)                (back to ARRAY_AGG by fixAggregates)
+//	ARRAY_AGG(x IGNORE NULLS)                   ARRAY_AGG(x, __ignore_nulls())         (ALL and RESPECT NULLS, the defaults, are dropped)
 //	LISTAGG(x) OVER w (and kin)                 MAX(__over_listagg(x)) OVER w          (back to LISTAGG by fixAggregates)
 //	REGEXP(s, p), SPLIT(s, d), CARDINALITY(a)   __fn_regexp(s, p), __fn_split(s, d), ... (TiDB keywords)
 //
@@ -48,6 +49,9 @@ const (
 	jsonObjectAgg  = "__json_objectagg"
 	// arrayAggDistinct is ARRAY_AGG(DISTINCT x), as __array_agg_distinct(x).
 	arrayAggDistinct = "__array_agg_distinct"
+	// IgnoreNullsFunc marks ARRAY_AGG(x IGNORE NULLS): the call's last
+	// argument is __ignore_nulls(); use AggIgnoreNulls to take it off.
+	IgnoreNullsFunc = "__ignore_nulls"
 	// overPrefix marks an aggregate of flinkAggregates called OVER a
 	// window: MAX(__over_listagg(x)) OVER w is LISTAGG(x) OVER w.
 	overPrefix = "__over_"
@@ -627,6 +631,18 @@ func (c *stmtCtx) functionPosition(i int) bool {
 
 func (c *stmtCtx) rewriteFunctionNames() *posError {
 	for i := range c.toks {
+		if c.isCall(i, "ARRAY_AGG") {
+			over := c.isKw(c.match[i+1]+1, "OVER")
+			distinct, err := c.rewriteArrayAggWords(i)
+			if err != nil {
+				return err
+			}
+			if distinct && !over {
+				// TiDB takes DISTINCT only in its own aggregates' calls.
+				c.replace(i, i, arrayAggDistinct)
+				continue
+			}
+		}
 		if name := strings.ToLower(c.text(i)); c.isCall(i, name) && flinkAggregates[name] != "" && c.isKw(c.match[i+1]+1, "OVER") {
 			// LISTAGG(x) OVER w: TiDB takes OVER only after the window
 			// functions it knows, so the call rides inside MAX(...) OVER
@@ -640,10 +656,6 @@ func (c *stmtCtx) rewriteFunctionNames() *posError {
 			c.replace(i, i, firstValueFunc)
 		case c.isCall(i, "LAST_VALUE") && !c.isKw(c.match[i+1]+1, "OVER"):
 			c.replace(i, i, lastValueFunc)
-		case c.isCall(i, "ARRAY_AGG") && c.isKw(i+2, "DISTINCT"):
-			// TiDB takes DISTINCT only in its own aggregates' calls.
-			c.replace(i, i, arrayAggDistinct)
-			c.replace(i+2, i+2, "")
 		case c.isCall(i, "STDDEV"):
 			c.replace(i, i, "STDDEV_SAMP")
 		case c.isCall(i, "VARIANCE"):
@@ -657,4 +669,35 @@ func (c *stmtCtx) rewriteFunctionNames() *posError {
 		}
 	}
 	return nil
+}
+
+// rewriteArrayAggWords takes the words TiDB cannot parse out of the call
+// ARRAY_AGG([ALL | DISTINCT] x [RESPECT NULLS | IGNORE NULLS]) at token
+// i: ALL and RESPECT NULLS are the defaults and go; IGNORE NULLS becomes
+// the argument __ignore_nulls() after x. It reports whether DISTINCT was
+// there, for the caller to rename the call.
+func (c *stmtCtx) rewriteArrayAggWords(i int) (distinct bool, err *posError) {
+	open := i + 1
+	close := c.match[open]
+	first := open + 1
+	if c.isKw(first, "DISTINCT") || c.isKw(first, "ALL") {
+		distinct = c.isKw(first, "DISTINCT")
+		c.replace(first, first, "")
+		first++
+	}
+	if k := close - 2; k >= first && c.isKw(close-1, "NULLS") && (c.isKw(k, "RESPECT") || c.isKw(k, "IGNORE")) &&
+		c.parent[k] == open && !c.covered[k] {
+		if k == first || c.isPunct(k-1, ",") {
+			return false, c.errAt(k, "ARRAY_AGG expects a value before %s NULLS", c.upper(k))
+		}
+		text := ""
+		if c.isKw(k, "IGNORE") {
+			text = ", " + IgnoreNullsFunc + "()"
+		}
+		c.replace(k, close-1, text)
+	}
+	if first >= close {
+		return false, c.errAt(i, "ARRAY_AGG expects a value")
+	}
+	return distinct, nil
 }

@@ -156,8 +156,29 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 	aggIndex := map[ast.ExprNode]int{}
 	byText := map[string]int{}
 	retracts := in.node.Mode().HasUpdates()
+	// preColumn is the pre-projection column computing e; several
+	// aggregates of one input column share its column.
+	preColumn := func(e expr.Expr) int {
+		if ai, ok := expr.ColumnIndex(e); ok {
+			for j := nk; j < len(pre); j++ {
+				if pj, ok := expr.ColumnIndex(pre[j]); ok && pj == ai {
+					return j
+				}
+			}
+		}
+		pre = append(pre, e)
+		return len(pre) - 1
+	}
 	for _, c := range calls {
-		call, arg, text, err := b.aggCall(c, inScope)
+		var call operators.AggCall
+		var arg, filter expr.Expr
+		var text string
+		var err error
+		if _, _, ok := parser.AggFilter(c); ok {
+			call, arg, filter, text, err = b.filteredAggCall(c, inScope)
+		} else {
+			call, arg, text, err = b.aggCall(c, inScope)
+		}
 		if err != nil {
 			return rel{}, err
 		}
@@ -166,18 +187,10 @@ func (b *builder) buildAggregateSelect(in rel, sel *ast.SelectStmt, fields []fie
 			continue
 		}
 		if arg != nil {
-			call.Arg = len(pre)
-			// Several aggregates of one column share its pre-projection.
-			if ai, ok := expr.ColumnIndex(arg); ok {
-				for j := nk; j < len(pre); j++ {
-					if pj, ok := expr.ColumnIndex(pre[j]); ok && pj == ai {
-						call.Arg = j
-					}
-				}
-			}
-			if call.Arg == len(pre) {
-				pre = append(pre, arg)
-			}
+			call.Arg = preColumn(arg)
+		}
+		if filter != nil {
+			call.Filtered, call.Filter = true, preColumn(filter)
 		}
 		var darg expr.Expr
 		if call.Distinct && len(c.Args) > 0 {
@@ -424,10 +437,17 @@ func (v *childVisitor) Enter(n ast.Node) (ast.Node, bool) {
 
 func (v *childVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-// aggCall binds one aggregate function call.
+// aggCall binds one aggregate function call: the call, its argument
+// (bound over scope) and its EXPLAIN text. A call whose FILTER needs a
+// column of its own (filteredAggCall) is refused; GROUP BY plans those
+// through filteredAggCall.
 func (b *builder) aggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
 	if _, _, ok := parser.AggFilter(c); ok {
-		return b.filteredAggCall(c, scope) // build_agg_filter.go
+		call, arg, filter, text, err := b.filteredAggCall(c, scope) // build_agg_filter.go
+		if err == nil && filter != nil {
+			err = b.errf(c, "FILTER is not supported on %s here", text)
+		}
+		return call, arg, text, err
 	}
 	name := strings.ToUpper(c.F)
 	var call operators.AggCall

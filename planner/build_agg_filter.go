@@ -15,8 +15,30 @@ import (
 // THEN x END over all rows, and COUNT(*) FILTER (WHERE c) counts CASE
 // WHEN c THEN TRUE END. A row for which c is NULL does not pass, as in
 // Flink. The JSON aggregates keep NULL values (JSON_OBJECTAGG's NULL ON
-// NULL), so they take no FILTER.
-func (b *builder) filteredAggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
+// NULL), so they take no FILTER. ARRAY_AGG without IGNORE NULLS keeps
+// NULL values too: it gets the bound condition as a column of its own,
+// returned as filter (operators.AggCall.Filtered); filter is nil for the
+// others.
+func (b *builder) filteredAggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (call operators.AggCall, arg, filter expr.Expr, text string, err error) {
+	call, arg, text, err = b.filterMasked(c, scope)
+	if err != nil || !call.KeepNulls {
+		return call, arg, nil, text, err
+	}
+	cond, _, _ := parser.AggFilter(c)
+	filter, err = expr.Bind(cond, scope, b.stmt.ErrorAtNode)
+	if err != nil {
+		return call, nil, nil, "", err
+	}
+	plain := *c
+	_, fa, _ := parser.AggFilter(c)
+	plain.Args = append([]ast.ExprNode{fa}, c.Args[1:]...)
+	call, arg, _, err = b.aggCall(&plain, scope)
+	return call, arg, filter, text, err
+}
+
+// filterMasked binds AGG(x) FILTER (WHERE c) as AGG(CASE WHEN c THEN x
+// END), for an aggregate that skips NULL values.
+func (b *builder) filterMasked(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
 	cond, arg, _ := parser.AggFilter(c)
 	name := strings.ToUpper(c.F)
 	if name == "JSON_ARRAYAGG" || name == "JSON_OBJECTAGG" {

@@ -70,6 +70,12 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 		return call, nil, "", b.errf(c, "aggregate function %s is not supported", name)
 	}
 	call.Kind, call.Distinct = kind, c.Distinct
+	ignoreNulls := false
+	if kind == operators.AggArrayAgg {
+		stripped := *c // without IGNORE NULLS' mark (parser.IgnoreNullsFunc)
+		stripped.Args, ignoreNulls = parser.AggIgnoreNulls(c)
+		c = &stripped
+	}
 	if kind == operators.AggJSONArrayAgg || kind == operators.AggJSONObjectAgg {
 		return b.jsonAggCall(c, name, call, scope)
 	}
@@ -111,9 +117,14 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 		if at.ID == types.Interval {
 			return call, nil, "", b.errf(c, "%s of %s is not supported", name, at)
 		}
-		// NULLs are skipped, as by every aggregate here (Flink keeps them
-		// unless IGNORE NULLS).
-		call.ResultType = types.ArrayType(at.WithNotNull(true))
+		// Flink keeps NULL values unless IGNORE NULLS; every other
+		// aggregate skips them.
+		call.KeepNulls = !ignoreNulls
+		call.ResultType = types.ArrayType(at)
+		if ignoreNulls {
+			call.ResultType = types.ArrayType(at.WithNotNull(true))
+			text += " IGNORE NULLS"
+		}
 	case operators.AggListAgg:
 		if at.ID != types.String {
 			return call, nil, "", b.errf(c.Args[0], "LISTAGG expects STRING, got %s", at)

@@ -56,7 +56,7 @@ func (b *builder) windowAggregate(agg *AggNode) (Node, error) {
 		return nil, tvf.errAt("%v", err)
 	}
 	for _, a := range agg.Aggs {
-		if a.Kind != operators.AggCountStar && wcols[a.Arg] {
+		if a.Kind != operators.AggCountStar && wcols[a.Arg] || a.Filtered && wcols[a.Filter] {
 			return nil, tvf.errAt("in a window aggregation the window columns can only be GROUP BY keys, not aggregate arguments")
 		}
 	}
