@@ -121,7 +121,7 @@ func TestCSVNestedProjected(t *testing.T) {
 }
 
 // Random rows of the nested columns, without the values the format
-// cannot tell apart (an ARRAY of one NULL or one ” element), read back as themselves.
+// cannot tell apart (an ARRAY of one NULL or one empty STRING), read back as themselves.
 func TestCSVNestedRoundTrip(t *testing.T) {
 	cs, ts := nestedCols(t)
 	words := []string{"", "a", "with,comma", `q"uote`, "semi;colon", `back\slash`, "N", " pad "}
