@@ -180,7 +180,8 @@ func appendJSONString(dst []byte, s string) []byte {
 // CSVOptions; a field is quoted when it holds the delimiter, the quote
 // character, a line break or leading/trailing space, with the quote
 // character doubled inside; NULL is the null literal if one is set, else
-// an empty field.
+// an empty field. A ROW or ARRAY is one field of its elements joined by
+// the element delimiter (csv_nested.go).
 type CSVEncoder struct {
 	o     CSVOptions
 	types []types.Type
