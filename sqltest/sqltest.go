@@ -22,6 +22,9 @@
 //	----
 //	1
 //
+// In a block's SQL, ${TESTDIR} is a directory of the file's own (empty
+// at the start, removed at the end), for filesystem tables.
+//
 // changelog lists every change in order, as Flink's Row.toString writes
 // it. rowsort, nosort and valuesort list the final materialized result:
 // one row a line with values separated by one space (rowsort sorts the
@@ -228,6 +231,16 @@ func run(path, data string, opts Options) (*Result, error) {
 	defer os.RemoveAll(ckdir)
 	if err := s.Conf.Set("state.checkpoints.dir", ckdir); err != nil {
 		return nil, err
+	}
+	// ${TESTDIR} in a block's SQL is a directory of the file's own, for
+	// the files its filesystem tables write and read.
+	testdir, err := os.MkdirTemp("", "streamsql-test-files-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(testdir)
+	for _, b := range blocks {
+		b.SQL = strings.ReplaceAll(b.SQL, "${TESTDIR}", testdir)
 	}
 	res := &Result{}
 	lines := strings.Split(data, "\n")

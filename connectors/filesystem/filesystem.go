@@ -175,7 +175,15 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 			return nil, err
 		}
 	}
+	if s.format == formatCSV {
+		if err := format.CheckCSVColumns(t.Columns); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range t.Columns {
+		if s.format == formatCSV {
+			break
+		}
 		if !format.Readable(c.Type, s.format == formatJSON) {
 			return nil, fmt.Errorf("column '%s': type %s cannot be read from files in format '%s'", c.Name, c.Type, fmtName)
 		}

@@ -84,6 +84,9 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 		if err != nil {
 			return nil, err
 		}
+		if err := format.CheckCSVColumns(t.Columns); err != nil {
+			return nil, err
+		}
 		s.ext = ".csv"
 		s.enc = func() changeEncoder { return insertsOnly{format.NewCSVEncoder(t.Columns, co)} }
 	case "raw":

@@ -45,7 +45,8 @@ type column struct {
 // Readable reports whether a decoder of the format reads columns of type
 // t: every scalar type but the INTERVAL types (TIME as HH:mm:ss[.f], as
 // CAST reads it); ROW, ARRAY and MAP (of readable
-// types) only from JSON.
+// types) only from JSON. The csv format checks its columns with
+// CheckCSVColumns instead (ROW and ARRAY of scalars).
 func Readable(t types.Type, json bool) bool {
 	switch t.ID {
 	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes:

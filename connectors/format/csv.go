@@ -3,6 +3,7 @@ package format
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/types"
@@ -17,10 +18,11 @@ type CSVOptions struct {
 	comments bool
 	null     string
 	hasNull  bool
+	elems    string // 'csv.array-element-delimiter': between ARRAY elements and ROW fields
 }
 
 func ParseCSVOptions(o map[string]string) (CSVOptions, error) {
-	c := CSVOptions{delim: ',', quote: '"', quoted: true}
+	c := DefaultCSVOptions()
 	var err error
 	if v, ok := o["csv.field-delimiter"]; ok {
 		if c.delim, err = charOption("csv.field-delimiter", v); err != nil {
@@ -50,11 +52,23 @@ func ParseCSVOptions(o map[string]string) (CSVOptions, error) {
 		return c, err
 	}
 	c.null, c.hasNull = o["csv.null-literal"]
+	if v, ok := o["csv.array-element-delimiter"]; ok {
+		if v == `\t` {
+			v = "\t"
+		}
+		if v == "" || strings.ContainsAny(v, "\r\n") {
+			return c, fmt.Errorf("option 'csv.array-element-delimiter' must be a non-empty string without line breaks, got %s", strconv.Quote(v))
+		}
+		c.elems = v
+	}
 	if c.quoted && c.quote == c.delim {
 		return c, fmt.Errorf("options 'csv.quote-character' and 'csv.field-delimiter' must differ")
 	}
 	if c.escaped && (c.escape == c.delim || (c.quoted && c.escape == c.quote)) {
 		return c, fmt.Errorf("option 'csv.escape-character' must differ from the delimiter and the quote character")
+	}
+	if c.escaped && strings.IndexByte(c.elems, c.escape) >= 0 {
+		return c, fmt.Errorf("option 'csv.array-element-delimiter' must not contain the escape character")
 	}
 	return c, nil
 }
@@ -84,7 +98,7 @@ func charOption(key, v string) (byte, error) {
 // fails on it, as CAST of an empty string to INT does); otherwise the
 // field is read as
 // CAST(<text> AS <type>). A record with more or fewer fields than the
-// table has columns is malformed. With 'csv.allow-comments', lines that
+// table has columns is malformed. ROW and ARRAY columns: see nested. With 'csv.allow-comments', lines that
 // start with '#' are skipped. Empty lines are skipped.
 //
 // With a projection, the record still has every column's field, but only
@@ -94,6 +108,7 @@ type csvDecoder struct {
 	at      []int // the row index of each field's value, -1 for none
 	o       CSVOptions
 	scratch []byte
+	elem    []byte // an element being unescaped (nested)
 }
 
 // NewCSVDecoder returns a decoder of records of the columns cs into rows
@@ -157,10 +172,18 @@ func (d *csvDecoder) set(row types.Row, n int, field []byte) error {
 	if d.o.hasNull && string(field) == d.o.null {
 		return nil
 	}
-	if len(field) == 0 && c.t.ID != types.String {
+	if len(field) == 0 && c.t.ID != types.String && !(c.t.IsComposite() && d.o.hasNull) {
 		return nil
 	}
-	v, err := fromText(field, c)
+	var (
+		v   types.Value
+		err error
+	)
+	if c.t.IsComposite() {
+		v, err = d.nested(field, c)
+	} else {
+		v, err = fromText(field, c)
+	}
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,8 @@ func appendJSONString(dst []byte, s string) []byte {
 // CSVOptions; a field is quoted when it holds the delimiter, the quote
 // character, a line break or leading/trailing space, with the quote
 // character doubled inside; NULL is the null literal if one is set, else
-// an empty field.
+// an empty field. A ROW or ARRAY is one field of its elements joined by
+// the element delimiter (csv_nested.go).
 type CSVEncoder struct {
 	o     CSVOptions
 	types []types.Type
@@ -196,7 +197,10 @@ func NewCSVEncoder(cs []connectors.Column, o CSVOptions) *CSVEncoder {
 }
 
 // DefaultCSVOptions are Flink's csv defaults: ',' and '"'.
-func DefaultCSVOptions() CSVOptions { return CSVOptions{delim: ',', quote: '"', quoted: true} }
+// and ';' between ARRAY elements and ROW fields.
+func DefaultCSVOptions() CSVOptions {
+	return CSVOptions{delim: ',', quote: '"', quoted: true, elems: ";"}
+}
 
 // Append implements Encoder.
 func (e *CSVEncoder) Append(dst []byte, row types.Row) []byte {
@@ -211,15 +215,24 @@ func (e *CSVEncoder) Append(dst []byte, row types.Row) []byte {
 			}
 			continue
 		}
-		if e.types[i].ID == types.Bytes { // base64, as Flink's csv format
-			field = base64.StdEncoding.AppendEncode(field[:0], []byte(v.Str()))
+		if e.types[i].IsComposite() {
+			field = e.appendNested(field[:0], v, e.types[i])
 		} else {
-			field = types.AppendFormat(field[:0], v, e.types[i])
-			if e.types[i].ID == types.TimestampLTZ {
-				field = append(field, 'Z') // in UTC, as Flink's csv format
-			}
+			field = appendCSVScalar(field[:0], v, e.types[i])
 		}
 		dst = e.appendField(dst, field)
+	}
+	return dst
+}
+
+// appendCSVScalar appends the text of a non-NULL scalar v of type t.
+func appendCSVScalar(dst []byte, v types.Value, t types.Type) []byte {
+	if t.ID == types.Bytes { // base64, as Flink's csv format
+		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
+	}
+	dst = types.AppendFormat(dst, v, t)
+	if t.ID == types.TimestampLTZ {
+		dst = append(dst, 'Z') // in UTC, as Flink's csv format
 	}
 	return dst
 }

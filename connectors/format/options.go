@@ -20,6 +20,7 @@ var CSVOptionDefs = []connectors.OptionDef{
 	{Key: "csv.allow-comments", Kind: config.Bool, Default: "false", Description: "skip records (lines) that start with '#'"},
 	{Key: "csv.escape-character", Description: "a character that makes the next one literal (none by default)"},
 	{Key: "csv.null-literal", Description: "a field text that reads as NULL (none by default)"},
+	{Key: "csv.array-element-delimiter", Default: ";", Description: "the string between the elements of an ARRAY and the fields of a ROW inside one field"},
 }
 
 // OptionDefs concatenates option lists, for a connector's Options.

@@ -48,7 +48,15 @@ func newValueDecoder(t *connectors.Table, name string) (func() valueDecoder, boo
 			return nil, false, fmt.Errorf("option '%s' does not apply to 'format' = '%s'", k, name)
 		}
 	}
+	if name == formatCSV {
+		if err := format.CheckCSVColumns(t.Columns); err != nil {
+			return nil, false, err
+		}
+	}
 	for _, c := range t.Columns {
+		if name == formatCSV {
+			break
+		}
 		if !format.Readable(c.Type, name == formatJSON) {
 			return nil, false, fmt.Errorf("column '%s': type %s cannot be read from format '%s'", c.Name, c.Type, name)
 		}

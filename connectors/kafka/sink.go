@@ -68,7 +68,7 @@ func sinkOptionDefs() []connectors.OptionDef {
 		{Key: "properties.transaction.timeout.ms", Kind: config.Duration, Default: strconv.Itoa(int(defaultTxnTimeout / time.Millisecond)),
 			Description: "the Kafka transaction timeout for exactly-once; at least twice 'execution.checkpointing.interval', at most the broker's transaction.max.timeout.ms"},
 		{Key: "json.#", Prefix: true, Description: "options of the json format (accepted; the encoder has none)"},
-		{Key: "csv.#", Prefix: true, Description: "options of the csv format: csv.field-delimiter, csv.quote-character, csv.disable-quote-character, csv.escape-character, csv.null-literal"},
+		{Key: "csv.#", Prefix: true, Description: "options of the csv format: csv.field-delimiter, csv.quote-character, csv.disable-quote-character, csv.escape-character, csv.null-literal, csv.array-element-delimiter"},
 		{Key: "key.csv.#", Prefix: true, Description: "csv options of the key format"},
 		{Key: "value.csv.#", Prefix: true, Description: "csv options of the value format"},
 		{Key: "key.json.#", Prefix: true, Description: "json options of the key format"},
@@ -226,6 +226,16 @@ func parseSinkConfig(t *connectors.Table, upsert bool) (*sinkConfig, error) {
 			cs = append(cs, t.Columns[i])
 		}
 		return cs
+	}
+	if cfg.keyFmt == "csv" {
+		if err := format.CheckCSVColumns(pick(cfg.keyCols)); err != nil {
+			return nil, fmt.Errorf("key format: %w", err)
+		}
+	}
+	if cfg.valueFmt == "csv" {
+		if err := format.CheckCSVColumns(pick(cfg.valueCols)); err != nil {
+			return nil, fmt.Errorf("value format: %w", err)
+		}
 	}
 	if cfg.keyFmt == "raw" {
 		if cfg.keyRaw, err = format.ParseRawOptions(formatOptions(o, "key."), pick(cfg.keyCols)); err != nil {
