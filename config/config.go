@@ -355,6 +355,31 @@ func ParseBool(s string) (bool, error) {
 	return false, fmt.Errorf("'%s' is not true or false", s)
 }
 
+// ParseMemorySize reads Flink's MemorySize: a number with an optional
+// unit b, k/kb, m/mb, g/gb or t/tb (and their long names), in any case,
+// as bytes. A bare number is bytes, as in Flink.
+func ParseMemorySize(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
+	}
+	var n int64
+	if _, err := fmt.Sscan(s[:i], &n); err != nil {
+		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
+	}
+	mult := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+		"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}[strings.TrimSpace(s[i:])]
+	if mult == 0 {
+		return 0, fmt.Errorf("'%s' is not a memory size: unknown unit (b, kb, mb, gb, tb)", v)
+	}
+	return n * mult, nil
+}
+
 // ParseDuration reads durations the way Flink writes them: "10 s",
 // "500 ms", "1 min", "2 h", "1 d", a bare number of milliseconds (Flink's
 // rule: "0" and "1500" are milliseconds), or Go's form ("1m30s"). It is

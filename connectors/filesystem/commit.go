@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 	"github.com/streamsql/streamsql/internal/fsutil"
 )
@@ -56,7 +57,7 @@ func parseCommitPolicy(t *connectors.Table) (*commitPolicy, error) {
 		}
 	}
 	if v, ok := o["sink.rolling-policy.file-size"]; ok {
-		if _, err := parseMemorySize(v); err != nil {
+		if _, err := config.ParseMemorySize(v); err != nil {
 			return nil, fmt.Errorf("option 'sink.rolling-policy.file-size': %v", err)
 		}
 	}
@@ -210,28 +211,4 @@ func (h *fileHandler) commitPartitions(dirs []string, wm int64, end bool) error 
 		delete(h.pending, d)
 	}
 	return nil
-}
-
-// parseMemorySize reads Flink's MemorySize: a number with an optional
-// unit b, k/kb, m/mb, g/gb or t/tb (and their long names), in any case.
-func parseMemorySize(v string) (int64, error) {
-	s := strings.ToLower(strings.TrimSpace(v))
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
-	}
-	var n int64
-	if _, err := fmt.Sscan(s[:i], &n); err != nil {
-		return 0, fmt.Errorf("'%s' is not a memory size such as '128mb'", v)
-	}
-	mult := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
-		"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}[strings.TrimSpace(s[i:])]
-	if mult == 0 {
-		return 0, fmt.Errorf("'%s' is not a memory size: unknown unit (b, kb, mb, gb, tb)", v)
-	}
-	return n * mult, nil
 }

@@ -35,16 +35,10 @@ const (
 	hotSellerRatio     = 100 // sellers: the first of each batch of 100 people
 	hotAuctionRatio100 = 100 // auctions: the first of each batch of 100
 	hotBidderRatio100  = 100 // bidders: the second of each batch of 100 people
-	hotAuctionRatio    = 2   // P(hot auction) = 1 - 1/2
-	hotSellersRatio    = 4   // P(hot seller) = 1 - 1/4
-	hotBiddersRatio    = 4   // P(hot bidder) = 1 - 1/4
 	hotChannelsRatio   = 2   // P(hot channel) = 1 - 1/2
 	channelsNumber     = 10000
 	numInFlightAuction = 100
 	numActivePeople    = 1000
-	avgPersonByteSize  = 200
-	avgAuctionByteSize = 500
-	avgBidByteSize     = 100
 	minStringLength    = 3
 )
 
@@ -134,6 +128,39 @@ type Config struct {
 	// Of every Total() events, the first Person are persons, the next
 	// Auction auctions and the rest bids.
 	Proportions Proportions
+	// Shape holds the sizes and hot ratios; a zero field means the
+	// reference's default (DefaultShape).
+	Shape Shape
+}
+
+// Shape is the reference's 'person.avg-size', 'auction.avg-size' and
+// 'bid.avg-size' (the mean size in bytes each event is padded to with its
+// extra field) and 'bid.hot-ratio.auctions', 'bid.hot-ratio.bidders' and
+// 'auction.hot-ratio.sellers': with ratio r, a bid's auction (bidder, an
+// auction's seller) is a hot one with probability 1 - 1/r, so 1 means
+// never.
+type Shape struct {
+	PersonAvgSize, AuctionAvgSize, BidAvgSize         int
+	HotAuctionRatio, HotBiddersRatio, HotSellersRatio int
+}
+
+// DefaultShape is the reference's: 200, 500 and 100 bytes; hot auctions
+// half of the time, hot bidders and sellers three quarters.
+var DefaultShape = Shape{PersonAvgSize: 200, AuctionAvgSize: 500, BidAvgSize: 100,
+	HotAuctionRatio: 2, HotBiddersRatio: 4, HotSellersRatio: 4}
+
+// withDefaults fills zero fields from DefaultShape.
+func (s Shape) withDefaults() Shape {
+	d := DefaultShape
+	for _, f := range []struct{ v, def *int }{
+		{&s.PersonAvgSize, &d.PersonAvgSize}, {&s.AuctionAvgSize, &d.AuctionAvgSize}, {&s.BidAvgSize, &d.BidAvgSize},
+		{&s.HotAuctionRatio, &d.HotAuctionRatio}, {&s.HotBiddersRatio, &d.HotBiddersRatio}, {&s.HotSellersRatio, &d.HotSellersRatio},
+	} {
+		if *f.v == 0 {
+			*f.v = *f.def
+		}
+	}
+	return s
 }
 
 // Proportions are the shares of each kind of event.
@@ -177,6 +204,7 @@ func NewGenerator(cfg Config) *Generator {
 	if cfg.Proportions == (Proportions{}) {
 		cfg.Proportions = DefaultProportions
 	}
+	cfg.Shape = cfg.Shape.withDefaults()
 	g := &Generator{cfg: cfg, p: cfg.Proportions, delayUs: 1e6 / cfg.Rate}
 	// The URLs draw from a stream of their own, seeded apart from every
 	// event's stream by a tag in the high bits.
@@ -253,14 +281,14 @@ func (g *Generator) person(n int64, r *rng, ts int64, p *Person, a *Arena) {
 	p.City = usCities[r.intn(len(usCities))]
 	p.State = usStates[r.intn(len(usStates))]
 	size := 8 + len(p.Name) + len(p.EmailAddress) + len(p.CreditCard) + len(p.City) + len(p.State)
-	p.Extra = a.extra(r, size, avgPersonByteSize)
+	p.Extra = a.extra(r, size, g.cfg.Shape.PersonAvgSize)
 	p.DateTime = ts
 }
 
 func (g *Generator) auction(n int64, r *rng, ts int64, au *Auction, a *Arena) {
 	au.ID = g.p.lastBase0AuctionID(n) + FirstAuctionID
 	var seller int64
-	if r.intn(hotSellersRatio) > 0 {
+	if r.intn(g.cfg.Shape.HotSellersRatio) > 0 {
 		// The first person of the batch of the last 100 people.
 		seller = (g.p.lastBase0PersonID(n) / hotSellerRatio) * hotSellerRatio
 	} else {
@@ -279,12 +307,12 @@ func (g *Generator) auction(n int64, r *rng, ts int64, au *Auction, a *Arena) {
 	au.Description = a.trimmedEnd()
 	au.Reserve = au.InitialBid + nextPrice(r)
 	size := 8 + len(au.ItemName) + len(au.Description) + 8 + 8 + 8 + 8 + 8
-	au.Extra = a.extra(r, size, avgAuctionByteSize)
+	au.Extra = a.extra(r, size, g.cfg.Shape.AuctionAvgSize)
 }
 
 func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 	var auction int64
-	if r.intn(hotAuctionRatio) > 0 {
+	if r.intn(g.cfg.Shape.HotAuctionRatio) > 0 {
 		// The first auction of the batch of the last 100 auctions.
 		auction = (g.p.lastBase0AuctionID(n) / hotAuctionRatio100) * hotAuctionRatio100
 	} else {
@@ -292,7 +320,7 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 	}
 	b.Auction = auction + FirstAuctionID
 	var bidder int64
-	if r.intn(hotBiddersRatio) > 0 {
+	if r.intn(g.cfg.Shape.HotBiddersRatio) > 0 {
 		// The second person of the batch of the last 100 people, so
 		// that hot bidders and hot sellers differ.
 		bidder = (g.p.lastBase0PersonID(n)/hotBidderRatio100)*hotBidderRatio100 + 1
@@ -309,7 +337,7 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 		b.Channel, b.URL = g.channelNam[i], g.channelURL[i]
 	}
 	b.DateTime = ts
-	b.Extra = a.extra(r, 8+8+8+8, avgBidByteSize)
+	b.Extra = a.extra(r, 8+8+8+8, g.cfg.Shape.BidAvgSize)
 }
 
 // nextAuctionLengthMs is the reference's: a length whose mean is the

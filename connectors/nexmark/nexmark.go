@@ -93,6 +93,12 @@ func (connector) Options() []connectors.OptionDef {
 		{Key: "stop-at", Default: "-1", Description: "the reference's: generate only the events numbered below this (of all kinds, like 'events.num'); -1 for no stop. A job restored with a later or no 'stop-at' goes on from where it stopped"},
 		{Key: "rate.shape", Kind: config.Enum, Enum: []string{"SQUARE", "SINE"}, Default: "SQUARE", Description: "the reference's shape of a varying rate; accepted, and without effect, since the rate is constant here ('next-event.rate' must equal 'first-event.rate')"},
 		{Key: "rate.period", Kind: config.Duration, Default: "600 s", Description: "the reference's period of a varying rate; accepted, and without effect, since the rate is constant here"},
+		{Key: "person.avg-size", Default: "200b", Description: "the reference's: the mean size a person event is padded to with its extra field, a memory size such as '200b'"},
+		{Key: "auction.avg-size", Default: "500b", Description: "the reference's: the mean size an auction event is padded to with its extra field"},
+		{Key: "bid.avg-size", Default: "100b", Description: "the reference's: the mean size a bid event is padded to with its extra field"},
+		{Key: "bid.hot-ratio.auctions", Kind: config.Int, Min: 1, Default: "2", Description: "the reference's: a bid is for a hot auction with probability 1 - 1/ratio (1: never)"},
+		{Key: "bid.hot-ratio.bidders", Kind: config.Int, Min: 1, Default: "4", Description: "the reference's: a bid is by a hot bidder with probability 1 - 1/ratio (1: never)"},
+		{Key: "auction.hot-ratio.sellers", Kind: config.Int, Min: 1, Default: "4", Description: "the reference's: an auction is by a hot seller with probability 1 - 1/ratio (1: never)"},
 		{Key: "rate.limited", Kind: config.Bool, Default: "false", Description: "the reference's; accepted and without effect, as in the reference's Flink source, which does not read it ('max-emit-speed' and 'tps' pace the events)"},
 	}
 }
@@ -222,6 +228,9 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 		}
 	}
 	if s.cfg.Proportions, err = parseProportions(o); err != nil {
+		return nil, err
+	}
+	if s.cfg.Shape, err = parseShape(o); err != nil {
 		return nil, err
 	}
 	if s.cfg.BaseTime, err = parseTime(connectors.Option(o, "first-event.time", DefaultFirstEventTime)); err != nil {
@@ -554,4 +563,36 @@ func (g *source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 		}
 	}
 	return nil
+}
+
+// parseShape reads the event sizes and hot ratios (see Shape).
+func parseShape(o map[string]string) (Shape, error) {
+	sh := DefaultShape
+	for _, f := range []struct {
+		key string
+		v   *int
+	}{{"person.avg-size", &sh.PersonAvgSize}, {"auction.avg-size", &sh.AuctionAvgSize}, {"bid.avg-size", &sh.BidAvgSize}} {
+		v, ok := o[f.key]
+		if !ok {
+			continue
+		}
+		n, err := config.ParseMemorySize(v)
+		if err != nil {
+			return sh, fmt.Errorf("option '%s': %v", f.key, err)
+		}
+		if n > 1<<20 {
+			return sh, fmt.Errorf("option '%s' is %s; an event of more than 1 MiB is not supported", f.key, v)
+		}
+		*f.v = max(int(n), 1) // 0 would mean the default; 1 byte pads nothing either
+	}
+	var err error
+	for _, f := range []struct {
+		key string
+		v   *int
+	}{{"bid.hot-ratio.auctions", &sh.HotAuctionRatio}, {"bid.hot-ratio.bidders", &sh.HotBiddersRatio}, {"auction.hot-ratio.sellers", &sh.HotSellersRatio}} {
+		if *f.v, err = connectors.Int(o, f.key, *f.v, 1); err != nil {
+			return sh, err
+		}
+	}
+	return sh, nil
 }

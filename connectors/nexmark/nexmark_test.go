@@ -530,3 +530,78 @@ func TestReferenceV2Options(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeOptions checks the reference's size and hot-ratio options
+// against their definitions: a hot auction is one of the multiples of 100
+// (counted from FirstAuctionID), a hot bidder is 1 above a multiple of
+// 100 and a hot seller a multiple of 100 (counted from FirstPersonID).
+// With ratio r, 1 - 1/r of the events pick a hot one; the others draw
+// from the recent ids, of which about 1 in 100 fall on such an id.
+func TestShapeOptions(t *testing.T) {
+	fractions := func(sh Shape) (hotAuction, hotBidder, hotSeller, meanBid, meanPerson float64) {
+		evs := genAll(NewGenerator(Config{Seed: 5, Rate: 10000, Shape: sh}), 50_000)
+		var bids, auctions, persons, ha, hb, hs, bidBytes, personBytes int
+		for _, e := range evs {
+			switch e.Kind {
+			case KindBid:
+				bids++
+				if (e.Bid.Auction-FirstAuctionID)%100 == 0 {
+					ha++
+				}
+				if (e.Bid.Bidder-FirstPersonID)%100 == 1 {
+					hb++
+				}
+				bidBytes += 32 + len(e.Bid.Extra)
+			case KindAuction:
+				auctions++
+				if (e.Auction.Seller-FirstPersonID)%100 == 0 {
+					hs++
+				}
+			case KindPerson:
+				persons++
+				p := e.Person
+				personBytes += 8 + len(p.Name) + len(p.EmailAddress) + len(p.CreditCard) + len(p.City) + len(p.State) + len(p.Extra)
+			}
+		}
+		return float64(ha) / float64(bids), float64(hb) / float64(bids), float64(hs) / float64(auctions),
+			float64(bidBytes) / float64(bids), float64(personBytes) / float64(persons)
+	}
+	near := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s: %.3f, want %.3f ± %.3f", what, got, want, tol)
+		}
+	}
+	// Defaults: 1/2, 3/4 and 3/4 hot, plus the ~1% of the rest that land
+	// on a hot id by chance; bids of 100 bytes, persons of 200.
+	ha, hb, hs, mb, mp := fractions(Shape{})
+	near("default hot auctions", ha, 0.5, 0.03)
+	near("default hot bidders", hb, 0.75, 0.03)
+	near("default hot sellers", hs, 0.75, 0.03)
+	near("default bid size", mb, 100, 3)
+	near("default person size", mp, 200, 5)
+	// Ratio 1 never picks a hot one; 1000 almost always; sizes follow.
+	ha, hb, hs, mb, mp = fractions(Shape{HotAuctionRatio: 1, HotBiddersRatio: 1000, HotSellersRatio: 1, BidAvgSize: 1024, PersonAvgSize: 400})
+	near("no hot auctions", ha, 0.01, 0.02)
+	near("hot bidders at ratio 1000", hb, 0.999, 0.01)
+	near("no hot sellers", hs, 0.01, 0.02)
+	near("bid size 1kb", mb, 1024, 10)
+	near("person size 400", mp, 400, 8)
+
+	// The options reach the generator, in Flink's memory sizes.
+	s := newTestScan(t, map[string]string{"bid.avg-size": "1kb", "person.avg-size": "400", "bid.hot-ratio.auctions": "1",
+		"bid.hot-ratio.bidders": "1000", "auction.hot-ratio.sellers": "1"})
+	want := Shape{PersonAvgSize: 400, AuctionAvgSize: 500, BidAvgSize: 1024, HotAuctionRatio: 1, HotBiddersRatio: 1000, HotSellersRatio: 1}
+	if s.cfg.Shape != want {
+		t.Fatalf("options: shape %+v, want %+v", s.cfg.Shape, want)
+	}
+	for _, tc := range []struct{ opts map[string]string }{
+		{map[string]string{"bid.avg-size": "big"}}, {map[string]string{"bid.avg-size": "2gb"}},
+		{map[string]string{"bid.hot-ratio.auctions": "0"}}, {map[string]string{"auction.hot-ratio.sellers": "x"}},
+	} {
+		tc.opts["connector"] = "nexmark"
+		if _, err := (connector{}).NewScan(&connectors.Table{Name: "t", Options: tc.opts}, nil); err == nil {
+			t.Errorf("options %v accepted", tc.opts)
+		}
+	}
+}
