@@ -17,12 +17,13 @@ package filesystem
 // Committing runs the 'success-file' policy: an empty file
 // 'sink.partition-commit.success-file.name' (_SUCCESS) in the folder,
 // written again when later rows reach a committed partition. The
-// partitions waiting for their trigger are kept in memory only: after a
-// restart, a partition written before the failure is committed when rows
-// reach it again or at the end of input (Flink keeps them in its
-// checkpoint).
+// partitions waiting for their trigger, and when each was first written,
+// are in the checkpoint (the handler's twophase.Extras), as Flink keeps
+// them: after a restart they commit when their trigger holds, with the
+// process-time delay counted from the first write before the failure.
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/internal/fsutil"
 )
 
@@ -209,6 +211,66 @@ func (h *fileHandler) commitPartitions(dirs []string, wm int64, end bool) error 
 			return err
 		}
 		delete(h.pending, d)
+	}
+	return nil
+}
+
+// partitionRecord is what the checkpoint keeps of the partitions not yet
+// committed: each folder with the wall-clock time (ms since the epoch)
+// this subtask first wrote to it. Pending are committed-but-waiting
+// folders; Written are those of transactions pre-committed and not yet
+// committed (their handles are in the checkpoint too).
+type partitionRecord struct {
+	Pending map[string]int64 `json:"pending,omitempty"`
+	Written map[string]int64 `json:"written,omitempty"`
+}
+
+// Extra implements twophase.Extras: it is called right after PreCommit,
+// when no transaction is open, so created holds only folders of
+// pre-committed transactions.
+func (h *fileHandler) Extra() []byte {
+	if h.s.commit == nil || len(h.pending)+len(h.created) == 0 {
+		return nil
+	}
+	r := partitionRecord{Pending: map[string]int64{}, Written: map[string]int64{}}
+	for d, pp := range h.pending {
+		r.Pending[d] = pp.created.UnixMilli()
+	}
+	for d, c := range h.created {
+		r.Written[d] = c.UnixMilli()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("filesystem: encoding the partition record: %v", err)) // maps of strings and ints always encode
+	}
+	return b
+}
+
+// restorePartitions takes a former subtask's partition record back (from
+// RecoverAndAbort, after its handles were committed again): its waiting
+// folders are pending once more, and each folder keeps the earliest first
+// write known.
+func (h *fileHandler) restorePartitions(extra []byte) error {
+	if len(extra) == 0 || h.s.commit == nil {
+		return nil
+	}
+	var r partitionRecord
+	if err := json.Unmarshal(extra, &r); err != nil {
+		return twophase.Permanent(fmt.Errorf("corrupt partition record %q in the checkpoint: %w", extra, err))
+	}
+	for _, m := range []map[string]int64{r.Pending, r.Written} {
+		for d, ms := range m {
+			if strings.Contains(d, "..") || filepath.IsAbs(d) {
+				return twophase.Permanent(fmt.Errorf("partition record names a folder outside the sink directory: %q", d))
+			}
+			c := time.UnixMilli(ms)
+			// A written folder's handle was committed just before, which
+			// made it pending with the restart's time; either way it
+			// waits again, from its first write.
+			if pp, ok := h.pending[d]; !ok || c.Before(pp.created) {
+				h.pending[d] = pendingPartition{created: c}
+			}
+		}
 	}
 	return nil
 }

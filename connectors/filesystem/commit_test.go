@@ -141,3 +141,61 @@ func TestCommitOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingPartitionsSurviveRestart: partitions waiting for their
+// trigger are in the checkpoint (Extra). A partition whose rows were
+// committed before the failure, and one whose transaction was only
+// pre-committed, both commit after the restart once the watermark passes
+// their time plus the delay, although no row reaches them again.
+func TestPendingPartitionsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	h := q10Sink(t, dir, nil)
+	a, b := "dt=2024-01-01/hm=10%3A05", "dt=2024-01-01/hm=10%3A06"
+	checkpoint(t, h, 0, ms("2024-01-01 10:05:30"), [2]string{"2024-01-01", "10:05"}) // a: committed, waiting
+	firstWrite := h.pending[a].created
+	txn, err := h.BeginTransaction(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dyntable.Chunk{Changes: []dyntable.Change{{Kind: dyntable.Insert, Row: types.Row{types.NewInt(2), types.NewString("2024-01-01"), types.NewString("10:06")}}}}
+	if err := h.Write(ctx, txn, &c); err != nil {
+		t.Fatal(err)
+	}
+	handle, err := h.PreCommit(ctx, txn) // b: pre-committed; then the process dies
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := h.Extra()
+
+	h2 := q10Sink(t, dir, nil)
+	if err := h2.RecoverAndCommit(ctx, handle); err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.RecoverAndAbort(ctx, twophase.Recovered{Parallelism: 1, NextSeq: 2, Extra: extra}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h2.pending[a].created; !got.Equal(firstWrite.Truncate(time.Millisecond)) {
+		t.Fatalf("restored first write of %s: %v, want %v", a, got, firstWrite)
+	}
+	if success(dir, a) || success(dir, b) {
+		t.Fatal("committed on restore, before any watermark")
+	}
+	checkpoint(t, h2, 2, ms("2024-01-01 10:06:01"))
+	if !success(dir, a) || success(dir, b) {
+		t.Fatalf("after the restart, at watermark 10:06:01: 10:05 committed %v (want true), 10:06 %v (want false)", success(dir, a), success(dir, b))
+	}
+	checkpoint(t, h2, 3, ms("2024-01-01 10:07:01"))
+	if !success(dir, b) {
+		t.Fatal("after the restart, at watermark 10:07:01: the pre-committed partition 10:06 is not committed")
+	}
+	if h2.Extra() != nil {
+		t.Fatalf("nothing waits, yet the record is %s", h2.Extra())
+	}
+
+	for _, bad := range []string{`{"pending":`, `{"pending":{"../x":1}}`} {
+		if err := q10Sink(t, t.TempDir(), nil).RecoverAndAbort(ctx, twophase.Recovered{Parallelism: 1, Extra: []byte(bad)}); err == nil {
+			t.Errorf("partition record %s accepted", bad)
+		}
+	}
+}

@@ -175,6 +175,7 @@ type fileHandler struct {
 var (
 	_ twophase.WatermarkHandler  = (*fileHandler)(nil)
 	_ twophase.EndOfInputHandler = (*fileHandler)(nil)
+	_ twophase.Extras            = (*fileHandler)(nil)
 )
 
 // Watermark implements twophase.WatermarkHandler.
@@ -436,6 +437,9 @@ func (h *fileHandler) RecoverAndCommit(ctx context.Context, handle []byte) error
 // pre-committed ones were just committed, so what is left was written
 // after the checkpoint.
 func (h *fileHandler) RecoverAndAbort(_ context.Context, r twophase.Recovered) error {
+	if err := h.restorePartitions(r.Extra); err != nil {
+		return err
+	}
 	prefix := fmt.Sprintf(".%s%d-%d-", h.job, r.Parallelism, r.Subtask)
 	return filepath.WalkDir(h.s.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
