@@ -247,12 +247,12 @@ func (a *countAcc) retract(types.Value) error { a.n--; return nil }
 func (a *countAcc) result() types.Value       { return types.NewInt(a.n) }
 func (a *countAcc) encode(dst []byte) []byte  { return binary.AppendVarint(dst, a.n) }
 func (a *countAcc) decode(b []byte) ([]byte, error) {
-	n, k := binary.Varint(b)
-	if k <= 0 {
-		return nil, types.ErrCorrupt
+	n, rest, err := readVarint(b)
+	if err != nil {
+		return nil, err
 	}
 	a.n = n
-	return b[k:], nil
+	return rest, nil
 }
 
 // intSumAcc sums INT/BIGINT with overflow checking against [lo, hi].
@@ -296,17 +296,12 @@ func (a *intSumAcc) encode(dst []byte) []byte {
 	return binary.AppendVarint(binary.AppendVarint(dst, a.sum), a.n)
 }
 
-func (a *intSumAcc) decode(b []byte) ([]byte, error) {
-	var k1, k2 int
-	a.sum, k1 = binary.Varint(b)
-	if k1 <= 0 {
-		return nil, types.ErrCorrupt
+func (a *intSumAcc) decode(b []byte) (rest []byte, err error) {
+	if a.sum, rest, err = readVarint(b); err != nil {
+		return nil, err
 	}
-	a.n, k2 = binary.Varint(b[k1:])
-	if k2 <= 0 {
-		return nil, types.ErrCorrupt
-	}
-	return b[k1+k2:], nil
+	a.n, rest, err = readVarint(rest)
+	return rest, err
 }
 
 type floatSumAcc struct {
@@ -334,12 +329,12 @@ func (a *floatSumAcc) decode(b []byte) ([]byte, error) {
 		return nil, types.ErrCorrupt
 	}
 	a.sum = math.Float64frombits(binary.BigEndian.Uint64(b))
-	n, k := binary.Varint(b[8:])
-	if k <= 0 {
-		return nil, types.ErrCorrupt
+	n, rest, err := readVarint(b[8:])
+	if err != nil {
+		return nil, err
 	}
 	a.n = n
-	return b[8+k:], nil
+	return rest, nil
 }
 
 type decSumAcc struct {
@@ -400,12 +395,12 @@ func (a *decSumAcc) decode(b []byte) ([]byte, error) {
 		return nil, types.ErrCorrupt
 	}
 	a.sum.Set(v.Decimal())
-	n, k := binary.Varint(rest)
-	if k <= 0 {
-		return nil, types.ErrCorrupt
+	n, rest, err := readVarint(rest)
+	if err != nil {
+		return nil, err
 	}
 	a.n = n
-	return rest[k:], nil
+	return rest, nil
 }
 
 // extremeAcc is MIN/MAX over an insert-only input: just the extreme.

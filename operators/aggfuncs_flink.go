@@ -278,23 +278,18 @@ func (a *varianceAcc) encode(dst []byte) []byte {
 }
 
 func (a *varianceAcc) decode(b []byte) ([]byte, error) {
-	n, k := binary.Varint(b)
-	if k <= 0 {
-		return nil, types.ErrCorrupt
+	n, b, err := readVarint(b)
+	if err != nil {
+		return nil, err
 	}
-	a.n, b = n, b[k:]
+	a.n = n
 	switch a.num {
 	case types.Int, types.BigInt:
-		var k1, k2 int
-		a.isum, k1 = binary.Varint(b)
-		if k1 <= 0 {
-			return nil, types.ErrCorrupt
+		if a.isum, b, err = readVarint(b); err != nil {
+			return nil, err
 		}
-		a.isq, k2 = binary.Varint(b[k1:])
-		if k2 <= 0 {
-			return nil, types.ErrCorrupt
-		}
-		return b[k1+k2:], nil
+		a.isq, b, err = readVarint(b)
+		return b, err
 	case types.Double:
 		if len(b) < 16 {
 			return nil, types.ErrCorrupt
@@ -417,11 +412,10 @@ func (a *seqAcc) encode(dst []byte) []byte {
 }
 
 func (a *seqAcc) decode(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return nil, types.ErrCorrupt
+	n, b, err := readCount(b)
+	if err != nil {
+		return nil, err
 	}
-	b = b[k:]
 	a.vals = make([]types.Value, 0, n)
 	for i := uint64(0); i < n; i++ {
 		v, rest, err := types.DecodeValue(b)
@@ -518,11 +512,10 @@ func (a *jsonObjectAcc) encode(dst []byte) []byte {
 }
 
 func (a *jsonObjectAcc) decode(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return nil, types.ErrCorrupt
+	n, b, err := readCount(b)
+	if err != nil {
+		return nil, err
 	}
-	b = b[k:]
 	a.members = map[string]string{}
 	for i := uint64(0); i < n; i++ {
 		v, rest, err := types.DecodeValue(b)

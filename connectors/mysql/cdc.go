@@ -16,6 +16,7 @@ import (
 
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 )
@@ -51,11 +52,8 @@ type cdcConnector struct{}
 func (cdcConnector) Name() string                    { return "mysql-cdc" }
 func (cdcConnector) Options() []connectors.OptionDef { return cdcOptions }
 
-var cdcOptions = []connectors.OptionDef{
-	{Key: "hostname", Required: true, Description: "the MySQL or MariaDB server's host"},
-	{Key: "port", Kind: sessconfig.Int, Min: 1, Default: "3306", Description: "the server's port"},
-	{Key: "username", Required: true, Description: "the user; it needs SELECT, REPLICATION SLAVE and REPLICATION CLIENT (and RELOAD on MySQL, for the snapshot's brief read lock)"},
-	{Key: "password", Description: "the password. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
+var cdcOptions = append(dbconn.ServerOptions("MySQL or MariaDB", "3306",
+	"SELECT, REPLICATION SLAVE and REPLICATION CLIENT (and RELOAD on MySQL, for the snapshot's brief read lock)"), []connectors.OptionDef{
 	{Key: "database-name", Required: true, Description: "a regular expression matched against whole database names"},
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table of a matching database is read into this one table (sharded tables)"},
 	{Key: "server-id", Description: "the replica id the binlog reader uses, unique among the server's replicas ('5400' or a range '5400-5404', whose first id is used). Default: a random id in 5400-6400"},
@@ -69,7 +67,7 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "30 s", Description: "how often the server sends a heartbeat on an idle binlog connection; a connection silent for three intervals is reconnected"},
 	{Key: "connect.timeout", Kind: sessconfig.Duration, Default: "30 s", Description: "the timeout of one connection attempt"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the binlog connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
-}
+}...)
 
 // startupMode is 'scan.startup.mode'.
 type startupMode string
@@ -112,15 +110,8 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 		return nil, fmt.Errorf("option 'port' must be a port number, got '%s'", o["port"])
 	}
 	c.port = uint16(port)
-	for _, re := range []struct {
-		key string
-		dst **regexp.Regexp
-	}{{"database-name", &c.dbRe}, {"table-name", &c.tableRe}} {
-		r, err := regexp.Compile("^(?:" + o[re.key] + ")$")
-		if err != nil {
-			return nil, fmt.Errorf("option '%s' is not a valid regular expression: %v", re.key, err)
-		}
-		*re.dst = r
+	if err := dbconn.NameRegexps(o, []string{"database-name", "table-name"}, &c.dbRe, &c.tableRe); err != nil {
+		return nil, err
 	}
 	if v, ok := o["server-id"]; ok {
 		first, _, _ := strings.Cut(v, "-")

@@ -22,34 +22,28 @@ var errPurged = errors.New("purged")
 // stream reads the binlog from s.pos forever, reconnecting after a lost
 // connection (a server restart) from the last transaction emitted.
 func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error {
-	failures := 0
-	delay := newBackoff()
-	for {
-		err := s.streamOnce(ctx, out, &failures)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, errPurged) {
-			return s.errorf("the binlog position %s to resume from is no longer on the server (its binlog was purged, "+
-				"see expire_logs_days / binlog_expire_logs_seconds); restart the job without its checkpoint to take a new snapshot", s.pos)
-		}
-		err = traceless(err)
-		if !isTransient(err) {
-			return err
-		}
-		failures++
-		if failures > s.cfg.maxRetries {
-			return s.errorf("the binlog connection failed %d times in a row: %w", failures, err)
-		}
-		s.log.Warn("mysql-cdc: binlog connection lost; reconnecting", "source", s.t.Name, "position", s.pos.String(),
-			"attempt", failures, "error", s.cfg.redact(err))
-		if failures == 1 {
-			delay.Reset()
-		}
-		if err := out.Sleep(ctx, delay.NextBackOff()); err != nil {
-			return err
-		}
+	r := cdcpump.Reconnect{
+		MaxRetries: s.cfg.maxRetries,
+		Once: func(ctx context.Context, failures *int) error {
+			return s.streamOnce(ctx, out, failures)
+		},
+		Classify: func(err error) (error, bool) {
+			if errors.Is(err, errPurged) {
+				return s.errorf("the binlog position %s to resume from is no longer on the server (its binlog was purged, "+
+					"see expire_logs_days / binlog_expire_logs_seconds); restart the job without its checkpoint to take a new snapshot", s.pos), false
+			}
+			err = traceless(err)
+			return err, isTransient(err)
+		},
+		Exhausted: func(n int, err error) error {
+			return s.errorf("the binlog connection failed %d times in a row: %w", n, err)
+		},
+		Lost: func(n int, err error) {
+			s.log.Warn("mysql-cdc: binlog connection lost; reconnecting", "source", s.t.Name, "position", s.pos.String(),
+				"attempt", n, "error", s.cfg.redact(err))
+		},
 	}
+	return r.Run(ctx, out)
 }
 
 // streamOnce runs one binlog connection until it fails. failures is

@@ -44,7 +44,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 )
 
 func init() { connectors.Register(connector{}) }
@@ -62,7 +61,8 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	if err != nil {
 		return nil, err
 	}
-	return &sink{cfg: cfg, t: t, shape: shapeOf(cfg, t)}, nil
+	base := dbconn.SinkBase{Connector: "mysql", Keyed: len(t.PrimaryKey) > 0, Semantic: cfg.semantic, Par: cfg.parallelism}
+	return &sink{SinkBase: base, cfg: cfg, t: t, shape: shapeOf(cfg, t)}, nil
 }
 
 // shapeOf is the MySQL table of cfg as the statements name it: `db`.`table`
@@ -78,33 +78,16 @@ func shapeOf(cfg *config, t *connectors.Table) *dbconn.Table {
 	return s
 }
 
-// sink is the TableSink of all three semantics.
+// sink is the TableSink of all three semantics; SinkBase answers all but
+// Create.
 type sink struct {
+	dbconn.SinkBase
 	cfg   *config
 	t     *connectors.Table
 	shape *dbconn.Table
 }
 
 var _ connectors.StatefulSink = (*sink)(nil)
-
-// Encoding is upsert by primary key, or append-only without one.
-func (s *sink) Encoding() dyntable.SinkEncoding {
-	if len(s.t.PrimaryKey) > 0 {
-		return dyntable.UpsertEncoding
-	}
-	return dyntable.AppendOnly
-}
-
-// UpdatesHint: with a primary key the sink upserts.
-func (s *sink) UpdatesHint() string {
-	return "declare a PRIMARY KEY (... NOT ENFORCED) on the table, and the mysql sink upserts by it"
-}
-
-func (s *sink) Parallelism() int { return s.cfg.parallelism }
-
-// KeepsState is true for the exactly-once sink, whose pending XA
-// transactions live in checkpoints.
-func (s *sink) KeepsState() bool { return s.cfg.semantic == dbconn.ExactlyOnce }
 
 // Create makes one subtask's operator. The schema is checked in the
 // operator's Open, on the job's start.

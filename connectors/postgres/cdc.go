@@ -9,6 +9,7 @@ import (
 
 	sessconfig "github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
+	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 )
@@ -46,11 +47,8 @@ type cdcConnector struct{}
 func (cdcConnector) Name() string                    { return "postgres-cdc" }
 func (cdcConnector) Options() []connectors.OptionDef { return cdcOptions }
 
-var cdcOptions = []connectors.OptionDef{
-	{Key: "hostname", Required: true, Description: "the PostgreSQL server's host"},
-	{Key: "port", Kind: sessconfig.Int, Min: 1, Default: "5432", Description: "the server's port"},
-	{Key: "username", Required: true, Description: "the user; it needs the REPLICATION attribute and SELECT on the tables (and CREATE on the database, to create the publication)"},
-	{Key: "password", Description: "the password. Never shown by SHOW CREATE TABLE, EXPLAIN, logs or errors"},
+var cdcOptions = append(dbconn.ServerOptions("PostgreSQL", "5432",
+	"the REPLICATION attribute and SELECT on the tables (and CREATE on the database, to create the publication)"), []connectors.OptionDef{
 	{Key: "database-name", Required: true, Description: "the database"},
 	{Key: "schema-name", Required: true, Description: "a regular expression matched against whole schema names"},
 	{Key: "table-name", Required: true, Description: "a regular expression matched against whole table names; every matching table is read into this one table"},
@@ -61,7 +59,7 @@ var cdcOptions = []connectors.OptionDef{
 	{Key: "scan.startup.mode", Kind: sessconfig.Enum, Enum: []string{"initial", "latest-offset", "committed-offset", "snapshot"}, Default: "initial", Description: "initial (a snapshot, then the changes after it), latest-offset (only the changes from the slot's creation), committed-offset (no snapshot: an existing slot from its confirmed_flush_lsn, else a new slot as latest-offset) or snapshot (the snapshot only, a bounded source). Flink CDC's modes; specific-offset and timestamp are refused: a slot cannot go back before its confirmed position and pgoutput cannot seek by time"},
 	{Key: "heartbeat.interval", Kind: sessconfig.Duration, Default: "10 s", Description: "how often the source reports its confirmed position to the server"},
 	{Key: "connect.max-retries", Kind: sessconfig.Int, Min: 1, Default: "10", Description: "reconnection attempts after the replication connection is lost (a server restart), with backoff from 100 ms to 5 s, before the job fails"},
-}
+}...)
 
 // cdcConfig is a postgres-cdc table's parsed options.
 type cdcConfig struct {
@@ -92,15 +90,8 @@ func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
 	c.host, c.port, c.database = o["hostname"], connectors.Option(o, "port", "5432"), o["database-name"]
 	c.user, c.password = o["username"], o["password"]
 	c.params = map[string]string{}
-	for _, re := range []struct {
-		key string
-		dst **regexp.Regexp
-	}{{"schema-name", &c.schemaRe}, {"table-name", &c.tableRe}} {
-		r, err := regexp.Compile("^(?:" + o[re.key] + ")$")
-		if err != nil {
-			return nil, fmt.Errorf("option '%s' is not a valid regular expression: %v", re.key, err)
-		}
-		*re.dst = r
+	if err := dbconn.NameRegexps(o, []string{"schema-name", "table-name"}, &c.schemaRe, &c.tableRe); err != nil {
+		return nil, err
 	}
 	// Slot and publication names go into replication commands unquoted.
 	if !identRe.MatchString(c.slot) || len(c.slot) > 63 {

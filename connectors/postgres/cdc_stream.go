@@ -18,29 +18,26 @@ import (
 // stream reads the slot from s.pos forever, reconnecting after a lost
 // connection (a server restart) from the last transaction emitted.
 func (s *cdcSource) stream(ctx context.Context, out dataflow.SourceOutput) error {
-	failures := 0
-	delay := newBackoff()
-	for {
-		err := s.streamOnce(ctx, out, &failures)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !isTransient(err) {
-			return s.errorf("%w", err)
-		}
-		failures++
-		if failures > s.cfg.maxRetries {
-			return s.errorf("the replication connection failed %d times in a row: %w", failures, err)
-		}
-		s.log.Warn("postgres-cdc: replication connection lost; reconnecting", "source", s.t.Name,
-			"lsn", pglogrepl.LSN(s.pos).String(), "attempt", failures, "error", s.cfg.redact(err))
-		if failures == 1 {
-			delay.Reset()
-		}
-		if err := out.Sleep(ctx, delay.NextBackOff()); err != nil {
-			return err
-		}
+	r := cdcpump.Reconnect{
+		MaxRetries: s.cfg.maxRetries,
+		Once: func(ctx context.Context, failures *int) error {
+			return s.streamOnce(ctx, out, failures)
+		},
+		Classify: func(err error) (error, bool) {
+			if !isTransient(err) {
+				return s.errorf("%w", err), false
+			}
+			return err, true
+		},
+		Exhausted: func(n int, err error) error {
+			return s.errorf("the replication connection failed %d times in a row: %w", n, err)
+		},
+		Lost: func(n int, err error) {
+			s.log.Warn("postgres-cdc: replication connection lost; reconnecting", "source", s.t.Name,
+				"lsn", pglogrepl.LSN(s.pos).String(), "attempt", n, "error", s.cfg.redact(err))
+		},
 	}
+	return r.Run(ctx, out)
 }
 
 // streamOnce runs one replication connection until it fails.

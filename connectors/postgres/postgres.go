@@ -41,7 +41,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/jdbc"
 	"github.com/streamsql/streamsql/connectors/twophase"
 	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 )
 
 func init() { jdbc.RegisterDialect("postgresql", connector{}) }
@@ -60,35 +59,19 @@ func (connector) NewSink(t *connectors.Table, _ *connectors.Env) (connectors.Tab
 	if err != nil {
 		return nil, err
 	}
-	return &sink{cfg: cfg, t: t}, nil
+	base := dbconn.SinkBase{Connector: "jdbc", Keyed: len(t.PrimaryKey) > 0, Semantic: cfg.semantic, Par: cfg.parallelism}
+	return &sink{SinkBase: base, cfg: cfg, t: t}, nil
 }
 
-// sink is the TableSink of all three semantics.
+// sink is the TableSink of all three semantics; SinkBase answers all but
+// Create.
 type sink struct {
+	dbconn.SinkBase
 	cfg *config
 	t   *connectors.Table
 }
 
 var _ connectors.StatefulSink = (*sink)(nil)
-
-// Encoding is upsert by primary key, or append-only without one.
-func (s *sink) Encoding() dyntable.SinkEncoding {
-	if len(s.t.PrimaryKey) > 0 {
-		return dyntable.UpsertEncoding
-	}
-	return dyntable.AppendOnly
-}
-
-// UpdatesHint: with a primary key the sink upserts.
-func (s *sink) UpdatesHint() string {
-	return "declare a PRIMARY KEY (... NOT ENFORCED) on the table, and the jdbc sink upserts by it"
-}
-
-func (s *sink) Parallelism() int { return s.cfg.parallelism }
-
-// KeepsState is true for the exactly-once sink, whose pending prepared
-// transactions live in checkpoints.
-func (s *sink) KeepsState() bool { return s.cfg.semantic == dbconn.ExactlyOnce }
 
 // Create makes one subtask's operator; the schema is checked in its
 // Open, when the job starts.

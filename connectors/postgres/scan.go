@@ -13,7 +13,6 @@ import (
 	"github.com/streamsql/streamsql/connectors/internal/dbconn"
 	"github.com/streamsql/streamsql/connectors/internal/jdbcscan"
 	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -49,31 +48,21 @@ func (connector) NewScan(t *connectors.Table, _ *connectors.Env) (connectors.Sca
 	if _, err := connectors.ParseLookupOptions(t.Options); err != nil {
 		return nil, err
 	}
-	return &scan{cfg: cfg, t: t, plan: plan}, nil
+	return &scan{cfg: cfg, t: t, Scan: jdbcscan.Scan{Plan: plan}}, nil
 }
 
 type scan struct {
-	cfg  *config
-	t    *connectors.Table
-	plan jdbcscan.Plan
+	jdbcscan.Scan // ChangelogMode, Bounded, Parallelism
+	cfg           *config
+	t             *connectors.Table
 	// lookupStats adds up the lookup joins' cache hits and misses.
 	lookupStats connectors.LookupStats
 }
 
 var _ connectors.LookupSource = (*scan)(nil)
 
-func (s *scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
-func (s *scan) Bounded() bool                         { return true }
-
-func (s *scan) Parallelism() int {
-	if s.plan.Column < 0 {
-		return 1
-	}
-	return s.plan.Parallelism
-}
-
 func (s *scan) Create(subtask, parallelism int) (dataflow.Source, error) {
-	return jdbcscan.NewSource(s.t.Name, s.plan, &reader{scan: s}, subtask, parallelism), nil
+	return jdbcscan.NewSource(s.t.Name, s.Plan, &reader{scan: s}, subtask, parallelism), nil
 }
 
 // reader is what a scan or lookup subtask holds once open: a pool, the

@@ -2,7 +2,9 @@
 // sources (mysql-cdc, postgres-cdc): a reader goroutine decodes the
 // database's log into committed transactions, and Pump, on the source's
 // Run goroutine, emits each one as one chunk while taking the source's
-// control elements (barriers, notices) between them.
+// control elements (barriers, notices) between them. Reconnect is the
+// loop around one connection's Pump that reconnects after a transient
+// failure.
 //
 // The source's position moves to a transaction's end before its chunk is
 // emitted: a barrier handled inside Emit follows the chunk in the

@@ -1,9 +1,12 @@
 // Package dbconn holds what the database connectors (mysql and postgres)
 // share, so that each rule exists once: the 'sink.semantic' option and
 // the semantics it selects (ParseSemantic), a value as a statement
-// argument (Arg), and the retry of transient errors with the one backoff
-// policy of both (Retry, NewBackoff). What differs — the SQL dialect,
-// the driver, which errors are transient — stays in each connector.
+// argument (Arg), the retry of transient errors with the one backoff
+// policy of both (Retry, NewBackoff), the sink options
+// (ParseSinkOptions) and the sink's answers to the planner (SinkBase),
+// and the CDC connectors' server options (ServerOptions, NameRegexps).
+// What differs — the SQL dialect, the driver, which errors are
+// transient — stays in each connector.
 package dbconn
 
 import (

@@ -378,3 +378,21 @@ func (s *Source) whole(ctx context.Context, out dataflow.SourceOutput) error {
 	}
 	return nil
 }
+
+// Scan answers what the planner asks a dialect's bounded scan, the same
+// for every dialect: insert-only, bounded, and one subtask unless the
+// Plan splits the table. A dialect's scan embeds it and adds Create.
+type Scan struct {
+	Plan Plan
+}
+
+func (s *Scan) ChangelogMode() dyntable.ChangelogMode { return dyntable.InsertOnly }
+func (s *Scan) Bounded() bool                         { return true }
+
+// Parallelism is the Plan's, or 1 when the table is read by one SELECT.
+func (s *Scan) Parallelism() int {
+	if s.Plan.Column < 0 {
+		return 1
+	}
+	return s.Plan.Parallelism
+}
