@@ -575,18 +575,17 @@ func (s *multiset) encode(dst []byte) []byte {
 }
 
 func (s *multiset) decode(b []byte) ([]byte, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, types.ErrCorrupt
+	n, b, err := readCount(b)
+	if err != nil {
+		return nil, err
 	}
-	b = b[k:]
 	for i := uint64(0); i < n; i++ {
 		v, rest, err := types.DecodeValue(b)
 		if err != nil {
 			return nil, err
 		}
 		c, k := binary.Varint(rest)
-		if k <= 0 {
+		if k <= 0 || c <= 0 { // a value's count is positive: it leaves the set at 0
 			return nil, types.ErrCorrupt
 		}
 		s.m[string(types.AppendValue(nil, v))] = &msEntry{v: v, n: c}
