@@ -20,52 +20,37 @@ import (
 // returned as filter (operators.AggCall.Filtered); filter is nil for the
 // others.
 func (b *builder) filteredAggCall(c *ast.AggregateFuncExpr, scope *expr.Scope) (call operators.AggCall, arg, filter expr.Expr, text string, err error) {
-	call, arg, text, err = b.filterMasked(c, scope)
-	if err != nil || !call.KeepNulls {
-		return call, arg, nil, text, err
-	}
-	cond, _, _ := parser.AggFilter(c)
-	filter, err = expr.Bind(cond, scope, b.stmt.ErrorAtNode)
-	if err != nil {
-		return call, nil, nil, "", err
-	}
-	plain := *c
-	_, fa, _ := parser.AggFilter(c)
-	plain.Args = append([]ast.ExprNode{fa}, c.Args[1:]...)
-	call, arg, _, err = b.aggCall(&plain, scope)
-	return call, arg, filter, text, err
-}
-
-// filterMasked binds AGG(x) FILTER (WHERE c) as AGG(CASE WHEN c THEN x
-// END), for an aggregate that skips NULL values.
-func (b *builder) filterMasked(c *ast.AggregateFuncExpr, scope *expr.Scope) (operators.AggCall, expr.Expr, string, error) {
-	cond, arg, _ := parser.AggFilter(c)
+	cond, arg0, _ := parser.AggFilter(c)
 	name := strings.ToUpper(c.F)
 	if name == "JSON_ARRAYAGG" || name == "JSON_OBJECTAGG" {
-		return operators.AggCall{}, nil, "", b.errf(c, "FILTER is not supported on %s", name)
+		return operators.AggCall{}, nil, nil, "", b.errf(c, "FILTER is not supported on %s", name)
 	}
 	if len(find(cond).aggs) > 0 {
-		return operators.AggCall{}, nil, "", b.errf(cond, "aggregate functions are not allowed in FILTER")
+		return operators.AggCall{}, nil, nil, "", b.errf(cond, "aggregate functions are not allowed in FILTER")
 	}
 	bc, err := b.bindCondition("FILTER", cond, scope)
 	if err != nil {
-		return operators.AggCall{}, nil, "", err
+		return operators.AggCall{}, nil, nil, "", err
 	}
-	plain := *c // the call without its filter, for its text
-	plain.Args = append([]ast.ExprNode{arg}, c.Args[1:]...)
-	if arg == nil { // COUNT(*)
+	plain := *c // the call without its filter
+	plain.Args = append([]ast.ExprNode{arg0}, c.Args[1:]...)
+	if arg0 == nil { // COUNT(*)
 		plain.Args = []ast.ExprNode{ast.NewValueExpr(1, "", "")}
-		arg = ast.NewValueExpr(true, "", "")
+		arg0 = ast.NewValueExpr(true, "", "")
 	}
-	_, _, text, err := b.aggCall(&plain, scope)
+	call, arg, text, err = b.aggCall(&plain, scope)
 	if err != nil {
-		return operators.AggCall{}, nil, "", err
+		return operators.AggCall{}, nil, nil, "", err
+	}
+	text += " FILTER (WHERE " + bc.String() + ")"
+	if call.KeepNulls {
+		return call, arg, bc, text, nil
 	}
 	masked := plain
-	masked.Args = append([]ast.ExprNode{&ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: cond, Result: arg}}}}, c.Args[1:]...)
-	call, barg, _, err := b.aggCall(&masked, scope)
+	masked.Args = append([]ast.ExprNode{&ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: cond, Result: arg0}}}}, c.Args[1:]...)
+	call, arg, _, err = b.aggCall(&masked, scope)
 	if err != nil {
-		return operators.AggCall{}, nil, "", err
+		return operators.AggCall{}, nil, nil, "", err
 	}
-	return call, barg, text + " FILTER (WHERE " + bc.String() + ")", nil
+	return call, arg, nil, text, nil
 }
