@@ -153,7 +153,7 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 		return nil, fmt.Errorf("unknown aggregate %d", c.Kind)
 	}
 	if c.Distinct && c.Kind != AggCountStar {
-		a = &distinctAcc{inner: a, set: newMultiset()}
+		a = &distinctAcc{inner: a}
 	}
 	return a, nil
 }
@@ -470,44 +470,11 @@ func (a *retractExtremeAcc) decode(b []byte) ([]byte, error) {
 	return rest, nil
 }
 
-// distinctAcc feeds its inner accumulator only the first copy of each
-// value and retracts from it only when the last copy goes.
-type distinctAcc struct {
-	inner accumulator
-	set   *multiset
-}
-
-func (a *distinctAcc) add(v types.Value) error {
-	if a.set.add(v) == 1 {
-		return a.inner.add(v)
-	}
-	return nil
-}
-
-func (a *distinctAcc) retract(v types.Value) error {
-	if err := a.set.remove(v); err != nil {
-		return err
-	}
-	if a.set.count(v) == 0 {
-		return a.inner.retract(v)
-	}
-	return nil
-}
-
-func (a *distinctAcc) result() types.Value { return a.inner.result() }
-func (a *distinctAcc) encode(dst []byte) []byte {
-	return a.set.encode(a.inner.encode(dst))
-}
-func (a *distinctAcc) decode(b []byte) ([]byte, error) {
-	rest, err := a.inner.decode(b)
-	if err != nil {
-		return nil, err
-	}
-	a.set = newMultiset()
-	return a.set.decode(rest)
-}
-
-// multiset counts values by their key encoding.
+// multiset counts values by their key encoding. Its map is made on the
+// first value: a group holds one multiset per DISTINCT aggregate (and
+// per retractable MIN/MAX or PERCENTILE), and many of them stay empty,
+// e.g. the DISTINCT aggregates of the other arguments in a split
+// distinct aggregation's partial groups.
 type multiset struct {
 	m map[string]*msEntry
 }
@@ -517,13 +484,16 @@ type msEntry struct {
 	n int64
 }
 
-func newMultiset() *multiset { return &multiset{m: map[string]*msEntry{}} }
+func newMultiset() *multiset { return &multiset{} }
 
 func (s *multiset) add(v types.Value) int64 {
 	var buf [32]byte
 	k := types.AppendValue(buf[:0], v)
 	e := s.m[string(k)]
 	if e == nil {
+		if s.m == nil {
+			s.m = make(map[string]*msEntry, 1)
+		}
 		e = &msEntry{v: v}
 		s.m[string(k)] = e
 	}
@@ -579,6 +549,9 @@ func (s *multiset) decode(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n > 0 && s.m == nil {
+		s.m = make(map[string]*msEntry, int(n))
+	}
 	for i := uint64(0); i < n; i++ {
 		v, rest, err := types.DecodeValue(b)
 		if err != nil {
@@ -588,7 +561,9 @@ func (s *multiset) decode(b []byte) ([]byte, error) {
 		if k <= 0 || c <= 0 { // a value's count is positive: it leaves the set at 0
 			return nil, types.ErrCorrupt
 		}
-		s.m[string(types.AppendValue(nil, v))] = &msEntry{v: v, n: c}
+		// The value's bytes are its key: encode wrote them with
+		// types.AppendValue, as add keys it.
+		s.m[string(b[:len(b)-len(rest)])] = &msEntry{v: v, n: c}
 		b = rest[k:]
 	}
 	return b, nil

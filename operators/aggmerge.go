@@ -3,6 +3,8 @@ package operators
 import (
 	"fmt"
 	"math"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // Merging of aggregate states, which window aggregation needs and the
@@ -94,14 +96,14 @@ func mergeAcc(dst, src accumulator) error {
 	case *distinctAcc:
 		// Each value new to dst's set goes into dst's inner accumulator
 		// once, exactly as add would have done.
-		s := src.(*distinctAcc)
-		for _, e := range s.set.m {
-			for i := int64(0); i < e.n; i++ {
-				if err := d.add(e.v); err != nil {
+		return src.(*distinctAcc).set.each(func(v types.Value, n int64) error {
+			for i := int64(0); i < n; i++ {
+				if err := d.add(v); err != nil {
 					return err
 				}
 			}
-		}
+			return nil
+		})
 	case *varianceAcc:
 		return d.merge(src.(*varianceAcc))
 	case *seqAcc:
