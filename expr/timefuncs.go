@@ -600,33 +600,40 @@ func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, f
 		return newTsShift(name, e, n, sign*fixed.nanos, t, render)
 	}
 	isDate := t.ID == types.Date
+	return moveCall(name, e, n, t, unit, fixed, render, func(v types.Value, iv ivl) (types.Value, error) {
+		if isDate {
+			days := v.Date()
+			if iv.months != 0 {
+				days = addMonths(days, sign*iv.months)
+			}
+			return types.NewDate(days + sign*iv.nanos/nsPerDay), nil
+		}
+		ns, ok := nanosOf(v)
+		if ok {
+			ns, ok = addIvl(ns, iv, sign)
+		}
+		if !ok {
+			return types.NullValue, errTimeRange
+		}
+		return types.NewTimestamp(ns), nil
+	})
+}
+
+// moveCall is the call of name moving e (of type t) by the interval
+// amount n: move gets e's value and the interval, fixed when it is
+// constant.
+func moveCall(name string, e, n Expr, t types.Type, unit string, fixed *ivl, render func([]Expr) string, move func(v types.Value, iv ivl) (types.Value, error)) *call {
 	nt := n.Type()
 	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
 		f2: func(v, amount types.Value) (types.Value, error) {
-			var iv ivl
 			if fixed != nil {
-				iv = *fixed
-			} else {
-				var err error
-				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
-					return types.NullValue, err
-				}
+				return move(v, *fixed)
 			}
-			if isDate {
-				days := v.Date()
-				if iv.months != 0 {
-					days = addMonths(days, sign*iv.months)
-				}
-				return types.NewDate(days + sign*iv.nanos/nsPerDay), nil
+			iv, err := intervalOfValue(amount, nt, unit)
+			if err != nil {
+				return types.NullValue, err
 			}
-			ns, ok := nanosOf(v)
-			if ok {
-				ns, ok = addIvl(ns, iv, sign)
-			}
-			if !ok {
-				return types.NullValue, errTimeRange
-			}
-			return types.NewTimestamp(ns), nil
+			return move(v, iv)
 		}}
 }
 
