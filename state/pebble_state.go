@@ -70,30 +70,13 @@ func (p *pebbleValue[T]) Get(key []byte) (T, bool, error) {
 	}
 	e := &pvEntry[T]{}
 	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, key)
-	var raw []byte
-	var found bool
-	var err error
-	if s.mayExist(s.kbuf) {
-		raw, found, err = s.get(s.kbuf)
+	v, wt, stored, live, err := readStored(s, s.kbuf, p.name, p.codec, true)
+	if err != nil {
+		return zero, false, err
 	}
-	switch {
-	case err != nil:
-		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
-	case !found:
-	default:
-		wt, payload, err := splitValue(raw)
-		if err != nil {
-			return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
-		}
-		e.inDB = true
-		if s.expired(wt, s.nowMS()) {
-			e.dirty = true // delete it from the DB
-			break
-		}
-		v, err := p.codec.Decode(payload)
-		if err != nil {
-			return zero, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, p.name, err)
-		}
+	e.inDB = stored
+	e.dirty = stored && !live // expired: delete it from the DB
+	if live {
 		e.v, e.present, e.wt = v, true, wt
 	}
 	e.node.st, e.node.key, e.node.units = p, string(key), 1
@@ -293,25 +276,11 @@ func (p *pebbleMap[V]) Get(key, mk []byte) (V, bool, error) {
 	}
 	it := &pmItem[V]{mk: bytes.Clone(mk)}
 	s.kbuf = append(appendStateKey(s.kbuf[:0], p.prefix, key), mk...)
-	var raw []byte
-	var found bool
-	var err error
-	if s.mayExist(s.kbuf) { // an entry never written is not read for
-		raw, found, err = s.get(s.kbuf)
+	v, wt, stored, _, err := readStored(s, s.kbuf, p.name, p.codec, false)
+	if err != nil {
+		return zero, false, err
 	}
-	switch {
-	case err != nil:
-		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
-	case !found:
-	default:
-		wt, payload, err := splitValue(raw)
-		if err != nil {
-			return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
-		}
-		v, err := p.codec.Decode(payload)
-		if err != nil {
-			return zero, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, p.name, err)
-		}
+	if stored {
 		it.v, it.present, it.wt, it.inDB = v, true, wt, true
 	}
 	p.insert(e, it)
