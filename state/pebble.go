@@ -361,6 +361,21 @@ func splitValue(raw []byte) (int64, []byte, error) {
 	return int64(binary.BigEndian.Uint64(raw)), bytes.Clone(raw[8:]), nil
 }
 
+// writeStored puts DB key k into b: when present, v with its write time
+// *wt (set to now if still 0), else a delete.
+func writeStored[T any](s *PebbleStore, b *pebble.Batch, k []byte, present bool, wt *int64, now int64, c Codec[T], v T) error {
+	if !present {
+		return b.Delete(k, nil)
+	}
+	if *wt == 0 {
+		*wt = now
+	}
+	s.vbuf = appendValue(s.vbuf[:0], *wt, c, v)
+	err := b.Set(k, s.vbuf, nil)
+	s.written(k)
+	return err
+}
+
 // readStored reads DB key k of state name and decodes its value with c:
 // stored is whether the DB holds the key, live whether its value was
 // decoded (with skipExpired, an expired value is not: the caller deletes

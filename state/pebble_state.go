@@ -124,18 +124,7 @@ func (p *pebbleValue[T]) write(e *pvEntry[T], b *pebble.Batch, now int64) error 
 	}
 	s := p.s
 	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, []byte(e.node.key))
-	var err error
-	if e.present {
-		if e.wt == 0 {
-			e.wt = now
-		}
-		s.vbuf = appendValue(s.vbuf[:0], e.wt, p.codec, e.v)
-		err = b.Set(s.kbuf, s.vbuf, nil)
-		s.written(s.kbuf)
-	} else {
-		err = b.Delete(s.kbuf, nil)
-	}
-	if err != nil {
+	if err := writeStored(s, b, s.kbuf, e.present, &e.wt, now, p.codec, e.v); err != nil {
 		return fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 	}
 	e.dirty, e.inDB = false, e.present
@@ -516,17 +505,8 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 			return true
 		}
 		s.kbuf = append(append(s.kbuf[:0], prefix...), it.mk...)
-		if it.present {
-			if it.wt == 0 {
-				it.wt = now
-			}
-			s.vbuf = appendValue(s.vbuf[:0], it.wt, p.codec, it.v)
-			err = b.Set(s.kbuf, s.vbuf, nil)
-			s.written(s.kbuf)
-			wrote = true
-		} else {
-			err = b.Delete(s.kbuf, nil)
-		}
+		err = writeStored(s, b, s.kbuf, it.present, &it.wt, now, p.codec, it.v)
+		wrote = wrote || it.present
 		if err != nil {
 			err = fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 			return false
