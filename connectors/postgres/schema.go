@@ -51,17 +51,11 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 	if err != nil {
 		return nil, nil, err
 	}
-	var cols []pgColumn
-	for rows.Next() {
-		var c pgColumn
-		if err := rows.Scan(&c.name, &c.dataType, &c.precision, &c.scale); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		cols = append(cols, c)
-	}
+	cols, err := dbconn.ScanRows(rows, func(c *pgColumn) []any {
+		return []any{&c.name, &c.dataType, &c.precision, &c.scale}
+	})
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, nil, err
 	}
 	krows, err := db.Query(ctx, `SELECT a.attname FROM pg_index i
@@ -71,15 +65,8 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 		return nil, nil, err
 	}
 	defer krows.Close()
-	var pk []string
-	for krows.Next() {
-		var n string
-		if err := krows.Scan(&n); err != nil {
-			return nil, nil, err
-		}
-		pk = append(pk, n)
-	}
-	return cols, pk, krows.Err()
+	pk, err := dbconn.ScanNames(krows)
+	return cols, pk, err
 }
 
 // compatible reports whether values of streamsql type t can be written
