@@ -183,7 +183,11 @@ func (p *typeParser) parseInterval() (Type, error) {
 		return Type{}, fmt.Errorf("INTERVAL DAY(%d): the day precision must be %d..%d", dp, MinDayPrecision, MaxDayPrecision)
 	}
 	if fp < 0 || fp > MaxFractionalPrecision {
-		return Type{}, fmt.Errorf("INTERVAL ... SECOND(%d): the fractional precision must be 0..%d", fp, MaxFractionalPrecision)
+		written := "INTERVAL "
+		if first != last {
+			written += first + " TO "
+		}
+		return Type{}, fmt.Errorf("%sSECOND(%d): the fractional precision must be 0..%d", written, fp, MaxFractionalPrecision)
 	}
 	return DayTimeIntervalType(res, dp, fp), nil
 }
