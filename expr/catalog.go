@@ -230,7 +230,7 @@ var catalog = []FuncInfo{
 	op(catTemporal, "DATE 'yyyy-MM-dd'", "DATE string", "A DATE literal.", "", "DATE '2024-01-31' + INTERVAL '1' DAY", "2024-02-01"),
 	op(catTemporal, "TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.S]'", "TIMESTAMP string", "A TIMESTAMP literal, its precision the digits written.", "", "TIMESTAMP '2024-01-01 10:00:00.5'", "2024-01-01 10:00:00.5"),
 	op(catTemporal, "TIME 'HH:mm:ss[.S]'", "TIME string", "A TIME literal, its precision the digits written.", "", "TIME '23:30:00' + INTERVAL '1' HOUR", "00:30:00"),
-	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "An interval: YEAR, MONTH and YEAR TO MONTH make an INTERVAL YEAR TO MONTH (prints +1-06), the other units a day-time interval (prints +0 01:30:00.000).", "", "DATE '2024-01-31' + INTERVAL '1' MONTH", "2024-02-29", FuncInterval),
+	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "An interval, typed by its fields: YEAR, MONTH and YEAR TO MONTH make a year-month interval (INTERVAL YEAR(2), INTERVAL MONTH, INTERVAL YEAR(2) TO MONTH; prints +1-06), the other units a day-time interval (INTERVAL DAY(2), INTERVAL SECOND(3), ...; prints +0 01:30:00.000).", "", "DATE '2024-01-31' + INTERVAL '1' MONTH", "2024-02-29", FuncInterval),
 	e(catTemporal, "CURRENT_TIME", "CURRENT_TIME", "The current time of day in the session time zone, TIME(0).", "", "CURRENT_TIME >= TIME '00:00:00'", "true"),
 	e(catTemporal, "LOCALTIME", "LOCALTIME", "CURRENT_TIME.", "", "LOCALTIME >= TIME '00:00:00'", "true"),
 	e(catTemporal, "LOCALTIMESTAMP", "LOCALTIMESTAMP", "The current timestamp, TIMESTAMP(3).", noteUTC, "LOCALTIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
