@@ -341,6 +341,9 @@ var catalog = []FuncInfo{
 	{Name: "GROUPING_ID", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUPING_ID(expression1 [, expression2]*)",
 		Doc: "The GROUPING bits of the expressions as one number, the first the most significant.", Note: "",
 		Example: "SELECT GROUPING_ID(s, x) FROM t WHERE x = 1 GROUP BY CUBE (s, x)", Result: "0\n1\n2\n3"},
+	{Name: "GROUP_ID", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUP_ID()",
+		Doc: "Tells apart the copies of a grouping set written more than once: 0 for a set's first occurrence in the GROUP BY, 1 for its second, ...; 0 everywhere when no set repeats.", Note: "",
+		Example: "SELECT s, GROUP_ID() FROM t WHERE x = 1 GROUP BY GROUPING SETS ((s), (s), ())", Result: "a 0\na 1\nNULL 0"},
 
 	// Windows and ranking
 	{Name: "ROW_NUMBER", Kind: WindowFunc, Category: catWindow, Sig: "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)",
@@ -436,7 +439,6 @@ var unsupported = map[string]string{
 	"OBJECT_UPDATE":                "it takes a structured type, which streamsql does not have",
 	"DESCRIPTOR":                   "DESCRIPTOR(...) is only an argument of a window table function",
 	"SOURCE_WATERMARK":             "streamsql's sources do not emit watermarks of their own; declare WATERMARK FOR ts AS ts - INTERVAL ...",
-	"GROUP_ID":                     "not implemented (it tells duplicate grouping sets apart); GROUPING and GROUPING_ID are",
 	"TUMBLE_PROCTIME":              "group windows over processing time are not supported; use TUMBLE_ROWTIME or the TUMBLE table function",
 	"HOP_PROCTIME":                 "group windows over processing time are not supported; use HOP_ROWTIME or the HOP table function",
 	"SESSION_PROCTIME":             "group windows over processing time are not supported; use SESSION_ROWTIME or the SESSION table function",
