@@ -217,3 +217,51 @@ func intervalResolution(first, last string) (IntervalRes, bool) {
 	}
 	return ResNone, false
 }
+
+// fieldOrder ranks interval fields from the largest.
+var fieldOrder = map[string]int{"YEAR": 0, "MONTH": 1, "DAY": 2, "HOUR": 3, "MINUTE": 4, "SECOND": 5}
+
+// CommonInterval is the least interval type holding two intervals of the
+// same kind, as Calcite's least restrictive type of two intervals: the
+// fields from the larger first field to the smaller last one, and the
+// larger precisions. Values need no conversion (the representation does
+// not depend on the resolution).
+func CommonInterval(a, b Type) Type {
+	af, al := a.IntervalUnits()
+	bf, bl := b.IntervalUnits()
+	first, last := af, al
+	if fieldOrder[bf] < fieldOrder[first] {
+		first = bf
+	}
+	if fieldOrder[bl] > fieldOrder[last] {
+		last = bl
+	}
+	res, ok := intervalResolution(first, last)
+	if !ok || a.ID != b.ID {
+		return a
+	}
+	if a.ID == IntervalYM {
+		return YearMonthIntervalType(res, max(a.Precision, b.Precision))
+	}
+	dp := func(t Type, f string) int { // a day precision only counts where the type starts with DAY
+		if f == "DAY" {
+			return t.Precision
+		}
+		return 0
+	}
+	fp := func(t Type, l string) int {
+		if l == "SECOND" {
+			return t.Scale
+		}
+		return 0
+	}
+	d := max(dp(a, af), dp(b, bf), MinDayPrecision)
+	if af != "DAY" && bf != "DAY" {
+		d = DefaultDayPrecision
+	}
+	f := max(fp(a, al), fp(b, bl))
+	if al != "SECOND" && bl != "SECOND" {
+		f = DefaultFractionalDigits
+	}
+	return DayTimeIntervalType(res, d, f)
+}

@@ -77,3 +77,25 @@ func TestIntervalTypes(t *testing.T) {
 		}
 	}
 }
+
+// The common type of two intervals spans both: DAY and HOUR make DAY TO
+// HOUR; MINUTE TO SECOND(3) and HOUR make HOUR TO SECOND(3); YEAR(3) and
+// MONTH make YEAR(3) TO MONTH.
+func TestCommonInterval(t *testing.T) {
+	for _, c := range [][3]string{
+		{"INTERVAL DAY", "INTERVAL HOUR", "INTERVAL DAY(2) TO HOUR"},
+		{"INTERVAL MINUTE TO SECOND(3)", "INTERVAL HOUR", "INTERVAL HOUR TO SECOND(3)"},
+		{"INTERVAL DAY(4)", "INTERVAL SECOND(1)", "INTERVAL DAY(4) TO SECOND(1)"},
+		{"INTERVAL YEAR(3)", "INTERVAL MONTH", "INTERVAL YEAR(3) TO MONTH"},
+		{"INTERVAL HOUR", "INTERVAL HOUR", "INTERVAL HOUR"},
+	} {
+		a, _ := ParseType(c[0])
+		b, _ := ParseType(c[1])
+		if got := CommonInterval(a, b).String(); got != c[2] {
+			t.Errorf("%s, %s: %s, want %s", c[0], c[1], got, c[2])
+		}
+		if got := CommonInterval(b, a).String(); got != c[2] {
+			t.Errorf("%s, %s: %s, want %s", c[1], c[0], got, c[2])
+		}
+	}
+}
