@@ -64,6 +64,9 @@ func fitDecimalInPlace(d *apd.Decimal, p, s int) (*apd.Decimal, bool) {
 // castAllowed reports whether CAST(from AS to) is accepted at bind time.
 func castAllowed(from, to types.Type) bool {
 	f, t := from.ID, to.ID
+	if allowed, ok := intervalCastAllowed(from, to); ok && !from.IsComposite() && !to.IsComposite() {
+		return allowed // interval_cast.go
+	}
 	switch {
 	case from.IsComposite() || to.IsComposite():
 		return f == types.Null || t == types.String || compositeShape(from, to, castAllowed)
@@ -72,7 +75,7 @@ func castAllowed(from, to types.Type) bool {
 	case t == types.String:
 		return true
 	case f == types.String:
-		return t != types.Interval && t != types.IntervalYM && t != types.Null
+		return t != types.Null
 	case f == types.Time && (t == types.Timestamp || t == types.TimestampLTZ), t == types.Time && (f == types.Timestamp || f == types.TimestampLTZ):
 		return true // the time of day of a timestamp; a TIME on 1970-01-01
 	case from.IsNumeric() && to.IsNumeric():
@@ -115,7 +118,7 @@ func implicitAllowed(from, to types.Type) bool {
 // into typed values. Errors are plain (they do not name an expression).
 func CastValue(v types.Value, from, to types.Type) (types.Value, error) {
 	if !castAllowed(from, to) {
-		return types.NullValue, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+		return types.NullValue, castRefusal(from, to)
 	}
 	return castValue(v, from, to)
 }
@@ -124,7 +127,7 @@ func CastValue(v types.Value, from, to types.Type) (types.Value, error) {
 // from their wall clock in zone loc, the session's table.local-time-zone.
 func CastValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.Value, error) {
 	if !castAllowed(from, to) {
-		return types.NullValue, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+		return types.NullValue, castRefusal(from, to)
 	}
 	return castValueIn(v, from, to, loc)
 }
@@ -212,6 +215,8 @@ func castValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.
 			i = v.Int()
 		case types.KindBool:
 			i = v.Raw()
+		case types.KindInterval, types.KindIntervalYM:
+			i = intervalToExact(v, from) // interval_cast.go
 		case types.KindFloat:
 			f := math.Trunc(v.Float())
 			if math.IsNaN(f) || f < float64(lo) || f >= -float64(lo) {
@@ -266,6 +271,8 @@ func castValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.
 			d = v.Decimal()
 		case types.KindInt, types.KindBool:
 			d = apd.New(v.Raw(), 0)
+		case types.KindInterval, types.KindIntervalYM:
+			d = apd.New(intervalToExact(v, from), 0) // interval_cast.go
 		case types.KindFloat:
 			f := v.Float()
 			if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -339,14 +346,8 @@ func castValueIn(v types.Value, from, to types.Type, loc *time.Location) (types.
 		}
 	case types.Time:
 		return castToTime(v, from, to) // timeofday.go
-	case types.Interval:
-		if v.Kind() == types.KindInterval {
-			return v, nil
-		}
-	case types.IntervalYM:
-		if v.Kind() == types.KindIntervalYM {
-			return v, nil
-		}
+	case types.Interval, types.IntervalYM:
+		return castToInterval(v, from, to) // interval_cast.go
 	}
 	return types.NullValue, castFail(v, from, to, "")
 }
@@ -441,7 +442,7 @@ func TryCast(e Expr, to types.Type) (Expr, error) {
 func newCast(e Expr, to types.Type, try bool, loc *time.Location) (Expr, error) {
 	from := e.Type()
 	if !castAllowed(from, to) {
-		return nil, fmt.Errorf("cannot cast %s to %s", typeName(from), typeName(to))
+		return nil, castRefusal(from, to)
 	}
 	to.NotNull = from.NotNull && !try
 	c := &castExpr{e: e, to: to, try: try, explicit: true, loc: loc}

@@ -230,7 +230,7 @@ var catalog = []FuncInfo{
 	op(catTemporal, "DATE 'yyyy-MM-dd'", "DATE string", "A DATE literal.", "", "DATE '2024-01-31' + INTERVAL '1' DAY", "2024-02-01"),
 	op(catTemporal, "TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.S]'", "TIMESTAMP string", "A TIMESTAMP literal, its precision the digits written.", "", "TIMESTAMP '2024-01-01 10:00:00.5'", "2024-01-01 10:00:00.5"),
 	op(catTemporal, "TIME 'HH:mm:ss[.S]'", "TIME string", "A TIME literal, its precision the digits written.", "", "TIME '23:30:00' + INTERVAL '1' HOUR", "00:30:00"),
-	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "An interval: YEAR, MONTH and YEAR TO MONTH make an INTERVAL YEAR TO MONTH (prints +1-06), the other units a day-time interval (prints +0 01:30:00.000).", "", "DATE '2024-01-31' + INTERVAL '1' MONTH", "2024-02-29", FuncInterval),
+	op(catTemporal, "INTERVAL", "INTERVAL string unit [TO unit]", "An interval, typed by its fields: YEAR, MONTH and YEAR TO MONTH make a year-month interval (INTERVAL YEAR(2), INTERVAL MONTH, INTERVAL YEAR(2) TO MONTH; prints +1-06), the other units a day-time interval (INTERVAL DAY(2), INTERVAL SECOND(3), ...; prints +0 01:30:00.000).", "", "DATE '2024-01-31' + INTERVAL '1' MONTH", "2024-02-29", FuncInterval),
 	e(catTemporal, "CURRENT_TIME", "CURRENT_TIME", "The current time of day in the session time zone, TIME(0).", "", "CURRENT_TIME >= TIME '00:00:00'", "true"),
 	e(catTemporal, "LOCALTIME", "LOCALTIME", "CURRENT_TIME.", "", "LOCALTIME >= TIME '00:00:00'", "true"),
 	e(catTemporal, "LOCALTIMESTAMP", "LOCALTIMESTAMP", "The current timestamp, TIMESTAMP(3).", noteUTC, "LOCALTIMESTAMP > TIMESTAMP '2000-01-01 00:00:00'", "true"),
@@ -341,6 +341,9 @@ var catalog = []FuncInfo{
 	{Name: "GROUPING_ID", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUPING_ID(expression1 [, expression2]*)",
 		Doc: "The GROUPING bits of the expressions as one number, the first the most significant.", Note: "",
 		Example: "SELECT GROUPING_ID(s, x) FROM t WHERE x = 1 GROUP BY CUBE (s, x)", Result: "0\n1\n2\n3"},
+	{Name: "GROUP_ID", Kind: AggregateFunc, Category: catAggregate, Sig: "GROUP_ID()",
+		Doc: "Tells apart the copies of a grouping set written more than once: 0 for a set's first occurrence in the GROUP BY, 1 for its second, ...; 0 everywhere when no set repeats.", Note: "",
+		Example: "SELECT s, GROUP_ID() FROM t WHERE x = 1 GROUP BY GROUPING SETS ((s), (s), ())", Result: "a 0\na 1\nNULL 0"},
 
 	// Windows and ranking
 	{Name: "ROW_NUMBER", Kind: WindowFunc, Category: catWindow, Sig: "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...)",
@@ -436,7 +439,6 @@ var unsupported = map[string]string{
 	"OBJECT_UPDATE":                "it takes a structured type, which streamsql does not have",
 	"DESCRIPTOR":                   "DESCRIPTOR(...) is only an argument of a window table function",
 	"SOURCE_WATERMARK":             "streamsql's sources do not emit watermarks of their own; declare WATERMARK FOR ts AS ts - INTERVAL ...",
-	"GROUP_ID":                     "not implemented (it tells duplicate grouping sets apart); GROUPING and GROUPING_ID are",
 	"TUMBLE_PROCTIME":              "group windows over processing time are not supported; use TUMBLE_ROWTIME or the TUMBLE table function",
 	"HOP_PROCTIME":                 "group windows over processing time are not supported; use HOP_ROWTIME or the HOP table function",
 	"SESSION_PROCTIME":             "group windows over processing time are not supported; use SESSION_ROWTIME or the SESSION table function",

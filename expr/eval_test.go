@@ -261,7 +261,7 @@ func TestResultTypes(t *testing.T) {
 		{"TO_DATE(s)", "DATE"},
 		{"FROM_UNIXTIME(big)", "STRING"},
 		{"UNIX_TIMESTAMP(ts)", "BIGINT"},
-		{"__interval('5', 'SECOND')", "INTERVAL NOT NULL"},
+		{"__interval('5', 'SECOND')", "INTERVAL SECOND(3) NOT NULL"},
 		{"__floor_to(ts, 'HOUR')", "TIMESTAMP(3)"},
 		{"__floor_to(dt, 'MONTH')", "DATE"},
 		{"GREATEST(1, 2.5)", "DECIMAL(11, 1) NOT NULL"},

@@ -1099,17 +1099,14 @@ func (b *binder) intervalValue(x, arg ast.Node, n Expr, unit string) (Expr, erro
 	if err != nil {
 		return nil, err
 	}
+	t := literalIntervalType(unit, yearMonth) // interval_cast.go
 	if fixed != nil {
 		if yearMonth {
-			return NewLiteral(types.NewIntervalYM(fixed.months), types.TypeIntervalYM.WithNotNull(true)), nil
+			return NewLiteral(types.NewIntervalYM(fixed.months), t.WithNotNull(true)), nil
 		}
-		return NewLiteral(types.NewInterval(time.Duration(fixed.nanos)), types.TypeInterval), nil
+		return NewLiteral(types.NewInterval(time.Duration(fixed.nanos)), t), nil
 	}
 	nt := n.Type()
-	t := types.TypeInterval
-	if yearMonth {
-		t = types.TypeIntervalYM
-	}
 	return &call{name: "INTERVAL", args: []Expr{n}, typ: strictType(t, n), strict: true,
 		render: func(a []Expr) string { return "INTERVAL " + a[0].String() + " " + display },
 		f1: func(v types.Value) (types.Value, error) {

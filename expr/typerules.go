@@ -83,6 +83,8 @@ func commonType(a, b types.Type) (types.Type, bool) {
 			return types.TimestampLTZType(max(a.Precision, b.Precision)), true
 		case types.Time:
 			return types.TimeType(max(a.Precision, b.Precision)), true
+		case types.Interval, types.IntervalYM:
+			return types.CommonInterval(a, b), true
 		}
 		return a, true
 	}

@@ -254,12 +254,13 @@ func (c *stmtCtx) rewriteCollections() *posError {
 
 // intervalValuePos reports whether the INTERVAL at token i, whose unit is
 // token u, stands alone as a value: a select item, a CASE branch, a
-// comparison operand, where TiDB takes INTERVAL only next to + or -. It
+// comparison operand, an ARRAY element, where TiDB takes INTERVAL only
+// next to + or -. It
 // then becomes __interval(...) like a function argument.
 func (c *stmtCtx) intervalValuePos(i, u int) bool {
 	p := i - 1
 	opens := func(p int) bool {
-		return c.isKw(p, "SELECT") || c.isPunct(p, ",") || c.isPunct(p, "(") || c.isKw(p, "THEN") || c.isKw(p, "ELSE") ||
+		return c.isKw(p, "SELECT") || c.isPunct(p, ",") || c.isPunct(p, "(") || c.isPunct(p, "[") || c.isKw(p, "THEN") || c.isKw(p, "ELSE") ||
 			c.isPunct(p, "=") || c.isPunct(p, "<>") || c.isPunct(p, "<") || c.isPunct(p, ">") ||
 			c.isPunct(p, "<=") || c.isPunct(p, ">=")
 	}
@@ -271,7 +272,7 @@ func (c *stmtCtx) intervalValuePos(i, u int) bool {
 		return false
 	}
 	n := u + 1
-	if n >= len(c.toks) || c.isPunct(n, ",") || c.isPunct(n, ")") {
+	if n >= len(c.toks) || c.isPunct(n, ",") || c.isPunct(n, ")") || c.isPunct(n, "]") {
 		return true
 	}
 	for _, cmp := range []string{"=", "<>", "<", ">", "<=", ">="} {

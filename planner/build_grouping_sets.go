@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -171,8 +172,8 @@ func expandGroupingSets(pre Node, nk int, sets [][]int) Node {
 	return &ExpandNode{nodeBase: nodeBase{cols: cols, inputs: []Node{pre}}, Projections: projs}
 }
 
-// groupingCalls finds GROUPING(...) and GROUPING_ID(...) in the select
-// list and HAVING.
+// groupingCalls finds GROUPING(...), GROUPING_ID(...) and GROUP_ID() in
+// the select list and HAVING.
 func groupingCalls(es ...ast.ExprNode) []*ast.FuncCallExpr {
 	var out []*ast.FuncCallExpr
 	for _, e := range es {
@@ -189,7 +190,7 @@ type groupingFinder struct{ out *[]*ast.FuncCallExpr }
 func (f *groupingFinder) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
 	case *ast.FuncCallExpr:
-		if x.FnName.L == "grouping" || x.FnName.L == "grouping_id" {
+		if x.FnName.L == "grouping" || x.FnName.L == "grouping_id" || x.FnName.L == "group_id" {
 			*f.out = append(*f.out, x)
 			return n, true
 		}
@@ -205,6 +206,12 @@ func (f *groupingFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // computes it: bit n-1-i is 1 when args[i] is not grouped by the set.
 // GROUPING with several arguments is GROUPING_ID.
 func (b *builder) groupingValue(fc *ast.FuncCallExpr, keys []ast.ExprNode, sets [][]int, scope []expr.Column) ([]int64, error) {
+	if fc.FnName.L == "group_id" {
+		if len(fc.Args) > 0 {
+			return nil, b.errf(fc, "GROUP_ID takes no arguments")
+		}
+		return groupIDs(sets), nil
+	}
 	if len(fc.Args) == 0 || len(fc.Args) > 63 {
 		return nil, b.errf(fc, "%s takes 1 to 63 grouping expressions", strings.ToUpper(fc.FnName.O))
 	}
@@ -246,4 +253,27 @@ func (b *builder) groupingColumn(vals []int64, cols []expr.Column, e int) (expr.
 	return expr.Bind(c, &expr.Scope{Zone: b.p.zone(), Columns: cols, Replace: func(n ast.ExprNode) (int, bool) {
 		return e, n == ast.ExprNode(marker)
 	}}, b.stmt.ErrorAtNode)
+}
+
+// groupIDs is GROUP_ID() for each grouping set, as Calcite (and so
+// Flink) computes it: how many identical sets (the same keys, in any
+// order) come before it in the GROUP BY, so that the copies of a set
+// written twice are told apart: 0 for the first, 1 for the second, ...
+// Without duplicate sets it is 0 everywhere.
+func groupIDs(sets [][]int) []int64 {
+	vals := make([]int64, len(sets))
+	seen := map[string]int64{}
+	for si, s := range sets {
+		ks := append([]int(nil), s...)
+		slices.Sort(ks)
+		ks = slices.Compact(ks)
+		var sb strings.Builder
+		for _, k := range ks {
+			sb.WriteString(itoa(k))
+			sb.WriteByte(',')
+		}
+		vals[si] = seen[sb.String()]
+		seen[sb.String()]++
+	}
+	return vals
 }

@@ -69,11 +69,15 @@ func LiteralPrecisionMessage(text string) string {
 type Type struct {
 	ID TypeID
 	// Precision is the DECIMAL precision, the TIMESTAMP or TIME
-	// fractional-second precision (0..9), the VARCHAR length, or the
-	// VARBINARY length.
+	// fractional-second precision (0..9), the VARCHAR length, the
+	// VARBINARY length, or an interval's year or day precision.
 	Precision int
-	// Scale is the DECIMAL scale.
+	// Scale is the DECIMAL scale, or a day-time interval's fractional
+	// second precision.
 	Scale int
+	// Res is an interval's resolution (interval.go); ResNone for every
+	// other type.
+	Res IntervalRes
 	// NotNull is set for columns declared NOT NULL and for expressions
 	// that can never be NULL.
 	NotNull bool
@@ -147,9 +151,12 @@ var (
 	TypeString    = Type{ID: String, Precision: MaxStringLength}
 	TypeDate      = Type{ID: Date}
 	TypeTimestamp = Type{ID: Timestamp, Precision: 3}
-	TypeInterval  = Type{ID: Interval}
-	// TypeIntervalYM is INTERVAL YEAR TO MONTH.
-	TypeIntervalYM = Type{ID: IntervalYM}
+	// TypeInterval is INTERVAL DAY(2) TO SECOND(3), the type of a
+	// day-time interval computed at run time (Flink's default interval
+	// of milliseconds).
+	TypeInterval = DayTimeIntervalType(ResDayToSecond, DefaultDayPrecision, 3)
+	// TypeIntervalYM is INTERVAL YEAR(2) TO MONTH.
+	TypeIntervalYM = YearMonthIntervalType(ResYearToMonth, DefaultYearPrecision)
 	TypeBytes      = Type{ID: Bytes, Precision: MaxStringLength}
 )
 
@@ -197,7 +204,7 @@ func (t Type) IsInteger() bool { return t.ID == Int || t.ID == BigInt }
 // (at the top level; the fields of a ROW, ARRAY or MAP must agree on it
 // too, and ROW field names must be equal).
 func (t Type) Equal(o Type) bool {
-	if t.ID != o.ID || t.Precision != o.Precision || t.Scale != o.Scale || len(t.Fields) != len(o.Fields) {
+	if t.ID != o.ID || t.Precision != o.Precision || t.Scale != o.Scale || t.Res != o.Res || len(t.Fields) != len(o.Fields) {
 		return false
 	}
 	for i, f := range t.Fields {
@@ -245,6 +252,8 @@ func (t Type) String() string {
 		}
 		sb.WriteString(">")
 		s = sb.String()
+	case Interval, IntervalYM:
+		s = t.intervalString()
 	case Array:
 		s = "ARRAY<" + t.Elem().String() + ">"
 	case Map:
@@ -261,7 +270,8 @@ func (t Type) String() string {
 // ParseType parses a Flink type name such as "BIGINT", "DECIMAL(10,2)",
 // "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "VARCHAR(20)", "STRING",
 // "ROW<a INT, b STRING>", "ROW(a INT, b STRING)", "ARRAY<INT>",
-// "INT ARRAY" or "MAP<STRING, BIGINT>", with NOT NULL where Flink allows
+// "INT ARRAY", "MAP<STRING, BIGINT>" or "INTERVAL DAY(2) TO SECOND(3)"
+// (interval.go), with NOT NULL where Flink allows
 // it. Type names are case-insensitive; ROW field names keep their case
 // (`quoted` ones may hold any character). It reads CAST targets and the
 // column types the pre-lexer hands over as text.
@@ -443,7 +453,7 @@ func (p *typeParser) parseBase() (Type, error) {
 	case "MULTISET":
 		return Type{}, fmt.Errorf("MULTISET types are not supported")
 	case "INTERVAL":
-		return Type{}, fmt.Errorf("INTERVAL types are not supported as column or CAST types (INTERVAL '1' DAY is a value)")
+		return p.parseInterval()
 	case "RAW":
 		return Type{}, fmt.Errorf("RAW types are not supported")
 	case "DOUBLE":

@@ -43,13 +43,14 @@ type column struct {
 }
 
 // Readable reports whether a decoder of the format reads columns of type
-// t: every scalar type but the INTERVAL types (TIME as HH:mm:ss[.f], as
-// CAST reads it); ROW, ARRAY and MAP (of readable
-// types) only from JSON. The csv format checks its columns with
+// t: every scalar type (TIME as HH:mm:ss[.f], as CAST reads it; the
+// INTERVAL types as numbers, see interval.go); ROW, ARRAY and MAP (of
+// readable types) only from JSON. The csv format checks its columns with
 // CheckCSVColumns instead (ROW and ARRAY of scalars).
 func Readable(t types.Type, json bool) bool {
 	switch t.ID {
-	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes:
+	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes,
+		types.Interval, types.IntervalYM:
 		return true
 	case types.RowT, types.Array, types.Map:
 		for _, f := range t.Fields {
@@ -146,6 +147,8 @@ func fromText(s []byte, c *column) (types.Value, error) {
 			}
 		}
 		return types.NullValue, fieldError(c, fmt.Errorf("'%s' is not a TIMESTAMP_LTZ: write it as 2024-01-01 08:00:00Z, 2024-01-01T08:00:00.000+08:00, or a UTC wall clock", s))
+	case types.Interval, types.IntervalYM:
+		return intervalFromText(s, c) // interval.go
 	case types.Bytes: // base64, as Flink's json and csv formats write them
 		b, err := base64.StdEncoding.AppendDecode(nil, s)
 		if err != nil {

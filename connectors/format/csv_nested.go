@@ -31,8 +31,8 @@ import (
 //     a ROW whose text is empty (one empty element).
 
 // CheckCSVColumns reports the first column of cs whose type the csv
-// format cannot read or write, by name and type: INTERVAL and MULTISET
-// types, MAP, and ROW or ARRAY with a composite element.
+// format cannot read or write, by name and type: MULTISET types, MAP,
+// and ROW or ARRAY with a composite element.
 func CheckCSVColumns(cs []connectors.Column) error {
 	for _, c := range cs {
 		t := c.Type

@@ -169,8 +169,8 @@ func TestCheckCSVColumns(t *testing.T) {
 		"ARRAY<ROW<x INT>>":     "nests one level",
 		"ROW<x ROW<y INT>>":     "nests one level",
 		"ROW<x MAP<INT, INT>>":  "nests one level",
-		"INTERVAL DAY":          "not supported",
-		"ARRAY<INTERVAL MONTH>": "element type",
+		"INTERVAL DAY":          "", // Flink's csv converters read INT months and BIGINT milliseconds
+		"ARRAY<INTERVAL MONTH>": "",
 		"ARRAY<TIMESTAMP(3)>":   "",
 		"ROW<a BYTES, b TIME>":  "",
 	} {

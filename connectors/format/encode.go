@@ -65,6 +65,8 @@ func appendJSONValue(dst []byte, v types.Value, t types.Type) []byte {
 		return append(dst, "null"...)
 	case types.KindBool, types.KindInt, types.KindDecimal:
 		return types.AppendFormat(dst, v, t)
+	case types.KindInterval, types.KindIntervalYM:
+		return appendIntervalNumber(dst, v) // interval.go
 	case types.KindFloat:
 		f := v.Float()
 		switch {
@@ -229,6 +231,9 @@ func (e *CSVEncoder) Append(dst []byte, row types.Row) []byte {
 func appendCSVScalar(dst []byte, v types.Value, t types.Type) []byte {
 	if t.ID == types.Bytes { // base64, as Flink's csv format
 		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
+	}
+	if k := v.Kind(); k == types.KindInterval || k == types.KindIntervalYM {
+		return appendIntervalNumber(dst, v) // interval.go
 	}
 	dst = types.AppendFormat(dst, v, t)
 	if t.ID == types.TimestampLTZ {

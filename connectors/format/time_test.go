@@ -12,8 +12,8 @@ import (
 // and read back the same. 12:34:56.789 is 45296789 ms after midnight.
 func TestTimeColumns(t *testing.T) {
 	cs := []connectors.Column{{Name: "id", Type: types.TypeInt}, {Name: "t", Type: types.TimeType(3)}, {Name: "t0", Type: types.TimeType(0)}}
-	if !Readable(types.TimeType(3), false) || !Readable(types.TimeType(3), true) || Readable(types.TypeIntervalYM, true) {
-		t.Fatal("Readable: TIME yes, INTERVAL YEAR TO MONTH no")
+	if !Readable(types.TimeType(3), false) || !Readable(types.TimeType(3), true) || !Readable(types.TypeIntervalYM, true) || !Readable(types.TypeInterval, false) {
+		t.Fatal("Readable: TIME and the INTERVAL types yes")
 	}
 	const ns = 45296789 * int64(1e6)
 	row := types.Row{types.NewInt(1), types.NewTime(ns), types.NewTime(ns / 1e9 * 1e9)}

@@ -100,6 +100,9 @@ type cdcConfig struct {
 }
 
 func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
+	if err := dbconn.CheckColumnTypes(t, "MySQL"); err != nil {
+		return nil, err
+	}
 	o := t.Options
 	if err := connectors.CheckOptions(cdcConnector{}, o); err != nil {
 		return nil, err

@@ -110,6 +110,9 @@ func parseURL(s string) (*gomysql.Config, error) {
 
 // parseConfig validates a table's options.
 func parseConfig(t *connectors.Table) (*config, error) {
+	if err := dbconn.CheckColumnTypes(t, "MySQL"); err != nil {
+		return nil, err
+	}
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
 		return nil, err
 	}

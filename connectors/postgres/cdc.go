@@ -76,6 +76,9 @@ type cdcConfig struct {
 var identRe = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 func parseCDCConfig(t *connectors.Table) (*cdcConfig, error) {
+	if err := dbconn.CheckColumnTypes(t, "PostgreSQL"); err != nil {
+		return nil, err
+	}
 	o := t.Options
 	switch m := strings.ToLower(o["scan.startup.mode"]); m {
 	case "specific-offset", "timestamp":

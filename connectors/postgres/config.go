@@ -152,6 +152,9 @@ func (c conn) redact(err error) error { return dbconn.Redact(err, c.password) }
 
 // parseConfig validates a sink table's options.
 func parseConfig(t *connectors.Table) (*config, error) {
+	if err := dbconn.CheckColumnTypes(t, "PostgreSQL"); err != nil {
+		return nil, err
+	}
 	if err := connectors.CheckOptions(connector{}, t.Options); err != nil {
 		return nil, err
 	}

@@ -79,3 +79,16 @@ func SameKey(t *connectors.Table, pk []string) (declared, actual []string, same 
 	sort.Strings(actual)
 	return declared, actual, strings.Join(declared, ",") == strings.Join(actual, ",")
 }
+
+// CheckColumnTypes refuses, by column and type, the columns of t whose
+// type the database connector of system ("MySQL", "PostgreSQL") does
+// not map: the INTERVAL types, which Flink's JDBC dialects do not
+// support either. It runs when the table is used, before any connection.
+func CheckColumnTypes(t *connectors.Table, system string) error {
+	for _, c := range t.Columns {
+		if c.Type.ID == types.Interval || c.Type.ID == types.IntervalYM {
+			return fmt.Errorf("column '%s': type %s is not supported by the %s connector (Flink's JDBC dialects map no INTERVAL type); store a BIGINT of milliseconds or an INT of months instead", c.Name, c.Type, system)
+		}
+	}
+	return nil
+}
