@@ -215,6 +215,7 @@ var catalog = []FuncInfo{
 	e(catString, "REGEXP_LIKE", "REGEXP_LIKE(string, regex)", "REGEXP.", noteMySQL, "REGEXP_LIKE('flink', '^f')", "true"),
 	e(catString, "REGEXP_REPLACE", "REGEXP_REPLACE(string, regex, replacement)", "Replaces every match; $1 in replacement is group 1.", noteRE2, "REGEXP_REPLACE('foobar', 'oo|ar', '')", "fb"),
 	e(catString, "REGEXP_EXTRACT", "REGEXP_EXTRACT(string, regex[, index])", "Group index (default 0, the whole match) of the first match; NULL without a match.", noteRE2, "REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 2)", "bar"),
+	e(catString, "REGEXP_EXTRACT_ALL", "REGEXP_EXTRACT_ALL(string, regex[, index])", "Group index (default 1; 0 is the whole match) of every match, as an ARRAY<STRING>, a NULL element where the group did not take part; an index outside [0, groups] or a run-time pattern that does not compile fails the job.", noteRE2+" An empty match right after a match is not returned (Java returns it).", "REGEXP_EXTRACT_ALL('100-200, 300-400', '(\\d+)-(\\d+)', 2)", "[200, 400]"),
 	e(catString, "REGEXP_COUNT", "REGEXP_COUNT(string, regex)", "Number of matches.", noteRE2, "REGEXP_COUNT('ababab', 'ab')", "3"),
 	e(catString, "REGEXP_INSTR", "REGEXP_INSTR(string, regex)", "1-based position of the first match, 0 without one.", noteRE2, "REGEXP_INSTR('hello world', 'o')", "5"),
 	e(catString, "REGEXP_SUBSTR", "REGEXP_SUBSTR(string, regex)", "The first match; NULL without one.", noteRE2, "REGEXP_SUBSTR('hello world', '[a-z]+d')", "world"),
@@ -429,7 +430,6 @@ var catalog = []FuncInfo{
 // unsupported are Flink's built-in functions streamsql does not have,
 // with the reason; using one is an error naming it.
 var unsupported = map[string]string{
-	"REGEXP_EXTRACT_ALL":           "not implemented: use REGEXP_EXTRACT per group, or SPLIT",
 	"PARSE_JSON":                   "it returns VARIANT, a type streamsql does not have",
 	"TRY_PARSE_JSON":               "it returns VARIANT, a type streamsql does not have",
 	"OBJECT_OF":                    "it builds a structured type, which streamsql does not have",
