@@ -215,6 +215,7 @@ var catalog = []FuncInfo{
 	e(catString, "REGEXP_LIKE", "REGEXP_LIKE(string, regex)", "REGEXP.", noteMySQL, "REGEXP_LIKE('flink', '^f')", "true"),
 	e(catString, "REGEXP_REPLACE", "REGEXP_REPLACE(string, regex, replacement)", "Replaces every match; $1 in replacement is group 1.", noteRE2, "REGEXP_REPLACE('foobar', 'oo|ar', '')", "fb"),
 	e(catString, "REGEXP_EXTRACT", "REGEXP_EXTRACT(string, regex[, index])", "Group index (default 0, the whole match) of the first match; NULL without a match.", noteRE2, "REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 2)", "bar"),
+	e(catString, "REGEXP_EXTRACT_ALL", "REGEXP_EXTRACT_ALL(string, regex[, index])", "Group index (default 1; 0 is the whole match) of every match, as an ARRAY<STRING>, a NULL element where the group did not take part; an index outside [0, groups] or a run-time pattern that does not compile fails the job.", noteRE2+" An empty match right after a match is not returned (Java returns it).", "REGEXP_EXTRACT_ALL('100-200, 300-400', '(\\d+)-(\\d+)', 2)", "[200, 400]"),
 	e(catString, "REGEXP_COUNT", "REGEXP_COUNT(string, regex)", "Number of matches.", noteRE2, "REGEXP_COUNT('ababab', 'ab')", "3"),
 	e(catString, "REGEXP_INSTR", "REGEXP_INSTR(string, regex)", "1-based position of the first match, 0 without one.", noteRE2, "REGEXP_INSTR('hello world', 'o')", "5"),
 	e(catString, "REGEXP_SUBSTR", "REGEXP_SUBSTR(string, regex)", "The first match; NULL without one.", noteRE2, "REGEXP_SUBSTR('hello world', '[a-z]+d')", "world"),
@@ -329,6 +330,7 @@ var catalog = []FuncInfo{
 	agg("VARIANCE", "VARIANCE([ALL | DISTINCT] expression)", "VAR_SAMP.", "", "VARIANCE(x)", "1"),
 	agg("FIRST_VALUE", "FIRST_VALUE(expression)", "The first non-NULL value, in arrival order.", "", "FIRST_VALUE(s)", "a"),
 	agg("LAST_VALUE", "LAST_VALUE(expression)", "The last non-NULL value, in arrival order.", "", "LAST_VALUE(s)", "a"),
+	agg("COLLECT", "COLLECT([ALL | DISTINCT] expression)", "The non-NULL values as a MULTISET, each with its number of copies (DISTINCT: once each); {} for a group of NULLs only. A retraction takes one copy away.", "Elements print in their sort order (Flink's in its hash order).", "COLLECT(s)", "{a=2, b=1}"),
 	agg("ARRAY_AGG", "ARRAY_AGG([ALL | DISTINCT] expression [RESPECT NULLS | IGNORE NULLS])", "The values as an ARRAY, in arrival order, NULL values included unless IGNORE NULLS (DISTINCT: each value once, a NULL too); NULL when there are none. A retraction removes the value's earliest copy, a NULL's too.", "Not in OVER windows, as in Flink.", "ARRAY_AGG(s)", "[a, b, NULL, a]"),
 	agg("LISTAGG", "LISTAGG(expression[, separator])", "The non-NULL strings joined with separator (default ','), in arrival order.", "The separator must be a literal.", "LISTAGG(s, '-')", "a-b-a"),
 	agg("PERCENTILE", "PERCENTILE(expression, percentage)", "The continuous percentile: the value at position percentage * (n - 1), interpolated.", "percentage must be a numeric literal; the array and frequency forms are not supported.", "PERCENTILE(x, 0.25)", "1.75"),
@@ -432,7 +434,6 @@ var catalog = []FuncInfo{
 // unsupported are Flink's built-in functions streamsql does not have,
 // with the reason; using one is an error naming it.
 var unsupported = map[string]string{
-	"REGEXP_EXTRACT_ALL":           "not implemented: use REGEXP_EXTRACT per group, or SPLIT",
 	"PARSE_JSON":                   "it returns VARIANT, a type streamsql does not have",
 	"TRY_PARSE_JSON":               "it returns VARIANT, a type streamsql does not have",
 	"OBJECT_OF":                    "it builds a structured type, which streamsql does not have",
@@ -452,7 +453,6 @@ var unsupported = map[string]string{
 	"BITMAP_TO_BYTES":              "it takes BITMAP, a type streamsql does not have",
 	"BITMAP_TO_STRING":             "it takes BITMAP, a type streamsql does not have",
 	"BITMAP_XOR":                   "it takes BITMAP, a type streamsql does not have",
-	"COLLECT":                      "it returns MULTISET, a type streamsql does not have",
 	"BITMAP_BUILD_AGG":             "it returns BITMAP, a type streamsql does not have",
 	"BITMAP_BUILD_CARDINALITY_AGG": "it builds a BITMAP, a type streamsql does not have",
 	"BITMAP_AND_AGG":               "it takes BITMAP, a type streamsql does not have",

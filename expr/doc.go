@@ -74,7 +74,7 @@
 // a one-line description, how it differs from Flink's and an example;
 // SHOW FUNCTIONS prints its names and docs/functions.md is generated from
 // it. It also names Flink's built-ins that streamsql lacks (those needing
-// BYTES, TIME, ARRAY, MAP, MULTISET, VARIANT or BITMAP, the grouping-set
+// VARIANT, BITMAP or structured types, the grouping-set
 // and ranking window functions), so that calling one is an error naming
 // it rather than an unknown function. A test keeps the catalog, the
 // binder's registry and the planner's aggregates in step.
@@ -105,6 +105,8 @@
 // expression functions use Go's RE2 syntax; a pattern computed at run
 // time that does not compile makes them NULL (REGEXP: FALSE), as in
 // Flink, and REGEXP_EXTRACT's group defaults to 0, the whole match.
+// REGEXP_EXTRACT_ALL's defaults to 1, and it fails instead, as Flink's
+// does, on a pattern that does not compile or a group it does not have.
 // RAND(seed) and RAND_INTEGER(seed, n) draw java.util.Random's numbers.
 // Flink's a || b is CONCAT only if the TiDB parser runs with
 // PIPES_AS_CONCAT; otherwise it is OR, and Bind's error says so.

@@ -140,37 +140,38 @@ func init() {
 		FuncCast:    {2, 2, buildInternalCast},
 		FuncTryCast: {2, 2, buildInternalCast},
 		// strings
-		"concat":           {1, -1, buildConcat},
-		"concat_ws":        {2, -1, buildConcatWS},
-		"upper":            {1, 1, buildCase},
-		"ucase":            {1, 1, buildCase},
-		"lower":            {1, 1, buildCase},
-		"lcase":            {1, 1, buildCase},
-		"substring":        {2, 3, buildSubstring},
-		"substr":           {2, 3, buildSubstring},
-		"mid":              {3, 3, buildSubstring},
-		"char_length":      {1, 1, buildCharLength},
-		"character_length": {1, 1, buildCharLength},
-		"length":           {1, 1, buildCharLength},
-		"trim":             {1, 3, buildTrim},
-		"ltrim":            {1, 1, buildTrim},
-		"rtrim":            {1, 1, buildTrim},
-		"replace":          {3, 3, buildReplace},
-		"position":         {2, 2, buildLocate},
-		"locate":           {2, 3, buildLocate},
-		"instr":            {2, 2, buildLocate},
-		"lpad":             {3, 3, buildPad},
-		"rpad":             {3, 3, buildPad},
-		"repeat":           {2, 2, buildRepeat},
-		"reverse":          {1, 1, buildReverse},
-		"left":             {2, 2, buildLeftRight},
-		"right":            {2, 2, buildLeftRight},
-		"initcap":          {1, 1, buildInitcap},
-		"split_index":      {3, 3, buildSplitIndex},
-		"regexp":           {2, 2, buildRegexpFunc},
-		"regexp_like":      {2, 2, buildRegexpFunc},
-		"regexp_replace":   {3, 3, buildRegexpReplace},
-		"regexp_extract":   {2, 3, buildRegexpExtract},
+		"concat":             {1, -1, buildConcat},
+		"concat_ws":          {2, -1, buildConcatWS},
+		"upper":              {1, 1, buildCase},
+		"ucase":              {1, 1, buildCase},
+		"lower":              {1, 1, buildCase},
+		"lcase":              {1, 1, buildCase},
+		"substring":          {2, 3, buildSubstring},
+		"substr":             {2, 3, buildSubstring},
+		"mid":                {3, 3, buildSubstring},
+		"char_length":        {1, 1, buildCharLength},
+		"character_length":   {1, 1, buildCharLength},
+		"length":             {1, 1, buildCharLength},
+		"trim":               {1, 3, buildTrim},
+		"ltrim":              {1, 1, buildTrim},
+		"rtrim":              {1, 1, buildTrim},
+		"replace":            {3, 3, buildReplace},
+		"position":           {2, 2, buildLocate},
+		"locate":             {2, 3, buildLocate},
+		"instr":              {2, 2, buildLocate},
+		"lpad":               {3, 3, buildPad},
+		"rpad":               {3, 3, buildPad},
+		"repeat":             {2, 2, buildRepeat},
+		"reverse":            {1, 1, buildReverse},
+		"left":               {2, 2, buildLeftRight},
+		"right":              {2, 2, buildLeftRight},
+		"initcap":            {1, 1, buildInitcap},
+		"split_index":        {3, 3, buildSplitIndex},
+		"regexp":             {2, 2, buildRegexpFunc},
+		"regexp_like":        {2, 2, buildRegexpFunc},
+		"regexp_replace":     {3, 3, buildRegexpReplace},
+		"regexp_extract":     {2, 3, buildRegexpExtract},
+		"regexp_extract_all": {2, 3, buildRegexpExtractAll},
 		// numbers
 		"abs":     {1, 1, buildAbs},
 		"round":   {1, 2, buildRound},
@@ -1039,6 +1040,60 @@ func buildRegexpExtract(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		c.f3 = func(s, p, i types.Value) (types.Value, error) { return extract(s, p, i.Int()) }
 	} else {
 		c.f2 = func(s, p types.Value) (types.Value, error) { return extract(s, p, 0) } // the whole match, as Flink
+	}
+	return c, nil
+}
+
+// buildRegexpExtractAll binds REGEXP_EXTRACT_ALL(string, regex[, index]),
+// Flink's: the ARRAY<STRING> of group index (default 1) of every match,
+// a NULL element where the group took no part in the match. Unlike
+// REGEXP_EXTRACT, a pattern that does not compile and an index outside
+// [0, groups] fail (at bind time when they are literals), even without a
+// match, as Flink's do.
+func buildRegexpExtractAll(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
+	args, fixed, err := b.bindPatternArgs(x, name, argString, argString)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 3 {
+		if err := b.expect(x, name, 2, args[2], isIntegerType, wantInteger); err != nil {
+			return nil, err
+		}
+		if i, ok := constInt(args[2]); ok && fixed != nil && (i < 0 || i > int64(fixed.NumSubexp())) {
+			return nil, b.errf(x.Args[2], "%s: extract group index %d is out of range [0, %d]", name, i, fixed.NumSubexp())
+		}
+	} else if fixed != nil && fixed.NumSubexp() < 1 {
+		return nil, b.errf(x.Args[1], "%s: extract group index 1 (the default) is out of range [0, 0]: the pattern has no group", name)
+	}
+	extract := func(s, p types.Value, idx int64) (types.Value, error) {
+		re := fixed
+		if re == nil {
+			var err error
+			if re, err = regexp.Compile(p.Str()); err != nil {
+				return types.NullValue, fmt.Errorf("%s: invalid regular expression %q: %s", name, p.Str(), err)
+			}
+		}
+		if idx < 0 || idx > int64(re.NumSubexp()) {
+			return types.NullValue, fmt.Errorf("%s: extract group index %d is out of range [0, %d]", name, idx, re.NumSubexp())
+		}
+		str := s.Str()
+		ms := re.FindAllStringSubmatchIndex(str, -1)
+		out := make([]types.Value, len(ms))
+		for i, m := range ms {
+			if lo, hi := m[2*idx], m[2*idx+1]; lo >= 0 {
+				out[i] = types.NewString(str[lo:hi])
+			} else {
+				out[i] = types.NullValue
+			}
+		}
+		return types.NewArray(out), nil
+	}
+	t := types.ArrayType(types.TypeString)
+	c := &call{name: name, args: args, typ: strictType(t, args...), strict: true}
+	if len(args) == 3 {
+		c.f3 = func(s, p, i types.Value) (types.Value, error) { return extract(s, p, i.Int()) }
+	} else {
+		c.f2 = func(s, p types.Value) (types.Value, error) { return extract(s, p, 1) } // group 1, as Flink
 	}
 	return c, nil
 }

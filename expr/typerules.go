@@ -69,7 +69,7 @@ func commonType(a, b types.Type) (types.Type, bool) {
 	}
 	if a.ID == b.ID {
 		switch a.ID {
-		case types.RowT, types.Array, types.Map:
+		case types.RowT, types.Array, types.Map, types.Multiset:
 			return commonComposite(a, b) // composite.go
 		case types.Decimal:
 			return mergeDecimal(a, b), true

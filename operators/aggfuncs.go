@@ -33,11 +33,12 @@ const (
 	AggJSONObjectAgg // the argument is each member's "key":value text
 	AggLag           // OVER only; Offset: rows back, Param: the default (aggfunc_lag.go)
 	AggArrayAgg      // ARRAY_AGG: the values in arrival order
+	AggCollect       // COLLECT: the non-NULL values as a MULTISET (aggfunc_collect.go)
 )
 
 var aggNames = [...]string{"COUNT(*)", "COUNT", "SUM", "AVG", "MIN", "MAX",
 	"STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE",
-	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "LAG", "ARRAY_AGG"}
+	"LISTAGG", "PERCENTILE", "JSON_ARRAYAGG", "JSON_OBJECTAGG", "LAG", "ARRAY_AGG", "COLLECT"}
 
 func (k AggKind) String() string { return aggNames[k] }
 
@@ -57,6 +58,7 @@ type AggCall struct {
 	//   LISTAGG, JSON_ARRAYAGG, JSON_OBJECTAGG -> STRING
 	//   PERCENTILE -> DOUBLE
 	//   ARRAY_AGG -> ARRAY of the argument's type
+	//   COLLECT -> MULTISET of the argument's type
 	ArgType, ResultType types.Type
 	// Param is a constant second argument: LISTAGG's separator,
 	// PERCENTILE's percentage, LAG's default.
@@ -149,6 +151,8 @@ func newAccumulator(c AggCall, retracts bool) (accumulator, error) {
 			return nil, fmt.Errorf("PERCENTILE without a percentage between 0 and 1")
 		}
 		a = &percentileAcc{p: c.Param.Float(), set: newMultiset()}
+	case AggCollect:
+		a = &collectAcc{set: newMultiset()}
 	default:
 		return nil, fmt.Errorf("unknown aggregate %d", c.Kind)
 	}

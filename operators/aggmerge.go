@@ -110,6 +110,8 @@ func mergeAcc(dst, src accumulator) error {
 		return d.merge(src.(*seqAcc))
 	case *jsonObjectAcc:
 		return d.merge(src.(*jsonObjectAcc))
+	case *collectAcc:
+		d.merge(src.(*collectAcc))
 	case *percentileAcc:
 		for _, e := range src.(*percentileAcc).set.m {
 			for i := int64(0); i < e.n; i++ {

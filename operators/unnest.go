@@ -9,7 +9,8 @@ import (
 // Unnest is the stateless operator of CROSS JOIN UNNEST(e): each input
 // change becomes one change of the same kind per element of e's ARRAY
 // (or entry of its MAP), the row followed by the element's values (and,
-// WITH ORDINALITY, its number from 1). A NULL or empty collection gives
+// WITH ORDINALITY, its number from 1); a MULTISET's element comes once
+// per copy, as in Flink. A NULL or empty collection gives
 // no change, as a cross join with an empty table does, unless Outer
 // (LEFT JOIN UNNEST ... ON TRUE) keeps the row padded with NULLs.
 //
@@ -26,6 +27,8 @@ type Unnest struct {
 	// NULLs (LEFT JOIN UNNEST ... ON TRUE); Ordinality makes the last
 	// added column the element's number from 1 (WITH ORDINALITY).
 	Outer, Ordinality bool
+	// Multiset: the collection is a MULTISET, element and count entries.
+	Multiset bool
 }
 
 var _ dataflow.Operator = (*Unnest)(nil)
@@ -47,6 +50,9 @@ func (u *Unnest) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector)
 		var es []types.Value
 		if !v.IsNull() {
 			es = v.Elems()
+		}
+		if u.Multiset {
+			es = multisetCopies(es)
 		}
 		step := 1
 		if u.mapEntries {
@@ -82,4 +88,16 @@ func (u *Unnest) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector)
 	in.Changes = changes
 	out.Emit(in)
 	return nil
+}
+
+// multisetCopies lists a MULTISET's elements, each as many times as its
+// count says.
+func multisetCopies(entries []types.Value) []types.Value {
+	var out []types.Value
+	for i := 0; i+1 < len(entries); i += 2 {
+		for n := entries[i+1].Int(); n > 0; n-- {
+			out = append(out, entries[i])
+		}
+	}
+	return out
 }

@@ -18,6 +18,7 @@ var flinkAggregates = map[string]string{
 	"percentile":                   "percentile",
 	"array_agg":                    "array_agg",
 	arrayAggDistinct:               "array_agg",
+	collectDistinct:                "collect",
 	firstValueFunc:                 "first_value",
 	lastValueFunc:                  "last_value",
 	jsonArrayAgg:                   "json_arrayagg",
@@ -71,7 +72,7 @@ func (aggFixer) Leave(n ast.Node) (ast.Node, bool) {
 	if !ok {
 		return n, true
 	}
-	agg := &ast.AggregateFuncExpr{F: name, Args: fc.Args, Distinct: strings.EqualFold(fc.FnName.O, arrayAggDistinct)}
+	agg := &ast.AggregateFuncExpr{F: name, Args: fc.Args, Distinct: strings.EqualFold(fc.FnName.O, arrayAggDistinct) || strings.EqualFold(fc.FnName.O, collectDistinct)}
 	agg.SetOriginTextPosition(fc.OriginTextPosition())
 	agg.SetText(nil, fc.Text())
 	return agg, true

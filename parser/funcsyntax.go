@@ -49,6 +49,8 @@ const (
 	jsonObjectAgg  = "__json_objectagg"
 	// arrayAggDistinct is ARRAY_AGG(DISTINCT x), as __array_agg_distinct(x).
 	arrayAggDistinct = "__array_agg_distinct"
+	// collectDistinct is COLLECT(DISTINCT x), as __collect_distinct(x).
+	collectDistinct = "__collect_distinct"
 	// IgnoreNullsFunc marks ARRAY_AGG(x IGNORE NULLS): the call's last
 	// argument is __ignore_nulls(); use AggIgnoreNulls to take it off.
 	IgnoreNullsFunc = "__ignore_nulls"
@@ -632,6 +634,14 @@ func (c *stmtCtx) rewriteFunctionNames() *posError {
 			if distinct && !over {
 				// TiDB takes DISTINCT only in its own aggregates' calls.
 				c.replace(i, i, arrayAggDistinct)
+				continue
+			}
+		}
+		if c.isCall(i, "COLLECT") && !c.isKw(c.match[i+1]+1, "OVER") && (c.isKw(i+2, "DISTINCT") || c.isKw(i+2, "ALL")) {
+			distinct := c.isKw(i+2, "DISTINCT")
+			c.replace(i+2, i+2, "")
+			if distinct {
+				c.replace(i, i, collectDistinct)
 				continue
 			}
 		}

@@ -30,6 +30,7 @@ var flinkAggKinds = map[string]operators.AggKind{
 	"JSON_ARRAYAGG":  operators.AggJSONArrayAgg,
 	"JSON_OBJECTAGG": operators.AggJSONObjectAgg,
 	"ARRAY_AGG":      operators.AggArrayAgg,
+	"COLLECT":        operators.AggCollect,
 }
 
 // AggregateNames lists the aggregate functions the planner computes, for
@@ -125,6 +126,12 @@ func (b *builder) flinkAggCall(c *ast.AggregateFuncExpr, name string, scope *exp
 			call.ResultType = types.ArrayType(at.WithNotNull(true))
 			text += " IGNORE NULLS"
 		}
+	case operators.AggCollect:
+		if at.ID == types.Interval {
+			return call, nil, "", b.errf(c, "%s of %s is not supported", name, at)
+		}
+		// Flink's COLLECT skips NULL values; its bag is never NULL.
+		call.ResultType = types.MultisetType(at)
 	case operators.AggListAgg:
 		if at.ID != types.String {
 			return call, nil, "", b.errf(c.Args[0], "LISTAGG expects STRING, got %s", at)

@@ -47,13 +47,14 @@ func (n *UnnestNode) translate(_ *translator, ins []*dataflow.Node) (*dataflow.N
 	e, p := forward(ins[0])
 	t := n.Coll.Type()
 	mapEntries := t.ID == types.Map
-	rowFields := t.ID == types.Array && t.Elem().ID == types.RowT
+	multiset := t.ID == types.Multiset
+	rowFields := (t.ID == types.Array || multiset) && t.Elem().ID == types.RowT
 	coll, width := scalar(n.Coll), len(n.cols)-len(n.inputs[0].Columns())
 	left, ord := n.Left, n.Ordinality
 	return &dataflow.Node{Name: "Unnest", Parallelism: p, Inputs: []dataflow.Edge{e},
 		NewOperator: func(int) (dataflow.Operator, error) {
 			u := operators.NewUnnest(coll, mapEntries, rowFields, width)
-			u.Outer, u.Ordinality = left, ord
+			u.Outer, u.Ordinality, u.Multiset = left, ord, multiset
 			return u, nil
 		}}, nil
 }
@@ -94,14 +95,14 @@ func (b *builder) buildUnnestJoin(j *ast.Join) (_ rel, ok bool, _ error) {
 	switch {
 	case t.ID == types.Map:
 		names, ts2 = []string{"KEY", "VALUE"}, []types.Type{t.Elem(), t.MapValue()}
-	case t.ID == types.Array && t.Elem().ID == types.RowT:
+	case (t.ID == types.Array || t.ID == types.Multiset) && t.Elem().ID == types.RowT:
 		for _, f := range t.Elem().Fields {
 			names, ts2 = append(names, f.Name), append(ts2, f.Type)
 		}
-	case t.ID == types.Array:
+	case t.ID == types.Array || t.ID == types.Multiset:
 		names, ts2 = []string{"EXPR$0"}, []types.Type{t.Elem()}
 	default:
-		return rel{}, true, b.stmt.ErrorAt(u.Line, u.Col, "UNNEST needs an ARRAY or a MAP, got %s", t)
+		return rel{}, true, b.stmt.ErrorAt(u.Line, u.Col, "UNNEST needs an ARRAY, a MAP or a MULTISET, got %s", t)
 	}
 	if u.Ordinality {
 		names, ts2 = append(names, "ORDINALITY"), append(ts2, types.TypeBigInt)

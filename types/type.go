@@ -37,13 +37,20 @@ const (
 	// IntervalYM is Flink's INTERVAL YEAR TO MONTH: a KindIntervalYM
 	// value of a signed number of months. Interval is the day-time kind.
 	IntervalYM
+	// Multiset is MULTISET<T>, a bag, as Flink holds it: a KindMap value
+	// from each distinct element to its INT count (above 0), the entries
+	// in Compare order of their elements (NewMultiset), so that equal bags
+	// are equal values. Type.Fields[0].Type is T, Fields[1].Type the
+	// count's INT NOT NULL, so that it formats, encodes and hashes as the
+	// MAP<T, INT> it is underneath.
+	Multiset
 )
 
 var typeNames = [...]string{
 	Null: "NULL", Boolean: "BOOLEAN", Int: "INT", BigInt: "BIGINT", Double: "DOUBLE",
 	Decimal: "DECIMAL", String: "STRING", Date: "DATE", Timestamp: "TIMESTAMP", Interval: "INTERVAL",
 	RowT: "ROW", Array: "ARRAY", Map: "MAP", Bytes: "BYTES", TimestampLTZ: "TIMESTAMP_LTZ",
-	Time: "TIME", IntervalYM: "INTERVAL YEAR TO MONTH",
+	Time: "TIME", IntervalYM: "INTERVAL YEAR TO MONTH", Multiset: "MULTISET",
 }
 
 func (id TypeID) String() string {
@@ -102,14 +109,21 @@ func ArrayType(elem Type) Type { return Type{ID: Array, Fields: []Field{{Type: e
 // MapType returns MAP<key, val>.
 func MapType(key, val Type) Type { return Type{ID: Map, Fields: []Field{{Type: key}, {Type: val}}} }
 
-// Elem is the element type of an ARRAY, the key type of a MAP.
+// MultisetType returns MULTISET<elem>.
+func MultisetType(elem Type) Type {
+	return Type{ID: Multiset, Fields: []Field{{Type: elem}, {Type: TypeInt.WithNotNull(true)}}}
+}
+
+// Elem is the element type of an ARRAY or MULTISET, the key type of a MAP.
 func (t Type) Elem() Type { return t.fieldType(0) }
 
 // MapValue is the value type of a MAP.
 func (t Type) MapValue() Type { return t.fieldType(1) }
 
-// IsComposite reports whether t is a ROW, ARRAY or MAP.
-func (t Type) IsComposite() bool { return t.ID == RowT || t.ID == Array || t.ID == Map }
+// IsComposite reports whether t is a ROW, ARRAY, MAP or MULTISET.
+func (t Type) IsComposite() bool {
+	return t.ID == RowT || t.ID == Array || t.ID == Map || t.ID == Multiset
+}
 
 // FieldIndex returns the index of the ROW field named name: an exact
 // match first, else the only case-insensitive one; -1 if there is none.
@@ -258,6 +272,8 @@ func (t Type) String() string {
 		s = "ARRAY<" + t.Elem().String() + ">"
 	case Map:
 		s = "MAP<" + t.Elem().String() + ", " + t.MapValue().String() + ">"
+	case Multiset:
+		s = "MULTISET<" + t.Elem().String() + ">"
 	default:
 		s = t.ID.String()
 	}
@@ -270,8 +286,8 @@ func (t Type) String() string {
 // ParseType parses a Flink type name such as "BIGINT", "DECIMAL(10,2)",
 // "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "VARCHAR(20)", "STRING",
 // "ROW<a INT, b STRING>", "ROW(a INT, b STRING)", "ARRAY<INT>",
-// "INT ARRAY", "MAP<STRING, BIGINT>" or "INTERVAL DAY(2) TO SECOND(3)"
-// (interval.go), with NOT NULL where Flink allows
+// "INT ARRAY", "MAP<STRING, BIGINT>", "MULTISET<INT>", "INT MULTISET" or
+// "INTERVAL DAY(2) TO SECOND(3)" (interval.go), with NOT NULL where Flink allows
 // it. Type names are case-insensitive; ROW field names keep their case
 // (`quoted` ones may hold any character). It reads CAST targets and the
 // column types the pre-lexer hands over as text.
@@ -387,7 +403,8 @@ func (p *typeParser) parse() (Type, error) {
 			p.i++
 			t = ArrayType(t)
 		case p.is("MULTISET"):
-			return Type{}, fmt.Errorf("MULTISET types are not supported")
+			p.i++
+			t = MultisetType(t)
 		default:
 			return t, nil
 		}
@@ -451,7 +468,14 @@ func (p *typeParser) parseBase() (Type, error) {
 		}
 		return MapType(k, v), p.expect(">")
 	case "MULTISET":
-		return Type{}, fmt.Errorf("MULTISET types are not supported")
+		if err := p.expect("<"); err != nil {
+			return Type{}, err
+		}
+		el, err := p.parse()
+		if err != nil {
+			return Type{}, err
+		}
+		return MultisetType(el), p.expect(">")
 	case "INTERVAL":
 		return p.parseInterval()
 	case "RAW":

@@ -102,7 +102,8 @@ func TestParseType(t *testing.T) {
 		"ROW<a INT COMMENT 'it''s', b ROW<c DOUBLE>>": "ROW<`a` INT, `b` ROW<`c` DOUBLE>>",
 		"ARRAY<INT>": "ARRAY<INT>", "INT ARRAY": "ARRAY<INT>", "ARRAY<ARRAY<STRING>>": "ARRAY<ARRAY<STRING>>",
 		"MAP<STRING, ARRAY<INT>>": "MAP<STRING, ARRAY<INT>>",
-		"VARBINARY":               "BYTES", "BINARY(3)": "VARBINARY(3)", "BYTES NOT NULL": "BYTES NOT NULL", "ROW<b VARBINARY(2)>": "ROW<`b` VARBINARY(2)>",
+		"MULTISET<INT>":           "MULTISET<INT>", "STRING MULTISET NOT NULL": "MULTISET<STRING> NOT NULL", "INT MULTISET ARRAY": "ARRAY<MULTISET<INT>>",
+		"VARBINARY": "BYTES", "BINARY(3)": "VARBINARY(3)", "BYTES NOT NULL": "BYTES NOT NULL", "ROW<b VARBINARY(2)>": "ROW<`b` VARBINARY(2)>",
 	} {
 		got, err := ParseType(in)
 		if err != nil || got.String() != want {
@@ -110,7 +111,7 @@ func TestParseType(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"DECIMAL(50,2)", "TIMESTAMP(12)", "MAP<INT>", "DECIMAL(x)",
-		"ROW<a INT", "ROW<a INT, a STRING>", "ROW<INT>", "ARRAY<INT", "MULTISET<INT>", "BINARY(0)", "INT INT"} {
+		"ROW<a INT", "ROW<a INT, a STRING>", "ROW<INT>", "ARRAY<INT", "MULTISET<INT", "MULTISET", "BINARY(0)", "INT INT"} {
 		if _, err := ParseType(bad); err == nil {
 			t.Errorf("ParseType(%q) accepted", bad)
 		}
@@ -245,5 +246,30 @@ func TestLocalAndInstantNanos(t *testing.T) {
 	sh := time.FixedZone("+08:00", 8*3600)
 	if got := FormatIn(NewRow([]Value{NewTimestamp(4001e6)}), RowType([]Field{{Name: "t", Type: TimestampLTZType(3)}}), sh); got != "(1970-01-01 08:00:04.001)" {
 		t.Errorf("a ROW's TIMESTAMP_LTZ in +08:00 = %s", got)
+	}
+}
+
+// A MULTISET value is sorted by element, so that the same bag built in
+// two orders is one value, formats as Flink's {element=count, ...} and
+// survives the value encoding.
+func TestMultisetValue(t *testing.T) {
+	a := NewMultiset([]Value{NewString("b"), NewString("a")}, []int64{1, 2})
+	b := NewMultiset([]Value{NewString("a"), NewString("b")}, []int64{2, 1})
+	if !Equal(a, b) {
+		t.Fatalf("%s and %s differ", Format(a, Type{}), Format(b, Type{}))
+	}
+	typ := MultisetType(TypeString)
+	if got := Format(a, typ); got != "{a=2, b=1}" {
+		t.Errorf("Format = %s, want {a=2, b=1}", got)
+	}
+	if got := Format(NewMultiset(nil, nil), typ); got != "{}" {
+		t.Errorf("empty Format = %s, want {}", got)
+	}
+	if Equal(a, NewMultiset([]Value{NewString("a"), NewString("b")}, []int64{1, 2})) {
+		t.Error("bags with other counts are equal")
+	}
+	dec, rest, err := DecodeValue(AppendValue(nil, a))
+	if err != nil || len(rest) != 0 || !Equal(dec, a) {
+		t.Errorf("decode = %v, %v, %v", dec, rest, err)
 	}
 }

@@ -3,6 +3,7 @@ package types
 import (
 	"fmt"
 	"math"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -97,6 +98,23 @@ func NewMap(entries []Value) Value {
 		panic("types: NewMap needs key, value pairs")
 	}
 	return Value{k: KindMap, p: unsafe.Pointer(&composite{vals: entries})}
+}
+
+// NewMultiset returns a MULTISET value of the elements with their
+// counts (each above 0, the elements distinct): the entries of a KindMap
+// value, sorted by element so that equal bags are equal values. It takes
+// ownership of both slices.
+func NewMultiset(elems []Value, counts []int64) Value {
+	idx := make([]int, len(elems))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return Compare(elems[idx[a]], elems[idx[b]]) < 0 })
+	entries := make([]Value, 0, 2*len(elems))
+	for _, i := range idx {
+		entries = append(entries, elems[i], NewInt(counts[i]))
+	}
+	return NewMap(entries)
 }
 
 // NewDate returns a DATE value from days since the epoch.

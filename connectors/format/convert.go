@@ -52,7 +52,7 @@ func Readable(t types.Type, json bool) bool {
 	case types.Boolean, types.Int, types.BigInt, types.Double, types.Decimal, types.String, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes,
 		types.Interval, types.IntervalYM:
 		return true
-	case types.RowT, types.Array, types.Map:
+	case types.RowT, types.Array, types.Map, types.Multiset:
 		for _, f := range t.Fields {
 			if !json || !Readable(f.Type, json) {
 				return false

@@ -37,8 +37,8 @@ func CheckCSVColumns(cs []connectors.Column) error {
 	for _, c := range cs {
 		t := c.Type
 		switch t.ID {
-		case types.Map:
-			return fmt.Errorf("column '%s': type %s is not supported by the csv format (as in Flink, whose csv format has no MAP); use 'json'", c.Name, t)
+		case types.Map, types.Multiset:
+			return fmt.Errorf("column '%s': type %s is not supported by the csv format (as in Flink, whose csv format has no %s); use 'json'", c.Name, t, t.ID)
 		case types.RowT, types.Array:
 			for _, f := range t.Fields {
 				if f.Type.IsComposite() {

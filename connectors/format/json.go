@@ -227,7 +227,7 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 	case ch == 'n':
 		j, err := scanLiteral(b, i)
 		return types.NullValue, j, err
-	case ch == '{' && (c.t.ID == types.RowT || c.t.ID == types.Map), ch == '[' && c.t.ID == types.Array:
+	case ch == '{' && (c.t.ID == types.RowT || c.t.ID == types.Map || c.t.ID == types.Multiset), ch == '[' && c.t.ID == types.Array:
 		return d.readComposite(b, i, c)
 	case ch == '{' || ch == '[':
 		j, err := skipValue(b, i, 0)
@@ -247,7 +247,9 @@ func (d *jsonDecoder) readValue(b []byte, i int, c *column) (types.Value, int, e
 	return types.NullValue, i, syntaxError(b, i, "expected a value")
 }
 
-// readComposite reads the object or array at b[i] into a ROW, MAP or ARRAY.
+// readComposite reads the object or array at b[i] into a ROW, MAP,
+// MULTISET (an object of element to count, as Flink's json format
+// writes one) or ARRAY.
 func (d *jsonDecoder) readComposite(b []byte, i int, c *column) (types.Value, int, error) {
 	closer := byte('}')
 	if b[i] == '[' {
@@ -279,7 +281,7 @@ func (d *jsonDecoder) readComposite(b []byte, i int, c *column) (types.Value, in
 					return types.NullValue, i, syntaxError(b, i, "expected ':' after a field name")
 				}
 				i = skipWS(b, i+1)
-				if c.t.ID == types.Map {
+				if c.t.ID == types.Map || c.t.ID == types.Multiset {
 					k, err := fromText(key, &c.fields[0])
 					if err != nil {
 						return types.NullValue, i, err
@@ -324,8 +326,25 @@ func (d *jsonDecoder) readComposite(b []byte, i int, c *column) (types.Value, in
 		return types.NewRow(vals), i, nil
 	case types.Array:
 		return types.NewArray(vals), i, nil
+	case types.Multiset:
+		v, err := multisetOf(lastKeyWins(vals), c)
+		return v, i, err
 	}
 	return types.NewMap(lastKeyWins(vals)), i, nil
+}
+
+// multisetOf makes a MULTISET of the element, count pairs of a JSON
+// object; a count must be above 0.
+func multisetOf(kv []types.Value, c *column) (types.Value, error) {
+	elems := make([]types.Value, 0, len(kv)/2)
+	counts := make([]int64, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1].IsNull() || kv[i+1].Int() <= 0 {
+			return types.NullValue, fieldError(c, fmt.Errorf("the count of element %s of a MULTISET must be above 0, got %s", types.Format(kv[i], c.fields[0].t), types.Format(kv[i+1], types.TypeInt)))
+		}
+		elems, counts = append(elems, kv[i]), append(counts, kv[i+1].Int())
+	}
+	return types.NewMultiset(elems, counts), nil
 }
 
 // lastKeyWins keeps the last value of each repeated key of a JSON object
