@@ -50,7 +50,26 @@ type Exchange struct {
 // Forward edges join nodes of equal parallelism (Graph.Validate), so all
 // nodes of a stage have the same parallelism.
 func cutStages(job string, g *dataflow.Graph) ([]*Stage, error) {
-	find := g.Components(func(e dataflow.Edge, _ *dataflow.Node) bool { return e.Partition == dataflow.Forward })
+	parent := make([]int, len(g.Nodes))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, n := range g.Nodes {
+		for _, e := range n.Inputs {
+			if e.Partition == dataflow.Forward {
+				a, b := find(n.ID), find(e.From.ID)
+				parent[max(a, b)] = min(a, b)
+			}
+		}
+	}
 	// Stages are numbered in the order of their first node, so that the
 	// stages reading the job's sources come first.
 	byRoot := map[int]*Stage{}

@@ -248,8 +248,26 @@ func isLocal(e Edge, n *Node) bool {
 // build wires tasks and starts their goroutines.
 func (j *Job) build() error {
 	g := j.g
-	// Fragments: the components of the local edges between operator nodes.
-	find := g.Components(isLocal)
+	// Fragments: union-find over local edges between operator nodes.
+	parent := make([]int, len(g.Nodes))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, n := range g.Nodes {
+		for _, e := range n.Inputs {
+			if isLocal(e, n) {
+				parent[find(n.ID)] = find(e.From.ID)
+			}
+		}
+	}
 	// tasks[fragmentRoot][subtask]
 	tasks := map[int][]*task{}
 	taskOf := func(nodeID, subtask int) *task { return tasks[find(nodeID)][subtask] }

@@ -106,32 +106,6 @@ func (g *Graph) Validate() error {
 }
 
 // String lists the graph, one node a line.
-// Components groups g's nodes into the connected components of the
-// edges that link accepts (e an input edge of n): the function returned
-// maps a node ID to its component's, the smallest node ID in it.
-func (g *Graph) Components(link func(e Edge, n *Node) bool) func(id int) int {
-	parent := make([]int, len(g.Nodes))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
-	for _, n := range g.Nodes {
-		for _, e := range n.Inputs {
-			if link(e, n) {
-				a, b := find(n.ID), find(e.From.ID)
-				parent[max(a, b)] = min(a, b)
-			}
-		}
-	}
-	return find
-}
-
 func (g *Graph) String() string {
 	var b strings.Builder
 	for _, n := range g.Nodes {

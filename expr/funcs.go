@@ -316,18 +316,6 @@ func (b *binder) bindTyped(x *ast.FuncCallExpr, name string, pred func(types.Typ
 	return args, nil
 }
 
-// typedCall binds into c, the strict call of name, the arguments of a
-// function over values that pred accepts; its result type is t, NOT NULL
-// when every argument is.
-func (b *binder) typedCall(x *ast.FuncCallExpr, name string, pred func(types.Type) bool, want string, t types.Type, c *call) (Expr, error) {
-	args, err := b.bindTyped(x, name, pred, want)
-	if err != nil {
-		return nil, err
-	}
-	c.name, c.args, c.typ, c.strict = name, args, strictType(t, args...), true
-	return c, nil
-}
-
 const (
 	wantString  = "STRING"
 	wantInteger = "INT"
@@ -354,24 +342,14 @@ func constInt(e Expr) (int64, bool) {
 // ---------------------------------------------------------------------------
 // Control functions
 
-// bindUnified binds the arguments of a function over values of one type
-// (COALESCE, GREATEST, ...), converted to their common type t.
-func (b *binder) bindUnified(x *ast.FuncCallExpr, name string) ([]Expr, types.Type, error) {
+func buildCoalesce(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
-		return nil, types.Type{}, err
+		return nil, err
 	}
 	out, t, err := unify(name, args)
 	if err != nil {
-		return nil, types.Type{}, b.errf(x, "%s", err)
-	}
-	return out, t, nil
-}
-
-func buildCoalesce(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	out, t, err := b.bindUnified(x, name)
-	if err != nil {
-		return nil, err
+		return nil, b.errf(x, "%s", err)
 	}
 	for _, a := range out {
 		if a.Type().NotNull {
@@ -415,9 +393,13 @@ func buildIsNullFunc(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) 
 }
 
 func buildGreatest(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	out, t, err := b.bindUnified(x, name)
+	args, err := b.bindArgs(x)
 	if err != nil {
 		return nil, err
+	}
+	out, t, err := unify(name, args)
+	if err != nil {
+		return nil, b.errf(x, "%s", err)
 	}
 	if t.ID == types.Null {
 		return NewLiteral(types.NullValue, t), nil
@@ -674,10 +656,14 @@ func buildSubstring(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildCharLength(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isStringType, wantString, types.TypeInt, &call{
+	args, err := b.bindTyped(x, name, isStringType, wantString)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
 		f1: func(a types.Value) (types.Value, error) {
 			return types.NewInt(int64(utf8.RuneCountInString(a.Str()))), nil
-		}})
+		}}, nil
 }
 
 // trimChars removes characters in set from the ends of s.
@@ -756,13 +742,17 @@ func buildTrim(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildReplace(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isStringType, wantString, types.TypeString, &call{
+	args, err := b.bindTyped(x, name, isStringType, wantString)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 		f3: func(s, from, to types.Value) (types.Value, error) {
 			if from.Str() == "" {
 				return s, nil
 			}
 			return types.NewString(strings.ReplaceAll(s.Str(), from.Str(), to.Str())), nil
-		}})
+		}}, nil
 }
 
 // locate returns the 1-based character position of sub in s at or after
@@ -1281,10 +1271,14 @@ func buildLog(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 }
 
 func buildPower(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isNumericType, wantNumber, types.TypeDouble, &call{
+	args, err := b.bindTyped(x, name, isNumericType, wantNumber)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeDouble, args...), strict: true,
 		f2: func(a, e types.Value) (types.Value, error) {
 			return types.NewFloat(math.Pow(types.ToFloat(a), types.ToFloat(e))), nil
-		}})
+		}}, nil
 }
 
 func buildPi(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {

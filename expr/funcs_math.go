@@ -57,10 +57,14 @@ func registerMathFuncs(r map[string]funcDef) {
 }
 
 func buildAtan2(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isNumericType, wantNumber, types.TypeDouble, &call{
+	args, err := b.bindTyped(x, name, isNumericType, wantNumber)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeDouble, args...), strict: true,
 		f2: func(y, x types.Value) (types.Value, error) {
 			return types.NewFloat(math.Atan2(types.ToFloat(y), types.ToFloat(x))), nil
-		}})
+		}}, nil
 }
 
 func buildE(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -205,10 +209,14 @@ func buildUUID(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 // BIN and HEX of an integer print its 64-bit two's complement, as Java's
 // Long.toBinaryString and Long.toHexString do.
 func buildBin(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isIntegerType, wantInteger, types.TypeString, &call{
+	args, err := b.bindTyped(x, name, isIntegerType, wantInteger)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true,
 		f1: func(v types.Value) (types.Value, error) {
 			return types.NewString(strconv.FormatUint(uint64(v.Int()), 2)), nil
-		}})
+		}}, nil
 }
 
 func buildHex(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {

@@ -50,27 +50,35 @@ func registerTextFuncs(r map[string]funcDef) {
 }
 
 func buildASCII(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isStringType, wantString, types.TypeInt, &call{
+	args, err := b.bindTyped(x, name, isStringType, wantString)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
 		f1: func(v types.Value) (types.Value, error) {
 			r, n := utf8.DecodeRuneInString(v.Str())
 			if n == 0 {
 				return types.NewInt(0), nil
 			}
 			return types.NewInt(int64(r)), nil
-		}})
+		}}, nil
 }
 
 // buildChr binds CHR(n): the character n modulo 256 (Flink's n & 0xFF),
 // the empty string for a negative n.
 func buildChr(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	return b.typedCall(x, name, isIntegerType, wantInteger, types.VarcharType(1), &call{
+	args, err := b.bindTyped(x, name, isIntegerType, wantInteger)
+	if err != nil {
+		return nil, err
+	}
+	return &call{name: name, args: args, typ: strictType(types.VarcharType(1), args...), strict: true,
 		f1: func(v types.Value) (types.Value, error) {
 			n := v.Int()
 			if n < 0 {
 				return types.NewString(""), nil
 			}
 			return types.NewString(string(rune(n & 0xFF))), nil
-		}})
+		}}, nil
 }
 
 func buildBase64(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {

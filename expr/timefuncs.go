@@ -600,40 +600,33 @@ func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, f
 		return newTsShift(name, e, n, sign*fixed.nanos, t, render)
 	}
 	isDate := t.ID == types.Date
-	return moveCall(name, e, n, t, unit, fixed, render, func(v types.Value, iv ivl) (types.Value, error) {
-		if isDate {
-			days := v.Date()
-			if iv.months != 0 {
-				days = addMonths(days, sign*iv.months)
-			}
-			return types.NewDate(days + sign*iv.nanos/nsPerDay), nil
-		}
-		ns, ok := nanosOf(v)
-		if ok {
-			ns, ok = addIvl(ns, iv, sign)
-		}
-		if !ok {
-			return types.NullValue, errTimeRange
-		}
-		return types.NewTimestamp(ns), nil
-	})
-}
-
-// moveCall is the call of name moving e (of type t) by the interval
-// amount n: move gets e's value and the interval, fixed when it is
-// constant.
-func moveCall(name string, e, n Expr, t types.Type, unit string, fixed *ivl, render func([]Expr) string, move func(v types.Value, iv ivl) (types.Value, error)) *call {
 	nt := n.Type()
 	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
 		f2: func(v, amount types.Value) (types.Value, error) {
+			var iv ivl
 			if fixed != nil {
-				return move(v, *fixed)
+				iv = *fixed
+			} else {
+				var err error
+				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
+					return types.NullValue, err
+				}
 			}
-			iv, err := intervalOfValue(amount, nt, unit)
-			if err != nil {
-				return types.NullValue, err
+			if isDate {
+				days := v.Date()
+				if iv.months != 0 {
+					days = addMonths(days, sign*iv.months)
+				}
+				return types.NewDate(days + sign*iv.nanos/nsPerDay), nil
 			}
-			return move(v, iv)
+			ns, ok := nanosOf(v)
+			if ok {
+				ns, ok = addIvl(ns, iv, sign)
+			}
+			if !ok {
+				return types.NullValue, errTimeRange
+			}
+			return types.NewTimestamp(ns), nil
 		}}
 }
 
@@ -840,9 +833,16 @@ func buildTimestampDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 	if !ok {
 		return nil, b.errf(x.Args[0], "%s: unsupported unit %s", name, unit)
 	}
-	args, err := b.timeArgs(x, name, 1)
-	if err != nil {
-		return nil, err
+	var args []Expr
+	for i := 1; i <= 2; i++ {
+		e, err := b.bind(x.Args[i])
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.timeArg(x, name, i, e); err != nil {
+			return nil, err
+		}
+		args = append(args, e)
 	}
 	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
 		render: func(a []Expr) string {
@@ -870,26 +870,16 @@ func buildTimestampDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 				}
 				n = d / sz.nanos
 			}
-			return intOf(n, unit)
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return types.NullValue, fmt.Errorf("INT overflow (%d %s)", n, unit)
+			}
+			return types.NewInt(n), nil
 		}}, nil
 }
 
 func buildDateDiff(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, err := b.timeArgs(x, name, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
-		f2: func(a, c types.Value) (types.Value, error) {
-			return intOf(fieldsOf(a).days-fieldsOf(c).days, "days")
-		}}, nil
-}
-
-// timeArgs binds the two time points of a difference, arguments from and
-// from+1.
-func (b *binder) timeArgs(x *ast.FuncCallExpr, name string, from int) ([]Expr, error) {
 	var args []Expr
-	for i := from; i <= from+1; i++ {
+	for i := 0; i < 2; i++ {
 		e, err := b.bind(x.Args[i])
 		if err != nil {
 			return nil, err
@@ -899,15 +889,14 @@ func (b *binder) timeArgs(x *ast.FuncCallExpr, name string, from int) ([]Expr, e
 		}
 		args = append(args, e)
 	}
-	return args, nil
-}
-
-// intOf is a difference of n units as an INT, or an overflow error.
-func intOf(n int64, unit string) (types.Value, error) {
-	if n < math.MinInt32 || n > math.MaxInt32 {
-		return types.NullValue, fmt.Errorf("INT overflow (%d %s)", n, unit)
-	}
-	return types.NewInt(n), nil
+	return &call{name: name, args: args, typ: strictType(types.TypeInt, args...), strict: true,
+		f2: func(a, c types.Value) (types.Value, error) {
+			n := fieldsOf(a).days - fieldsOf(c).days
+			if n < math.MinInt32 || n > math.MaxInt32 {
+				return types.NullValue, fmt.Errorf("INT overflow (%d days)", n)
+			}
+			return types.NewInt(n), nil
+		}}, nil
 }
 
 // buildDateFunc binds DATE(x): the date part of a TIMESTAMP, DATE or
@@ -1126,23 +1115,6 @@ func (b *binder) intervalValue(x, arg ast.Node, n Expr, unit string) (Expr, erro
 
 const defaultTimeFormat = "yyyy-MM-dd HH:mm:ss"
 
-// patternArgs binds the arguments of a function of a value (that pred
-// accepts) and an optional pattern, and compiles a literal pattern.
-func (b *binder) patternArgs(x *ast.FuncCallExpr, name string, pred func(types.Type) bool, want string) ([]Expr, dateFmt, error) {
-	args, err := b.bindArgs(x)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := b.expect(x, name, 0, args[0], pred, want); err != nil {
-		return nil, nil, err
-	}
-	fixed, err := b.formatArg(x, name, args, 1)
-	if err != nil {
-		return nil, nil, err
-	}
-	return args, fixed, nil
-}
-
 // formatArg compiles an optional literal pattern argument i.
 func (b *binder) formatArg(x *ast.FuncCallExpr, name string, args []Expr, i int) (dateFmt, error) {
 	if i >= len(args) {
@@ -1159,19 +1131,6 @@ func (b *binder) formatArg(x *ast.FuncCallExpr, name string, args []Expr, i int)
 		return f, nil
 	}
 	return nil, nil
-}
-
-// patternCall is the strict call of a function whose optional second
-// argument is a pattern: conv gets it, or nil when the call has one
-// argument.
-func patternCall(name string, args []Expr, t types.Type, conv func(v types.Value, p *types.Value) (types.Value, error)) *call {
-	c := &call{name: name, args: args, typ: t, strict: true}
-	if len(args) == 2 {
-		c.f2 = func(v, p types.Value) (types.Value, error) { return conv(v, &p) }
-	} else {
-		c.f1 = func(v types.Value) (types.Value, error) { return conv(v, nil) }
-	}
-	return c
 }
 
 // parseWith parses text with a fixed or run-time pattern, or flexibly.
@@ -1192,7 +1151,14 @@ func parseWith(fixed dateFmt, s string, p *types.Value) (int64, bool, error) {
 }
 
 func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, fixed, err := b.patternArgs(x, name, isStringType, wantString)
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 0, args[0], isStringType, wantString); err != nil {
+		return nil, err
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -1211,7 +1177,13 @@ func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 		}
 		return types.NewTimestamp(truncNanos(ns, 3)), nil
 	}
-	return patternCall(name, args, t, conv), nil
+	c := &call{name: name, args: args, typ: t, strict: true}
+	if len(args) == 2 {
+		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
+	} else {
+		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
+	}
+	return c, nil
 }
 
 func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -1263,11 +1235,24 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		// The text is a wall clock in the session zone, as in Flink.
 		return types.NewInt(civil.FloorDiv(types.InstantNanos(ns, loc), nsPerSec)), nil
 	}
-	return patternCall(name, args, strictType(types.TypeBigInt, args...), conv), nil
+	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
+	if len(args) == 2 {
+		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
+	} else {
+		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
+	}
+	return c, nil
 }
 
 func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
-	args, fixed, err := b.patternArgs(x, name, isNumericType, wantNumber)
+	args, err := b.bindArgs(x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.expect(x, name, 0, args[0], isNumericType, wantNumber); err != nil {
+		return nil, err
+	}
+	fixed, err := b.formatArg(x, name, args, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -1296,7 +1281,13 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 		// The instant's wall clock in the session zone, as in Flink.
 		return types.NewString(string(f.format(buf[:0], splitTS(types.LocalNanos(int64(secs)*nsPerSec, loc))))), nil
 	}
-	return patternCall(name, args, strictType(types.TypeString, args...), conv), nil
+	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
+	if len(args) == 2 {
+		c.f2 = func(n, p types.Value) (types.Value, error) { return conv(n, &p) }
+	} else {
+		c.f1 = func(n types.Value) (types.Value, error) { return conv(n, nil) }
+	}
+	return c, nil
 }
 
 // buildToTimestampLTZ binds TO_TIMESTAMP_LTZ(epoch[, precision]), the

@@ -106,16 +106,27 @@ func (b *binder) timeArith(node ast.Node, name string, e, n Expr, unit string, s
 	// the interval moves past that precision is cut off.
 	p := e.Type().Precision
 	t := strictType(types.TimeType(p), e, n)
-	return moveCall(name, e, n, t, unit, fixed, render, func(v types.Value, iv ivl) (types.Value, error) {
-		if iv.months != 0 {
-			return types.NullValue, fmt.Errorf("a TIME cannot be moved by a year-month interval")
-		}
-		d := civil.FloorMod(iv.nanos, nsPerDay)
-		if sign < 0 {
-			d = nsPerDay - d
-		}
-		return types.NewTime(truncNanos((v.TimeOfDay()+d)%nsPerDay, p)), nil
-	}), nil
+	nt := n.Type()
+	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
+		f2: func(v, amount types.Value) (types.Value, error) {
+			var iv ivl
+			if fixed != nil {
+				iv = *fixed
+			} else {
+				var err error
+				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
+					return types.NullValue, err
+				}
+			}
+			if iv.months != 0 {
+				return types.NullValue, fmt.Errorf("a TIME cannot be moved by a year-month interval")
+			}
+			d := civil.FloorMod(iv.nanos, nsPerDay)
+			if sign < 0 {
+				d = nsPerDay - d
+			}
+			return types.NewTime(truncNanos((v.TimeOfDay()+d)%nsPerDay, p)), nil
+		}}, nil
 }
 
 // intervalValueArith binds the arithmetic of interval values that arith

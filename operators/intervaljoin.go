@@ -89,8 +89,11 @@ type intervalJoinOp struct {
 
 func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	s := j.spec
-	var err error
-	if j.name, err = s.Join.OpenTimed("IntervalJoin", ctx, [2]int{s.LeftTime, s.RightTime}); err != nil {
+	j.name = "IntervalJoin(" + s.Join.Type.String() + ")"
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
 		return err
 	}
 	if s.Lower > s.Upper {
@@ -102,8 +105,17 @@ func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.shape.Width = j.width
 	j.outer = s.Join.Type.Outer()
 	j.delay = max(0, s.Upper, -s.Lower)
-	j.sides, j.timers, j.wm, err = kit.OpenSides(ctx, j.name, "intervaljoin", state.NewMapState[kit.Rows])
-	return err
+	var err error
+	if j.sides[0], err = state.NewMapState[kit.Rows](ctx.State, "intervaljoin.left", kit.RowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.sides[1], err = state.NewMapState[kit.Rows](ctx.State, "intervaljoin.right", kit.RowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.timers, j.wm, err = kit.OpenTimers(ctx, "intervaljoin.timers"); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
 }
 
 // SnapshotState implements dataflow.Operator: the watermark goes into
@@ -195,10 +207,14 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *kit.Emitter) error
 		h := &hits[i]
 		for i, r := range h.rows.Rows {
 			joined := j.shape.Concat(side, row, r)
-			if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
-				return err
-			} else if !ok {
-				continue
+			if c := j.spec.Join.Condition; c != nil {
+				ok, err := c(joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
 			}
 			matched = true
 			em.Add(dyntable.Insert, joined)

@@ -72,30 +72,6 @@ func (s JoinSpec) Check(name string, extra [2][]int) error {
 	return checkJoinColumns(name, [2][]int{s.LeftKeys, s.RightKeys}, [2]int{s.LeftWidth, s.RightWidth}, extra)
 }
 
-// Holds evaluates the join condition on a joined row (true when there is
-// none); an error names the operator name.
-func (s JoinSpec) Holds(name string, joined types.Row) (bool, error) {
-	if s.Condition == nil {
-		return true, nil
-	}
-	ok, err := s.Condition(joined)
-	if err != nil {
-		return false, fmt.Errorf("%s: join condition: %w", name, err)
-	}
-	return ok, nil
-}
-
-// OpenTimed is the start of the Open of a join over time (interval,
-// window): the operator's name, kind(TYPE), and Check of the spec with
-// each side's time column, after a check that there is a state store.
-func (s JoinSpec) OpenTimed(kind string, ctx *dataflow.OpContext, time [2]int) (string, error) {
-	name := kind + "(" + s.Type.String() + ")"
-	if ctx == nil || ctx.State == nil {
-		return name, fmt.Errorf("%s: no state store", name)
-	}
-	return name, s.Check(name, [2][]int{{time[0]}, {time[1]}})
-}
-
 // checkJoinColumns checks the columns of a two-input equi-join for its
 // operator's Open: as many left keys as right keys, no negative input
 // width, and each side's keys and extra columns inside its width.
@@ -305,10 +281,14 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 		kept := matches[:0]
 		for _, m := range matches {
 			m.joined = j.shape.Concat(side, row, m.row)
-			if ok, err := j.spec.Holds(j.name, m.joined); err != nil {
-				return err
-			} else if !ok {
-				continue
+			if j.spec.Condition != nil {
+				ok, err := j.spec.Condition(m.joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
 			}
 			kept = append(kept, m)
 		}

@@ -293,11 +293,15 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 			var joined types.Row
 			if i >= 0 && !vers[i].v.Deleted {
 				joined = j.shape.Concat(0, row, vers[i].v.Row)
-				if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
-					rangeErr = err
-					return false
-				} else if !ok {
-					joined = nil
+				if c := j.spec.Join.Condition; c != nil {
+					ok, err := c(joined)
+					if err != nil {
+						rangeErr = fmt.Errorf("%s: join condition: %w", j.name, err)
+						return false
+					}
+					if !ok {
+						joined = nil
+					}
 				}
 			}
 			if joined == nil && j.outer {

@@ -303,15 +303,23 @@ func (c *stmtCtx) rewriteJSONQuery(i int) *posError {
 		typ, k = c.typeText(k+1, e), e
 	}
 	wrapper := "WITHOUT"
-	if c.isKw(k, "WITHOUT") || c.isKw(k, "WITH") { // ... [ARRAY] WRAPPER
-		if c.isKw(k, "WITH") {
-			wrapper = "UNCONDITIONAL"
-			if c.isKw(k+1, "CONDITIONAL") || c.isKw(k+1, "UNCONDITIONAL") {
-				wrapper = c.upper(k + 1)
-				k++
-			}
+	switch {
+	case c.isKw(k, "WITHOUT"):
+		k++
+		if c.isKw(k, "ARRAY") {
+			k++
+		}
+		if !c.isKw(k, "WRAPPER") {
+			return c.errAt(k, "expected WRAPPER, found %s", c.describe(k))
 		}
 		k++
+	case c.isKw(k, "WITH"):
+		k++
+		wrapper = "UNCONDITIONAL"
+		if c.isKw(k, "CONDITIONAL") || c.isKw(k, "UNCONDITIONAL") {
+			wrapper = c.upper(k)
+			k++
+		}
 		if c.isKw(k, "ARRAY") {
 			k++
 		}
@@ -418,26 +426,18 @@ func (c *stmtCtx) rewriteJSONObject(i int, agg bool) *posError {
 		}
 		c.replace(sep, sep, ",")
 	}
-	c.withNullMode(i, open, args, agg, jsonObjectAgg, "__json_object", mode)
-	return nil
-}
-
-// withNullMode ends the rewrite of JSON_OBJECT and JSON_ARRAY at token i
-// (arguments args of the parenthesis at open): an aggregate becomes aggFn
-// with the ON NULL mode after its argument, a call fn with the mode
-// first.
-func (c *stmtCtx) withNullMode(i, open int, args [][2]int, agg bool, aggFn, fn, mode string) {
 	if agg {
-		c.replace(i, i, aggFn)
+		c.replace(i, i, jsonObjectAgg)
 		c.insertAt(c.toks[args[0][1]].end, ", "+quoteString(mode))
-		return
+		return nil
 	}
-	c.replace(i, i, fn)
+	c.replace(i, i, "__json_object")
 	text := quoteString(mode)
 	if len(args) > 0 {
 		text += ", "
 	}
 	c.insertAt(c.toks[open].end, text)
+	return nil
 }
 
 // rewriteJSONArray rewrites JSON_ARRAY and JSON_ARRAYAGG.
@@ -467,8 +467,16 @@ func (c *stmtCtx) rewriteJSONArray(i int, agg bool) *posError {
 		if c.isKw(c.match[open]+1, "OVER") {
 			return c.errAt(i, "JSON_ARRAYAGG is not supported in OVER windows (nor in Flink)")
 		}
+		c.replace(i, i, jsonArrayAgg)
+		c.insertAt(c.toks[args[0][1]].end, ", "+quoteString(mode))
+		return nil
 	}
-	c.withNullMode(i, open, args, agg, jsonArrayAgg, "__json_array", mode)
+	c.replace(i, i, "__json_array")
+	text := quoteString(mode)
+	if len(args) > 0 {
+		text += ", "
+	}
+	c.insertAt(c.toks[open].end, text)
 	return nil
 }
 

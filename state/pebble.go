@@ -361,49 +361,6 @@ func splitValue(raw []byte) (int64, []byte, error) {
 	return int64(binary.BigEndian.Uint64(raw)), bytes.Clone(raw[8:]), nil
 }
 
-// writeStored puts DB key k into b: when present, v with its write time
-// *wt (set to now if still 0), else a delete.
-func writeStored[T any](s *PebbleStore, b *pebble.Batch, k []byte, present bool, wt *int64, now int64, c Codec[T], v T) error {
-	if !present {
-		return b.Delete(k, nil)
-	}
-	if *wt == 0 {
-		*wt = now
-	}
-	s.vbuf = appendValue(s.vbuf[:0], *wt, c, v)
-	err := b.Set(k, s.vbuf, nil)
-	s.written(k)
-	return err
-}
-
-// readStored reads DB key k of state name and decodes its value with c:
-// stored is whether the DB holds the key, live whether its value was
-// decoded (with skipExpired, an expired value is not: the caller deletes
-// it). Errors name the operator and the state.
-func readStored[T any](s *PebbleStore, k []byte, name string, c Codec[T], skipExpired bool) (v T, wt int64, stored, live bool, err error) {
-	var raw []byte
-	if s.mayExist(k) { // an entry never written is not read for
-		raw, stored, err = s.get(k)
-	}
-	if err != nil {
-		return v, 0, false, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, name, err)
-	}
-	if !stored {
-		return v, 0, false, false, nil
-	}
-	wt, payload, err := splitValue(raw)
-	if err != nil {
-		return v, 0, false, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, name, err)
-	}
-	if skipExpired && s.expired(wt, s.nowMS()) {
-		return v, wt, true, false, nil
-	}
-	if v, err = c.Decode(payload); err != nil {
-		return v, 0, false, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, name, err)
-	}
-	return v, wt, true, true, nil
-}
-
 // lruNode links a cache entry into the store's LRU list.
 type lruNode struct {
 	prev, next *lruNode
@@ -478,7 +435,13 @@ func (s *PebbleStore) maybeEvict(keep *lruNode) error {
 			return err
 		}
 	}
-	return s.applyLast(b, "writing evicted entries")
+	if !b.Empty() {
+		if err := s.apply(b); err != nil {
+			s.err = fmt.Errorf("state: operator %s: writing evicted entries: %w", s.id, err)
+			return s.err
+		}
+	}
+	return nil
 }
 
 // get reads the stored value of DB key k, copied.
@@ -496,40 +459,6 @@ func (s *PebbleStore) get(k []byte) ([]byte, bool, error) {
 
 // apply commits b.
 func (s *PebbleStore) apply(b *pebble.Batch) error { return s.db.Apply(b, pebble.NoSync) }
-
-// eachEntry calls fn at each entry of it from the first, until fn
-// returns false or an error, then closes it: the error is fn's, else the
-// close's.
-func eachEntry(it *pebble.Iterator, fn func() (bool, error)) error {
-	var ferr error
-	for ok := it.First(); ok; ok = it.Next() {
-		more, err := fn()
-		if err != nil {
-			ferr = err
-			break
-		}
-		if !more {
-			break
-		}
-	}
-	if err := it.Close(); err != nil && ferr == nil {
-		ferr = err
-	}
-	return ferr
-}
-
-// applyLast commits what is left in b after an eviction or a flush of
-// the cache; a failure, named by what, is the store's error from then on.
-func (s *PebbleStore) applyLast(b *pebble.Batch, what string) error {
-	if b.Empty() {
-		return nil
-	}
-	if err := s.apply(b); err != nil {
-		s.err = fmt.Errorf("state: operator %s: %s: %w", s.id, what, err)
-		return s.err
-	}
-	return nil
-}
 
 // spill commits b and empties it for reuse once it holds a quarter of a
 // memtable: a flush or an eviction of many entries then goes into the
@@ -627,7 +556,13 @@ func (s *PebbleStore) flushCache() error {
 			return err
 		}
 	}
-	return s.applyLast(b, "flushing the cache")
+	if !b.Empty() {
+		if err := s.apply(b); err != nil {
+			s.err = fmt.Errorf("state: operator %s: flushing the cache: %w", s.id, err)
+			return s.err
+		}
+	}
+	return nil
 }
 
 // cleanupTTL examines up to TTLCleanupKeys stored entries, starting where
@@ -651,20 +586,27 @@ func (s *PebbleStore) cleanupTTL() error {
 	defer b.Close()
 	budget := s.opts.TTLCleanupKeys
 	s.ttlCursor = nil
-	err = eachEntry(it, func() (bool, error) {
+	var ierr error
+	for ok := it.First(); ok; ok = it.Next() {
 		if budget == 0 {
 			s.ttlCursor = bytes.Clone(it.Key())
-			return false, nil
+			break
 		}
 		budget--
 		v, err := it.ValueAndErr()
 		if err == nil && len(v) >= 8 && s.expired(int64(binary.BigEndian.Uint64(v)), now) {
 			err = b.Delete(it.Key(), nil)
 		}
-		return true, err
-	})
-	if err != nil {
-		return fmt.Errorf("state: operator %s: TTL cleanup: %w", s.id, err)
+		if err != nil {
+			ierr = err
+			break
+		}
+	}
+	if err := it.Close(); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil {
+		return fmt.Errorf("state: operator %s: TTL cleanup: %w", s.id, ierr)
 	}
 	if !b.Empty() {
 		if err := s.apply(b); err != nil {
@@ -756,10 +698,12 @@ func (s *PebbleStore) writeCanonical(dir string, snap *pebble.Snapshot) (Snapsho
 		return info, err
 	}
 	var rec []byte
-	err = eachEntry(it, func() (bool, error) {
+	var ierr error
+	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		if _, err := stateName(k); err != nil {
-			return false, err
+			ierr = err
+			break
 		}
 		kg := int(binary.BigEndian.Uint16(k[1+int(k[0]):]))
 		v, err := it.ValueAndErr()
@@ -773,10 +717,16 @@ func (s *PebbleStore) writeCanonical(dir string, snap *pebble.Snapshot) (Snapsho
 			rec = appendRecord(rec[:0], k, v)
 			err = ws[kg].write(rec)
 		}
-		return true, err
-	})
-	if err != nil {
-		return info, err
+		if err != nil {
+			ierr = err
+			break
+		}
+	}
+	if err := it.Close(); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil {
+		return info, ierr
 	}
 	var files []ckptFile
 	for kg, w := range ws {

@@ -70,13 +70,30 @@ func (p *pebbleValue[T]) Get(key []byte) (T, bool, error) {
 	}
 	e := &pvEntry[T]{}
 	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, key)
-	v, wt, stored, live, err := readStored(s, s.kbuf, p.name, p.codec, true)
-	if err != nil {
-		return zero, false, err
+	var raw []byte
+	var found bool
+	var err error
+	if s.mayExist(s.kbuf) {
+		raw, found, err = s.get(s.kbuf)
 	}
-	e.inDB = stored
-	e.dirty = stored && !live // expired: delete it from the DB
-	if live {
+	switch {
+	case err != nil:
+		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
+	case !found:
+	default:
+		wt, payload, err := splitValue(raw)
+		if err != nil {
+			return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
+		}
+		e.inDB = true
+		if s.expired(wt, s.nowMS()) {
+			e.dirty = true // delete it from the DB
+			break
+		}
+		v, err := p.codec.Decode(payload)
+		if err != nil {
+			return zero, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, p.name, err)
+		}
 		e.v, e.present, e.wt = v, true, wt
 	}
 	e.node.st, e.node.key, e.node.units = p, string(key), 1
@@ -124,7 +141,18 @@ func (p *pebbleValue[T]) write(e *pvEntry[T], b *pebble.Batch, now int64) error 
 	}
 	s := p.s
 	s.kbuf = appendStateKey(s.kbuf[:0], p.prefix, []byte(e.node.key))
-	if err := writeStored(s, b, s.kbuf, e.present, &e.wt, now, p.codec, e.v); err != nil {
+	var err error
+	if e.present {
+		if e.wt == 0 {
+			e.wt = now
+		}
+		s.vbuf = appendValue(s.vbuf[:0], e.wt, p.codec, e.v)
+		err = b.Set(s.kbuf, s.vbuf, nil)
+		s.written(s.kbuf)
+	} else {
+		err = b.Delete(s.kbuf, nil)
+	}
+	if err != nil {
 		return fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 	}
 	e.dirty, e.inDB = false, e.present
@@ -265,11 +293,25 @@ func (p *pebbleMap[V]) Get(key, mk []byte) (V, bool, error) {
 	}
 	it := &pmItem[V]{mk: bytes.Clone(mk)}
 	s.kbuf = append(appendStateKey(s.kbuf[:0], p.prefix, key), mk...)
-	v, wt, stored, _, err := readStored(s, s.kbuf, p.name, p.codec, false)
-	if err != nil {
-		return zero, false, err
+	var raw []byte
+	var found bool
+	var err error
+	if s.mayExist(s.kbuf) { // an entry never written is not read for
+		raw, found, err = s.get(s.kbuf)
 	}
-	if stored {
+	switch {
+	case err != nil:
+		return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
+	case !found:
+	default:
+		wt, payload, err := splitValue(raw)
+		if err != nil {
+			return zero, false, fmt.Errorf("state: operator %s: reading %s: %w", s.id, p.name, err)
+		}
+		v, err := p.codec.Decode(payload)
+		if err != nil {
+			return zero, false, fmt.Errorf("state: operator %s: decoding %s: %w", s.id, p.name, err)
+		}
 		it.v, it.present, it.wt, it.inDB = v, true, wt, true
 	}
 	p.insert(e, it)
@@ -505,8 +547,17 @@ func (p *pebbleMap[V]) write(e *pmEntry[V], b *pebble.Batch, now int64) error {
 			return true
 		}
 		s.kbuf = append(append(s.kbuf[:0], prefix...), it.mk...)
-		err = writeStored(s, b, s.kbuf, it.present, &it.wt, now, p.codec, it.v)
-		wrote = wrote || it.present
+		if it.present {
+			if it.wt == 0 {
+				it.wt = now
+			}
+			s.vbuf = appendValue(s.vbuf[:0], it.wt, p.codec, it.v)
+			err = b.Set(s.kbuf, s.vbuf, nil)
+			s.written(s.kbuf)
+			wrote = true
+		} else {
+			err = b.Delete(s.kbuf, nil)
+		}
 		if err != nil {
 			err = fmt.Errorf("state: operator %s: writing %s: %w", s.id, p.name, err)
 			return false

@@ -59,6 +59,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
@@ -404,7 +405,8 @@ type Source struct {
 	mu  sync.Mutex // guards pos
 	pos position   // position after the last row handed to Emit
 
-	skips format.Skips
+	skipped  atomic.Int64
+	firstErr error // the first skipped record's error
 }
 
 // Open lists the files. All subtasks of a job share one listing.
@@ -442,7 +444,7 @@ func (s *Source) Close() error { return nil }
 // SkippedRecords returns the number of malformed records skipped so far
 // (with '<format>.ignore-parse-errors'), those before a restored position
 // included.
-func (s *Source) SkippedRecords() int64 { return s.skips.Count() }
+func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
 
 // SnapshotPosition returns the position after the last row handed to
 // Emit, as JSON: {"v":1,"file_index":i,"file":name,"offset":o,"line":n,"skipped":k}.
@@ -505,7 +507,7 @@ func (s *Source) RestorePosition(b []byte) error {
 	s.mu.Lock()
 	s.pos = p
 	s.mu.Unlock()
-	s.skips.Restore(p.Skipped)
+	s.skipped.Store(p.Skipped)
 	return nil
 }
 
@@ -563,7 +565,13 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
-	s.skips.Warn(s.log, "filesystem source skipped malformed records", "path", s.sc.path)
+	if n := s.skipped.Load(); n > 0 {
+		attrs := []any{"path", s.sc.path, "skipped", n}
+		if s.firstErr != nil {
+			attrs = append(attrs, "first_error", s.firstErr.Error())
+		}
+		s.log.Warn("filesystem source skipped malformed records", attrs...)
+	}
 	return nil
 }
 
@@ -597,7 +605,7 @@ func (r *reader) flush() error {
 	}
 	r.s.mu.Lock()
 	r.s.pos = position{Version: positionVersion, Index: r.idx, File: r.s.files[r.idx].name,
-		Offset: r.off, Line: r.line, Skipped: r.s.skips.Count()}
+		Offset: r.off, Line: r.line, Skipped: r.s.skipped.Load()}
 	r.s.mu.Unlock()
 	c := r.chunk
 	r.newChunk()
@@ -706,7 +714,9 @@ func (r *reader) readFile(idx int, off, line int64) error {
 			if !r.s.sc.ignore {
 				return rerr
 			}
-			r.s.skips.Add(rerr)
+			if r.s.skipped.Add(1) == 1 {
+				r.s.firstErr = rerr
+			}
 			clear(row)
 			continue
 		}

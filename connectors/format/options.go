@@ -1,9 +1,6 @@
 package format
 
 import (
-	"log/slog"
-	"sync/atomic"
-
 	"github.com/streamsql/streamsql/config"
 	"github.com/streamsql/streamsql/connectors"
 )
@@ -33,39 +30,4 @@ func OptionDefs(lists ...[]connectors.OptionDef) []connectors.OptionDef {
 		out = append(out, l...)
 	}
 	return out
-}
-
-// Skips counts the malformed records a source skips under
-// '<format>.ignore-parse-errors' and keeps the first one's error, for the
-// warning the source logs when it closes.
-type Skips struct {
-	n     atomic.Int64
-	first error
-}
-
-// Add counts a skipped record and its error.
-func (k *Skips) Add(err error) {
-	if k.n.Add(1) == 1 {
-		k.first = err
-	}
-}
-
-// Count is the number of records skipped so far.
-func (k *Skips) Count() int64 { return k.n.Load() }
-
-// Restore sets the count from a checkpoint's position.
-func (k *Skips) Restore(n int64) { k.n.Store(n) }
-
-// Warn logs msg with attrs, the count and the first error, when any
-// record was skipped.
-func (k *Skips) Warn(log *slog.Logger, msg string, attrs ...any) {
-	n := k.n.Load()
-	if n == 0 {
-		return
-	}
-	attrs = append(attrs, "skipped", n)
-	if k.first != nil {
-		attrs = append(attrs, "first_error", k.first.Error())
-	}
-	log.Warn(msg, attrs...)
 }

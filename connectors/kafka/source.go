@@ -9,13 +9,13 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
 	kafkago "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/streamsql/streamsql/connectors"
-	"github.com/streamsql/streamsql/connectors/format"
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/types"
@@ -106,7 +106,8 @@ type Source struct {
 	mu  sync.Mutex // guards pos
 	pos []int64    // next offset of each split after the last emitted row
 
-	skips format.Skips
+	skipped  atomic.Int64
+	firstErr error // the first skipped record's error
 
 	// Offsets committed to the consumer group on checkpoint completion,
 	// for monitoring (see commitLoop). Guarded by mu.
@@ -231,7 +232,7 @@ func (s *Source) Close() error {
 // SkippedRecords returns the number of malformed records skipped so far
 // (with '<format>.ignore-parse-errors'), those before a restored position
 // included.
-func (s *Source) SkippedRecords() int64 { return s.skips.Count() }
+func (s *Source) SkippedRecords() int64 { return s.skipped.Load() }
 
 // position is the JSON form of a subtask's position.
 type position struct {
@@ -255,7 +256,7 @@ func (s *Source) SnapshotPosition(checkpointID int64) ([]byte, error) {
 	if !s.opened {
 		return nil, errors.New("kafka source: position asked before Open")
 	}
-	p := position{Version: positionVersion, Skipped: s.skips.Count(), Offsets: []positionOffset{}}
+	p := position{Version: positionVersion, Skipped: s.skipped.Load(), Offsets: []positionOffset{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, sp := range s.splits {
@@ -307,7 +308,7 @@ func (s *Source) RestorePosition(b []byte) error {
 		start[i] = o.Offset
 	}
 	copy(s.start, start)
-	s.skips.Restore(p.Skipped)
+	s.skipped.Store(p.Skipped)
 	return nil
 }
 
@@ -416,7 +417,13 @@ func (s *Source) Run(ctx context.Context, out dataflow.SourceOutput) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
-	s.skips.Warn(s.log, "kafka source skipped malformed records", "topics", s.topicsText())
+	if n := s.skipped.Load(); n > 0 {
+		attrs := []any{"topics", s.topicsText(), "skipped", n}
+		if s.firstErr != nil {
+			attrs = append(attrs, "first_error", s.firstErr.Error())
+		}
+		s.log.Warn("kafka source skipped malformed records", attrs...)
+	}
 	return nil
 }
 
@@ -476,7 +483,9 @@ func (r *runState) process(res *fetchResult) error {
 					if !s.sc.cfg.ignore {
 						return rerr
 					}
-					s.skips.Add(rerr)
+					if s.skipped.Add(1) == 1 {
+						s.firstErr = rerr
+					}
 					skippedRecords.WithLabelValues(sp.topic).Inc()
 				}
 			}

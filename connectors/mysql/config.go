@@ -210,7 +210,9 @@ func isTransient(err error) bool {
 		}
 		return false
 	}
-	return dbconn.IsLostConnection(err, "i/o timeout")
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "i/o timeout")
 }
 
 // errNumber is the MySQL error number of err, or 0.

@@ -36,11 +36,17 @@ func describe(ctx context.Context, db *sql.DB, schema, table string) ([]mysqlCol
 	if err != nil {
 		return nil, nil, err
 	}
-	cols, err := dbconn.ScanRows(rows, func(c *mysqlColumn) []any {
-		return []any{&c.name, &c.dataType, &c.columnType, &c.precision, &c.scale}
-	})
+	var cols []mysqlColumn
+	for rows.Next() {
+		var c mysqlColumn
+		if err := rows.Scan(&c.name, &c.dataType, &c.columnType, &c.precision, &c.scale); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		cols = append(cols, c)
+	}
 	rows.Close()
-	if err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
 	if len(cols) == 0 {
@@ -52,8 +58,15 @@ func describe(ctx context.Context, db *sql.DB, schema, table string) ([]mysqlCol
 		return nil, nil, err
 	}
 	defer krows.Close()
-	pk, err := dbconn.ScanNames(krows)
-	return cols, pk, err
+	var pk []string
+	for krows.Next() {
+		var n string
+		if err := krows.Scan(&n); err != nil {
+			return nil, nil, err
+		}
+		pk = append(pk, n)
+	}
+	return cols, pk, krows.Err()
 }
 
 // compatible reports whether values of streamsql type t can be written

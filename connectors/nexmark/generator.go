@@ -287,8 +287,14 @@ func (g *Generator) person(n int64, r *rng, ts int64, p *Person, a *Arena) {
 
 func (g *Generator) auction(n int64, r *rng, ts int64, au *Auction, a *Arena) {
 	au.ID = g.p.lastBase0AuctionID(n) + FirstAuctionID
-	// A hot seller is the first person of the batch of the last 100.
-	au.Seller = g.personID(n, r, g.cfg.Shape.HotSellersRatio, hotSellerRatio, 0)
+	var seller int64
+	if r.intn(g.cfg.Shape.HotSellersRatio) > 0 {
+		// The first person of the batch of the last 100 people.
+		seller = (g.p.lastBase0PersonID(n) / hotSellerRatio) * hotSellerRatio
+	} else {
+		seller = g.p.nextBase0PersonID(n, r)
+	}
+	au.Seller = seller + FirstPersonID
 	au.Category = FirstCategoryID + int64(r.intn(numCategories))
 	au.InitialBid = nextPrice(r)
 	au.DateTime = ts
@@ -313,9 +319,15 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 		auction = g.p.nextBase0AuctionID(n, r)
 	}
 	b.Auction = auction + FirstAuctionID
-	// A hot bidder is the second person of the batch of the last 100, so
-	// that hot bidders and hot sellers differ.
-	b.Bidder = g.personID(n, r, g.cfg.Shape.HotBiddersRatio, hotBidderRatio100, 1)
+	var bidder int64
+	if r.intn(g.cfg.Shape.HotBiddersRatio) > 0 {
+		// The second person of the batch of the last 100 people, so
+		// that hot bidders and hot sellers differ.
+		bidder = (g.p.lastBase0PersonID(n)/hotBidderRatio100)*hotBidderRatio100 + 1
+	} else {
+		bidder = g.p.nextBase0PersonID(n, r)
+	}
+	b.Bidder = bidder + FirstPersonID
 	b.Price = nextPrice(r)
 	if r.intn(hotChannelsRatio) > 0 {
 		i := r.intn(len(HotChannels))
@@ -326,16 +338,6 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid, a *Arena) {
 	}
 	b.DateTime = ts
 	b.Extra = a.extra(r, 8+8+8+8, g.cfg.Shape.BidAvgSize)
-}
-
-// personID is the id of a seller or bidder at event n: with odds
-// (hotRatio-1)/hotRatio a hot one, the person at offset hot in the batch
-// of the last batch people, else nextBase0PersonID's.
-func (g *Generator) personID(n int64, r *rng, hotRatio int, batch, hot int64) int64 {
-	if r.intn(hotRatio) > 0 {
-		return (g.p.lastBase0PersonID(n)/batch)*batch + hot + FirstPersonID
-	}
-	return g.p.nextBase0PersonID(n, r) + FirstPersonID
 }
 
 // nextAuctionLengthMs is the reference's: a length whose mean is the

@@ -202,11 +202,17 @@ func isTransient(err error) bool {
 		}
 		return false
 	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		return true
 	}
-	return dbconn.IsLostConnection(err, "conn closed")
+	s := err.Error()
+	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
+		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "conn closed")
 }
 
 // sqlState is the SQLSTATE of err, or "".

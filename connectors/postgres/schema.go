@@ -51,11 +51,17 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 	if err != nil {
 		return nil, nil, err
 	}
-	cols, err := dbconn.ScanRows(rows, func(c *pgColumn) []any {
-		return []any{&c.name, &c.dataType, &c.precision, &c.scale}
-	})
+	var cols []pgColumn
+	for rows.Next() {
+		var c pgColumn
+		if err := rows.Scan(&c.name, &c.dataType, &c.precision, &c.scale); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		cols = append(cols, c)
+	}
 	rows.Close()
-	if err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
 	krows, err := db.Query(ctx, `SELECT a.attname FROM pg_index i
@@ -65,8 +71,15 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 		return nil, nil, err
 	}
 	defer krows.Close()
-	pk, err := dbconn.ScanNames(krows)
-	return cols, pk, err
+	var pk []string
+	for krows.Next() {
+		var n string
+		if err := krows.Scan(&n); err != nil {
+			return nil, nil, err
+		}
+		pk = append(pk, n)
+	}
+	return cols, pk, krows.Err()
 }
 
 // compatible reports whether values of streamsql type t can be written

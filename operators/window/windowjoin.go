@@ -66,16 +66,28 @@ type windowJoinOp struct {
 func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.oc = ctx
 	s := j.spec
-	var err error
-	if j.name, err = s.Join.OpenTimed("WindowJoin", ctx, [2]int{s.LeftEnd, s.RightEnd}); err != nil {
+	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", j.name)
+	}
+	if err := s.Join.Check(j.name, [2][]int{{s.LeftEnd}, {s.RightEnd}}); err != nil {
 		return err
 	}
 	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
 	j.end = [2]int{s.LeftEnd, s.RightEnd}
 	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	j.outer = s.Join.Type.Outer()
-	j.sides, j.timers, j.wm, err = kit.OpenSides(ctx, j.name, "windowjoin", state.NewValueState[kit.Rows])
-	return err
+	var err error
+	if j.sides[0], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.left", kit.RowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.sides[1], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.right", kit.RowsCodec{}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if j.timers, j.wm, err = kit.OpenTimers(ctx, "windowjoin.timers"); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	return nil
 }
 
 // SnapshotState implements dataflow.Operator: the watermark, which
@@ -172,10 +184,14 @@ func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
 		}
 		for ri, r := range rows[1] {
 			joined := j.shape.Concat(0, l, r)
-			if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
-				return err
-			} else if !ok {
-				continue
+			if c := j.spec.Join.Condition; c != nil {
+				ok, err := c(joined)
+				if err != nil {
+					return fmt.Errorf("%s: join condition: %w", j.name, err)
+				}
+				if !ok {
+					continue
+				}
 			}
 			matched, rightMatched[ri] = true, true
 			em.Add(dyntable.Insert, joined)

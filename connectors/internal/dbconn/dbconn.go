@@ -13,8 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -92,23 +90,6 @@ func Arg(v types.Value, t types.Type) any {
 // from 100 ms, doubling, at most 5 s apart.
 func NewBackoff() *backoff.ExponentialBackOff {
 	return &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond, Multiplier: 2, MaxInterval: 5 * time.Second}
-}
-
-// IsLostConnection reports whether err is a network error or one whose
-// text says the connection broke, as a driver's transient errors that
-// are not the server's own answers; more are the driver's own phrases.
-func IsLostConnection(err error, more ...string) bool {
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	s := err.Error()
-	for _, p := range append([]string{"connection refused", "broken pipe", "connection reset", "EOF"}, more...) {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // Retry runs fn up to attempts times while it fails with an error that

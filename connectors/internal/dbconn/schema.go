@@ -9,34 +9,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Rows is what database/sql's and pgx's query results have in common
-// (they differ in Close, which the caller does).
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// ScanRows reads every row of rows into a T, through the pointers that
-// fields gives to the row's columns in order.
-func ScanRows[T any](rows Rows, fields func(*T) []any) ([]T, error) {
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := rows.Scan(fields(&v)...); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// ScanNames reads a one-column result of names, such as a primary key's
-// columns.
-func ScanNames(rows Rows) ([]string, error) {
-	return ScanRows(rows, func(n *string) []any { return []any{n} })
-}
-
 // MatchColumns maps the columns of t onto a database table's columns
 // cols, by name as unquoted SQL names match (case-insensitively; name
 // gives a column's name as the database spells it): it returns, for each

@@ -1,12 +1,6 @@
 package kit
 
-import (
-	"fmt"
-
-	"github.com/streamsql/streamsql/dataflow"
-	"github.com/streamsql/streamsql/state"
-	"github.com/streamsql/streamsql/types"
-)
+import "github.com/streamsql/streamsql/types"
 
 // EncodeKey appends the canonical key encoding of r's columns cols to
 // dst and reports whether any of them is NULL. Unlike types.EncodeKey, an
@@ -41,22 +35,6 @@ func SideName(side int) string {
 		return "left"
 	}
 	return "right"
-}
-
-// OpenSides opens the state of a join over time (interval and window
-// joins): each side's rows, in a state that open makes, named
-// prefix.left and prefix.right, and the timers, prefix.timers, with the
-// watermark restored. Errors name the operator opName.
-func OpenSides[S any](ctx *dataflow.OpContext, opName, prefix string, open func(state.Store, string, state.Codec[Rows]) (S, error)) (sides [2]S, t *Timers, wm int64, err error) {
-	for i, side := range [2]string{"left", "right"} {
-		if sides[i], err = open(ctx.State, prefix+"."+side, RowsCodec{}); err != nil {
-			return sides, nil, 0, fmt.Errorf("%s: %w", opName, err)
-		}
-	}
-	if t, wm, err = OpenTimers(ctx, prefix+".timers"); err != nil {
-		return sides, nil, 0, fmt.Errorf("%s: %w", opName, err)
-	}
-	return sides, t, wm, nil
 }
 
 // Shape is the layout of a two-input join's output row: the left
