@@ -115,24 +115,9 @@ func (s *valueCounts) encode(dst []byte) []byte {
 
 // decode reads what encode wrote into an empty s.
 func (s *valueCounts) decode(b []byte) ([]byte, error) {
-	n, b, err := readCount(b)
-	if err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		s.m = make(map[string]int64, int(n))
-	}
-	for i := uint64(0); i < n; i++ {
-		_, rest, err := types.DecodeValue(b)
-		if err != nil {
-			return nil, err
-		}
-		c, k := binary.Varint(rest)
-		if k <= 0 || c <= 0 { // a value's count is positive: it leaves the set at 0
-			return nil, types.ErrCorrupt
-		}
-		s.m[string(b[:len(b)-len(rest)])] = c
-		b = rest[k:]
-	}
-	return b, nil
+	return readCounted(b, func(n int) {
+		s.m = make(map[string]int64, n)
+	}, func(key []byte, _ types.Value, c int64) {
+		s.m[string(key)] = c
+	})
 }

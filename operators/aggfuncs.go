@@ -549,12 +549,27 @@ func (s *multiset) encode(dst []byte) []byte {
 }
 
 func (s *multiset) decode(b []byte) ([]byte, error) {
+	return readCounted(b, func(n int) {
+		if s.m == nil {
+			s.m = make(map[string]*msEntry, n)
+		}
+	}, func(key []byte, v types.Value, c int64) {
+		s.m[string(key)] = &msEntry{v: v, n: c}
+	})
+}
+
+// readCounted reads the layout multiset.encode and valueCounts.encode
+// write: an entry count, then each value's types.AppendValue bytes and its
+// positive count. It calls start with the entry count when there are
+// entries, then each with the value's bytes (its key in either set), the
+// decoded value and its count.
+func readCounted(b []byte, start func(n int), each func(key []byte, v types.Value, c int64)) ([]byte, error) {
 	n, b, err := readCount(b)
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 && s.m == nil {
-		s.m = make(map[string]*msEntry, int(n))
+	if n > 0 {
+		start(int(n))
 	}
 	for i := uint64(0); i < n; i++ {
 		v, rest, err := types.DecodeValue(b)
@@ -565,9 +580,7 @@ func (s *multiset) decode(b []byte) ([]byte, error) {
 		if k <= 0 || c <= 0 { // a value's count is positive: it leaves the set at 0
 			return nil, types.ErrCorrupt
 		}
-		// The value's bytes are its key: encode wrote them with
-		// types.AppendValue, as add keys it.
-		s.m[string(b[:len(b)-len(rest)])] = &msEntry{v: v, n: c}
+		each(b[:len(b)-len(rest)], v, c)
 		b = rest[k:]
 	}
 	return b, nil
