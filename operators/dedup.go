@@ -98,7 +98,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 	if input != 0 {
 		return fmt.Errorf("%s: unknown input %d", dedupName, input)
 	}
-	var e kit.Emitter
+	e := kit.NewEmitter(out, 0)
 	for _, ch := range c.Changes {
 		if ch.Kind != dyntable.Insert {
 			return fmt.Errorf("%s: received %s on an insert-only input", dedupName, ch.Kind)
@@ -142,7 +142,7 @@ func (d *dedupOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collec
 		e.Add(dyntable.UpdateBefore, d.out(prev))
 		e.Add(dyntable.UpdateAfter, d.out(ch.Row))
 	}
-	e.Flush(out)
+	e.Flush()
 	return nil
 }
 

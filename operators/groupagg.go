@@ -152,7 +152,7 @@ func (g *GroupAgg) newGroup() groupState {
 
 // ProcessChunk implements dataflow.Operator.
 func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collector) error {
-	em := kit.NewEmitter(2 * len(in.Changes))
+	em := kit.NewEmitter(out, 2*len(in.Changes))
 	for i := range in.Changes {
 		ch := &in.Changes[i]
 		g.key = types.EncodeKey(g.key[:0], ch.Row, g.spec.GroupKeys)
@@ -197,7 +197,7 @@ func (g *GroupAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collecto
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

@@ -82,7 +82,7 @@ func (l *LocalGroupAgg) flush(out dataflow.Collector) {
 	if len(l.parts) == 0 {
 		return
 	}
-	em := kit.NewEmitter(len(l.parts))
+	em := kit.NewEmitter(out, len(l.parts))
 	for i := range l.parts {
 		em.Add(dyntable.Insert, l.partialRow(&l.parts[i].gs, l.parts[i].row))
 	}
@@ -90,7 +90,7 @@ func (l *LocalGroupAgg) flush(out dataflow.Collector) {
 	clear(l.parts)
 	l.parts = l.parts[:0]
 	l.rows = 0
-	em.Flush(out)
+	em.Flush()
 }
 
 // ProcessWatermark implements dataflow.Operator (see batchClock).

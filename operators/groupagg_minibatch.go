@@ -132,7 +132,7 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 	if len(m.changes) == 0 {
 		return nil
 	}
-	em := kit.NewEmitter(2 * len(m.bufGroups))
+	em := kit.NewEmitter(out, 2*len(m.bufGroups))
 	for gi := range m.bufGroups {
 		bg := &m.bufGroups[gi]
 		key := m.keyBytes[bg.keyStart:bg.keyEnd]
@@ -196,7 +196,7 @@ func (m *MiniBatchGroupAgg) flush(out dataflow.Collector) error {
 		}
 	}
 	m.reset()
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

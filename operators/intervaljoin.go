@@ -146,7 +146,7 @@ func (j *intervalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 	if input != 0 && input != 1 {
 		return fmt.Errorf("%s: unknown input %d", j.name, input)
 	}
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, ch := range c.Changes {
 		if !ch.Kind.IsAccumulate() {
 			return fmt.Errorf("%s: %s row on an insert-only input; an interval join takes append-only inputs", j.name, ch.Kind)
@@ -155,7 +155,7 @@ func (j *intervalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 
@@ -302,11 +302,11 @@ func (j *intervalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 		}
 		return bytes.Compare(a.key, b.key)
 	})
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, p := range pads {
 		em.Add(dyntable.Insert, p.row)
 	}
-	em.Flush(out)
+	em.Flush()
 	if wm == dataflow.MaxWatermark {
 		return nil // the runtime forwards the final watermark itself
 	}

@@ -217,7 +217,7 @@ func (o *overAggOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, t := range fired {
 		if t.Tag == overCleanupTag {
 			err = o.cleanup(t.Key, t.Ts)
@@ -228,7 +228,7 @@ func (o *overAggOp) ProcessWatermark(wm int64, out dataflow.Collector) error {
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

@@ -125,7 +125,7 @@ func (s *setOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collecto
 	if input != 0 && input != 1 {
 		return fmt.Errorf("%s: unknown input %d", s.name, input)
 	}
-	var e kit.Emitter
+	e := kit.NewEmitter(out, 0)
 	for _, ch := range c.Changes {
 		if len(ch.Row) != s.width {
 			return fmt.Errorf("%s: row [%s] has %d columns, want %d", s.name, types.FormatRow(ch.Row, nil, ", "), len(ch.Row), s.width)
@@ -167,6 +167,6 @@ func (s *setOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collecto
 			e.Add(dyntable.Delete, ch.Row)
 		}
 	}
-	e.Flush(out)
+	e.Flush()
 	return nil
 }

@@ -148,7 +148,7 @@ func (j *temporalJoinOp) rowTime(row types.Row, col int) (int64, bool, error) {
 }
 
 func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow.Collector) error {
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, ch := range c.Changes {
 		var err error
 		switch input {
@@ -163,7 +163,7 @@ func (j *temporalJoinOp) ProcessChunk(input int, c *dyntable.Chunk, out dataflow
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 
@@ -254,11 +254,11 @@ func (j *temporalJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) erro
 		}
 		return outs[a].seq < outs[b].seq
 	})
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, o := range outs {
 		em.Add(o.kind, o.row)
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
 	"time"
@@ -277,17 +278,18 @@ func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
 	if err != nil || len(due) == 0 {
 		return err
 	}
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	q := timerQueue(due)
 	heap.Init(&q)
-	seen := map[string]bool{}
+	// The queue pops in (time, key) order and only ever gains later
+	// timers, so a timer registered twice pops twice in a row.
+	var last *timer
 	for q.Len() > 0 {
 		t := heap.Pop(&q).(timer)
-		id := string(kit.AppendSortableTime(nil, t.ts)) + string(t.key)
-		if seen[id] {
+		if last != nil && last.ts == t.ts && bytes.Equal(last.key, t.key) {
 			continue
 		}
-		seen[id] = true
+		last = &t
 		next, ok, err := w.fireWindow(t.key, t.ts, &em)
 		if err != nil {
 			return err
@@ -302,7 +304,7 @@ func (w *WindowAgg) fire(wm int64, out dataflow.Collector) error {
 			}
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/dyntable"
 	"github.com/streamsql/streamsql/internal/metrics"
 	"github.com/streamsql/streamsql/operators"
+	"github.com/streamsql/streamsql/operators/internal/kit"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
@@ -277,3 +278,75 @@ func winDiff(got, want []string) string {
 }
 
 var _ = state.NewMemoryStore
+
+// chunkCollector records each chunk's size and its rows' window ends.
+type chunkCollector struct {
+	sizes []int
+	ends  []int64
+	count int64
+}
+
+func (c *chunkCollector) Emit(ch *dyntable.Chunk) {
+	c.sizes = append(c.sizes, len(ch.Changes))
+	for _, x := range ch.Changes {
+		c.ends = append(c.ends, x.Row[1].Timestamp())
+		c.count += x.Row[2].Int()
+	}
+}
+
+func (*chunkCollector) EmitWatermark(int64) error { return nil }
+
+// TestWindowAggStreamsLargeFirings checks that a watermark closing the
+// windows of many keys at once streams their rows in chunks of at most
+// kit.MaxChunk, in window order, instead of gathering them into one: 10,000
+// keys with one row each at 1 s, in HOP 10 s / 2 s windows, are 50,000
+// rows (windows ending at 2, 4, 6, 8 and 10 s), all fired by the end of
+// input.
+func TestWindowAggStreamsLargeFirings(t *testing.T) {
+	const keys = 10_000
+	spec := WindowSpec{Kind: WindowHop, Size: 10 * sec, Slide: 2 * sec}
+	op, err := NewWindowAgg(WindowAggSpec{Window: spec, TimeCol: 2, Keys: []int{0}, Aggs: winAggs[:1],
+		Out: []WindowOutCol{{Kind: WinKey}, {Kind: WinEnd}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Open(joinNewCtx()); err != nil {
+		t.Fatal(err)
+	}
+	out := &chunkCollector{}
+	c := &dyntable.Chunk{}
+	for k := int64(0); k < keys; k++ {
+		c.Append(dyntable.Insert, winRow(k, 1, 1*sec))
+	}
+	if err := op.ProcessChunk(0, c, out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.sizes) != 0 {
+		t.Fatalf("rows emitted before any window closed: %v", out.sizes)
+	}
+	if err := op.ProcessWatermark(dataflow.MaxWatermark, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.ends) != 5*keys || out.count != 5*keys {
+		t.Fatalf("got %d rows counting %d, want %d rows of count 1", len(out.ends), out.count, 5*keys)
+	}
+	for i, n := range out.sizes {
+		if n > kit.MaxChunk {
+			t.Fatalf("chunk %d holds %d rows, more than %d", i, n, kit.MaxChunk)
+		}
+	}
+	if min := (5*keys + kit.MaxChunk - 1) / kit.MaxChunk; len(out.sizes) != min {
+		t.Fatalf("%d chunks, want %d full ones and the rest", len(out.sizes), min)
+	}
+	for i := 1; i < len(out.ends); i++ {
+		if out.ends[i] < out.ends[i-1] {
+			t.Fatalf("row %d ends its window at %d, before row %d's %d", i, out.ends[i], i-1, out.ends[i-1])
+		}
+	}
+	if out.ends[0] != 2*sec || out.ends[len(out.ends)-1] != 10*sec {
+		t.Fatalf("windows end from %d to %d, want 2 s to 10 s", out.ends[0], out.ends[len(out.ends)-1])
+	}
+}

@@ -139,7 +139,7 @@ func (r *WindowRank) ProcessWatermark(wm int64, out dataflow.Collector) error {
 		return err
 	}
 	sort.Sort(timerQueue(due)) // window-end, then key order
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, t := range due {
 		rows, ok, err := r.bufs.Get(t.key)
 		if err != nil {
@@ -159,7 +159,7 @@ func (r *WindowRank) ProcessWatermark(wm int64, out dataflow.Collector) error {
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

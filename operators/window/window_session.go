@@ -169,7 +169,7 @@ func (s *SessionAgg) ProcessChunk(_ int, in *dyntable.Chunk, out dataflow.Collec
 // ProcessWatermark implements dataflow.Operator.
 func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	s.wm = max(s.wm, s.spec.Window.local(wm)) // after a restore the restored watermark may be ahead
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	due, err := s.timers.due(s.wm)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (s *SessionAgg) ProcessWatermark(wm int64, out dataflow.Collector) error {
 	for _, f := range done {
 		em.Add(dyntable.Insert, windowRow(s.g, s.spec.Out, &f.st.gs, f.st.gs.Keys(), f.start, f.end, s.spec.Window))
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 

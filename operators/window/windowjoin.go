@@ -148,13 +148,13 @@ func (j *windowJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error 
 	if err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	var em kit.Emitter
+	em := kit.NewEmitter(out, 0)
 	for _, t := range fired {
 		if err := j.fire(t.Key, &em); err != nil {
 			return err
 		}
 	}
-	em.Flush(out)
+	em.Flush()
 	return nil
 }
 
