@@ -1,6 +1,7 @@
 package window
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/streamsql/streamsql/dataflow"
@@ -43,8 +44,15 @@ type WindowJoinSpec struct {
 // left rows in arrival order, each with its matches in right arrival
 // order, then the padded right rows.
 //
-// State: per side a ValueState keyed by the join key holding the rows in
-// arrival order; timers in kit.Timers at window_end - 1 ms.
+// State: per side a MapState keyed by the join key whose entries are the
+// rows under their arrival number (8 bytes, big-endian, so a range visits
+// them in arrival order), and a ValueState of the next arrival number per
+// key and side; timers in kit.Timers at window_end - 1 ms. A row is one
+// entry of its own, so a window of many rows under one key (a join on the
+// window only, as Nexmark q5's) is appended to without reading what the
+// window already holds and stays in the state backend, not in memory.
+// When the window fires, its right rows are read into memory and its left
+// rows are streamed past them, so memory holds one window's right side.
 func NewWindowJoin(spec WindowJoinSpec) dataflow.Operator {
 	return &windowJoinOp{spec: spec}
 }
@@ -54,7 +62,8 @@ type windowJoinOp struct {
 	oc     *dataflow.OpContext // counts late rows
 	spec   WindowJoinSpec
 	name   string
-	sides  [2]state.ValueState[kit.Rows]
+	sides  [2]state.MapState[types.Row]
+	next   [2]state.ValueState[int64] // arrival number of the next row per key
 	timers *kit.Timers
 	shape  kit.Shape
 	keys   [2][]int
@@ -78,11 +87,13 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
 	j.outer = s.Join.Type.Outer()
 	var err error
-	if j.sides[0], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.left", kit.RowsCodec{}); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
-	}
-	if j.sides[1], err = state.NewValueState[kit.Rows](ctx.State, "windowjoin.right", kit.RowsCodec{}); err != nil {
-		return fmt.Errorf("%s: %w", j.name, err)
+	for side, name := range [2]string{"windowjoin.left", "windowjoin.right"} {
+		if j.sides[side], err = state.NewMapState[types.Row](ctx.State, name+".rows", kit.RowCodec{}); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		if j.next[side], err = state.NewValueState[int64](ctx.State, name+".next", kit.Int64Codec{}); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
 	}
 	if j.timers, j.wm, err = kit.OpenTimers(ctx, "windowjoin.timers"); err != nil {
 		return fmt.Errorf("%s: %w", j.name, err)
@@ -126,16 +137,20 @@ func (j *windowJoinOp) ProcessChunk(input int, c *dyntable.Chunk, _ dataflow.Col
 		}
 		// A row with a NULL key of an outer side is kept under its key to
 		// be padded when its window fires; fire never matches it.
-		cur, _, err := j.sides[input].Get(key)
+		seq, _, err := j.next[input].Get(key)
 		if err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
-		nv := cur.With(false, row)
-		if err := j.sides[input].Put(key, nv); err != nil {
+		if err := j.next[input].Put(key, seq+1); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
 		}
-		if err := j.timers.Register(fireAt, 0, key); err != nil {
+		if err := j.sides[input].Put(key, binary.BigEndian.AppendUint64(nil, uint64(seq)), kit.Own(row)); err != nil {
 			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		if seq == 0 {
+			if err := j.timers.Register(fireAt, 0, key); err != nil {
+				return fmt.Errorf("%s: %w", j.name, err)
+			}
 		}
 	}
 	return nil
@@ -158,21 +173,20 @@ func (j *windowJoinOp) ProcessWatermark(wm int64, out dataflow.Collector) error 
 	return nil
 }
 
+// fire joins the window of key and drops its state: the right rows are
+// read into memory, then the left rows are streamed past them in arrival
+// order.
 func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
-	var rows [2][]types.Row
-	for side := range 2 {
-		v, _, err := j.sides[side].Get(key)
-		if err != nil {
-			return fmt.Errorf("%s: %w", j.name, err)
-		}
-		rows[side] = v.Rows
-		if err := j.sides[side].Delete(key); err != nil {
-			return fmt.Errorf("%s: %w", j.name, err)
-		}
+	var right []types.Row
+	if err := j.sides[1].Range(key, func(_ []byte, r types.Row) bool {
+		right = append(right, r)
+		return true
+	}); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
 	}
-	rightMatched := make([]bool, len(rows[1]))
-	for _, l := range rows[0] {
-		matched := false
+	rightMatched := make([]bool, len(right))
+	var condErr error
+	err := j.sides[0].Range(key, func(_ []byte, l types.Row) bool {
 		if _, null := kit.EncodeKey(nil, l, j.keys[0]); null {
 			// NULL equals nothing: an outer left row is padded, and the
 			// right rows under this key (their keys NULL too) stay
@@ -180,14 +194,16 @@ func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
 			if j.outer[0] {
 				em.Add(dyntable.Insert, j.shape.Pad(0, l))
 			}
-			continue
+			return true
 		}
-		for ri, r := range rows[1] {
+		matched := false
+		for ri, r := range right {
 			joined := j.shape.Concat(0, l, r)
 			if c := j.spec.Join.Condition; c != nil {
 				ok, err := c(joined)
 				if err != nil {
-					return fmt.Errorf("%s: join condition: %w", j.name, err)
+					condErr = fmt.Errorf("%s: join condition: %w", j.name, err)
+					return false
 				}
 				if !ok {
 					continue
@@ -199,12 +215,27 @@ func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
 		if !matched && j.outer[0] {
 			em.Add(dyntable.Insert, j.shape.Pad(0, l))
 		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if condErr != nil {
+		return condErr
 	}
 	if j.outer[1] {
-		for ri, r := range rows[1] {
+		for ri, r := range right {
 			if !rightMatched[ri] {
 				em.Add(dyntable.Insert, j.shape.Pad(1, r))
 			}
+		}
+	}
+	for side := range 2 {
+		if err := j.sides[side].Clear(key); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		if err := j.next[side].Delete(key); err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
 		}
 	}
 	return nil
