@@ -131,6 +131,7 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 		return nil, true, st.ErrorAt(c.Line, c.Col, "Catalog '%s' already exists", name)
 	}
 	typ, defaultDB := "", ""
+	options := map[string]string{}
 	for _, o := range st.Options {
 		switch o.Key {
 		case "type":
@@ -140,6 +141,7 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 			}
 		case "default-database":
 			defaultDB = o.Value
+			options[o.Key] = o.Value
 		default:
 			return nil, true, st.ErrorAt(o.Line, o.Col, "unknown option '%s' for catalog type '%s'; it takes 'type' and 'default-database'", o.Key, planner.InMemoryCatalogType)
 		}
@@ -147,16 +149,8 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 	if typ == "" {
 		return nil, true, st.ErrorAt(c.Line, c.Col, "CREATE CATALOG needs the option 'type' = '%s'", planner.InMemoryCatalogType)
 	}
-	if err := s.planner.Cat.CreateCatalog(name, c.Comment, secrets.Mask(st.Text)); err != nil {
+	if err := s.planner.Cat.CreateCatalog(name, c.Comment, secrets.Mask(st.Text), defaultDB, options); err != nil {
 		return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
-	}
-	if defaultDB != "" && !strings.EqualFold(defaultDB, planner.DefaultDatabase) {
-		if _, err := s.planner.Cat.CreateDatabase(name, defaultDB, "", true); err != nil {
-			return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
-		}
-		if err := s.planner.Cat.DropDatabase(name, planner.DefaultDatabase, false); err != nil {
-			return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
-		}
 	}
 	return &Result{Message: fmt.Sprintf("Catalog '%s' created", name)}, true, nil
 }
@@ -174,6 +168,23 @@ func (s *Session) showObjects(st *parser.Statement, c *parser.Command) (*Result,
 	case "CURRENT DATABASE":
 		_, db := cat.Current()
 		return &Result{Header: []string{"current database name"}, Rows: [][]string{{db}}}, nil
+	case "CATALOG INFO", "CATALOG INFO EXTENDED":
+		ce, ok := cat.CatalogEntry(c.Path[0])
+		if !ok {
+			return nil, st.ErrorAt(c.Line, c.Col, "Catalog '%s' does not exist", c.Path[0])
+		}
+		rows := [][]string{{"name", ce.Name}, {"type", ce.Type}, {"comment", ce.Comment}}
+		if c.Object == "CATALOG INFO EXTENDED" {
+			keys := make([]string, 0, len(ce.Options))
+			for k := range ce.Options {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				rows = append(rows, []string{"option:" + k, ce.Options[k]})
+			}
+		}
+		return &Result{Header: []string{"info name", "info value"}, Rows: rows}, nil
 	case "CATALOGS":
 		header, names = "catalog name", cat.CatalogNames()
 	case "MODULES":

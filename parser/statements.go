@@ -72,9 +72,45 @@ var unsupportedStatements = [][]string{
 	{"CREATE", "MODEL"}, {"CREATE", "TEMPORARY", "MODEL"}, {"DROP", "MODEL"}, {"ALTER", "MODEL"}, {"SHOW", "MODELS"},
 }
 
+// mysqlIntervalFunctions are MySQL's date functions whose second
+// argument must be INTERVAL n unit; Flink has none of them (Hive's
+// DATE_ADD(date, days) is not a Flink built-in), and TiDB's grammar
+// would only say "syntax error" for another second argument.
+var mysqlIntervalFunctions = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": true, "SUBDATE": true}
+
+// unsupportedConstruct returns an error naming a construct anywhere in
+// the statement that streamsql does not take and that TiDB's grammar
+// would refuse with a bare syntax error: MATCH_RECOGNIZE, and
+// DATE_ADD-style calls whose second argument is no INTERVAL.
+func (c *stmtCtx) unsupportedConstruct() *posError {
+	for i := range c.toks {
+		if c.covered[i] {
+			continue
+		}
+		if c.isKw(i, "MATCH_RECOGNIZE") && c.isPunct(i+1, "(") {
+			return c.errAt(i, "MATCH_RECOGNIZE (pattern recognition, Flink's CEP) is not supported")
+		}
+		if mysqlIntervalFunctions[c.upper(i)] && c.isPunct(i+1, "(") && !c.isPunct(i-1, ".") {
+			close := c.match[i+1]
+			for j := i + 2; j < close; j++ {
+				if c.parent[j] == i+1 && c.isPunct(j, ",") {
+					if !c.isKw(j+1, "INTERVAL") {
+						return c.errAt(j+1, "%s(timepoint, n) is not supported: Flink has no %s; write timepoint + INTERVAL 'n' DAY (or %s(timepoint, INTERVAL n DAY))", c.upper(i), c.upper(i), c.upper(i))
+					}
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // unsupportedStatement returns an error naming the statement when it is
 // one of unsupportedStatements.
 func (c *stmtCtx) unsupportedStatement() *posError {
+	if err := c.unsupportedConstruct(); err != nil {
+		return err
+	}
 	for _, kws := range unsupportedStatements {
 		ok := true
 		for k, kw := range kws {
@@ -119,6 +155,22 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 	case "SHOW":
 		return c.parseShow()
 	case "DESCRIBE", "DESC":
+		if c.isKw(1, "CATALOG") && c.isName(2) {
+			// DESCRIBE CATALOG [EXTENDED] c: the catalog's name, type and
+			// comment; EXTENDED adds its options, as Flink's client.
+			k, obj := 2, "CATALOG INFO"
+			if c.isKw(2, "EXTENDED") && c.isName(3) {
+				k, obj = 3, "CATALOG INFO EXTENDED"
+			}
+			path, e, err := c.path(k, 1)
+			if err != nil {
+				return nil, err
+			}
+			if e < n {
+				return nil, c.errAt(e, "unexpected %s after %s CATALOG %s", c.describe(e), c.upper(0), path[0])
+			}
+			return c.cmdAt(&Command{Kind: CmdShow, Object: obj, Path: path}, k), nil
+		}
 		k := 1
 		if c.isKw(1, "EXTENDED") && c.isName(2) {
 			k = 2
