@@ -39,12 +39,14 @@ const (
 	CmdBeginSet                                // BEGIN STATEMENT SET
 	CmdEndSet                                  // END
 	CmdAlterView                               // ALTER VIEW v RENAME TO w; Command.Alter.NewPath
+	CmdAlterCatalog                            // ALTER CATALOG c SET (...) | RESET (...) | COMMENT 'x'; Command.Object, Keys, Statement.Options
 )
 
 var stmtCommandNames = map[CommandKind]string{
 	CmdShow: "SHOW", CmdShowCreate: "SHOW CREATE", CmdCreateCatalog: "CREATE CATALOG", CmdDropCatalog: "DROP CATALOG",
 	CmdUseCatalog: "USE CATALOG", CmdCreateDatabase: "CREATE DATABASE", CmdDropDatabase: "DROP DATABASE",
 	CmdUseDatabase: "USE", CmdBeginSet: "BEGIN STATEMENT SET", CmdEndSet: "END", CmdAlterView: "ALTER VIEW",
+	CmdAlterCatalog: "ALTER CATALOG",
 }
 
 // StatementSet is EXECUTE STATEMENT SET BEGIN ... END or EXPLAIN [details]
@@ -61,7 +63,7 @@ var unsupportedStatements = [][]string{
 	{"CREATE", "OR", "REPLACE", "TEMPORARY", "FUNCTION"}, {"CREATE", "OR", "REPLACE", "FUNCTION"},
 	{"DROP", "TEMPORARY", "SYSTEM", "FUNCTION"}, {"DROP", "TEMPORARY", "FUNCTION"}, {"DROP", "FUNCTION"},
 	{"ALTER", "TEMPORARY", "SYSTEM", "FUNCTION"}, {"ALTER", "TEMPORARY", "FUNCTION"}, {"ALTER", "FUNCTION"},
-	{"ALTER", "CATALOG"}, {"ALTER", "DATABASE"}, {"ALTER", "MATERIALIZED", "TABLE"},
+	{"ALTER", "DATABASE"}, {"ALTER", "MATERIALIZED", "TABLE"},
 	{"CREATE", "MATERIALIZED", "TABLE"}, {"DROP", "MATERIALIZED", "TABLE"}, {"SHOW", "MATERIALIZED", "TABLES"},
 	{"LOAD", "MODULE"}, {"UNLOAD", "MODULE"}, {"INSERT", "OVERWRITE"},
 	{"ADD", "JAR"}, {"REMOVE", "JAR"}, {"SHOW", "JARS"}, {"SHOW", "PARTITIONS"}, {"SHOW", "PROCEDURES"},
@@ -221,6 +223,9 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 			return c.parseCreateCatalogOrDatabase(CmdCreateDatabase, 2)
 		}
 	case "ALTER":
+		if c.isKw(1, "CATALOG") {
+			return c.parseAlterCatalog()
+		}
 		if c.isKw(1, "TABLE") {
 			return c.parseAlterTable() // ddl.go
 		}
@@ -425,6 +430,50 @@ func (c *stmtCtx) parseCreateCatalogOrDatabase(kind CommandKind, maxParts int) (
 	}
 	if k < len(c.toks) {
 		return nil, c.errAt(k, "unexpected %s in %s", c.describe(k), stmtCommandNames[kind])
+	}
+	return cmd, nil
+}
+
+// parseAlterCatalog reads ALTER CATALOG c SET ('k' = 'v', ...), ALTER
+// CATALOG c RESET ('k', ...) and ALTER CATALOG c COMMENT 'x'.
+func (c *stmtCtx) parseAlterCatalog() (*Command, *posError) {
+	n := len(c.toks)
+	path, k, err := c.path(2, 1)
+	if err != nil {
+		return nil, err
+	}
+	cmd := c.cmdAt(&Command{Kind: CmdAlterCatalog, Path: path}, 2)
+	switch {
+	case c.isKw(k, "SET") && c.isPunct(k+1, "("):
+		cmd.Object = "SET"
+		end := c.match[k+1] + 1
+		if err := c.rewriteOptions(k); err != nil {
+			return nil, err
+		}
+		k = end
+	case c.isKw(k, "RESET") && c.isPunct(k+1, "("):
+		cmd.Object = "RESET"
+		close := c.match[k+1]
+		cmd.Keys = []string{}
+		for j := k + 2; j < close; j++ {
+			if !c.isStringLit(j) {
+				return nil, c.errAt(j, "ALTER CATALOG RESET takes option keys as strings such as 'default-database', found %s", c.describe(j))
+			}
+			cmd.Keys = append(cmd.Keys, unquote(c.text(j)))
+			if j+1 < close && !c.isPunct(j+1, ",") {
+				return nil, c.errAt(j+1, "expected ',' or ')' in ALTER CATALOG RESET, found %s", c.describe(j+1))
+			}
+			j++
+		}
+		k = close + 1
+	case c.isKw(k, "COMMENT") && c.isStringLit(k+1):
+		cmd.Object, cmd.Comment = "COMMENT", unquote(c.text(k+1))
+		k += 2
+	default:
+		return nil, c.errAt(k, "ALTER CATALOG takes SET ('key' = 'value', ...), RESET ('key', ...) or COMMENT 'text', found %s", c.describe(k))
+	}
+	if k < n {
+		return nil, c.errAt(k, "unexpected %s in ALTER CATALOG", c.describe(k))
 	}
 	return cmd, nil
 }
