@@ -67,6 +67,8 @@ func (s *Session) catalogCommand(st *parser.Statement, c *parser.Command) (_ *Re
 		return r, true, err
 	case parser.CmdCreateCatalog:
 		return s.createCatalog(st, c)
+	case parser.CmdAlterCatalog:
+		return s.alterCatalog(st, c)
 	case parser.CmdDropCatalog:
 		if _, exists := cat.CatalogEntry(c.Path[0]); !exists && c.IfExists {
 			return &Result{Message: fmt.Sprintf("Catalog '%s' does not exist; nothing done", c.Path[0])}, true, nil
@@ -131,6 +133,7 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 		return nil, true, st.ErrorAt(c.Line, c.Col, "Catalog '%s' already exists", name)
 	}
 	typ, defaultDB := "", ""
+	options := map[string]string{}
 	for _, o := range st.Options {
 		switch o.Key {
 		case "type":
@@ -140,6 +143,7 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 			}
 		case "default-database":
 			defaultDB = o.Value
+			options[o.Key] = o.Value
 		default:
 			return nil, true, st.ErrorAt(o.Line, o.Col, "unknown option '%s' for catalog type '%s'; it takes 'type' and 'default-database'", o.Key, planner.InMemoryCatalogType)
 		}
@@ -147,18 +151,88 @@ func (s *Session) createCatalog(st *parser.Statement, c *parser.Command) (*Resul
 	if typ == "" {
 		return nil, true, st.ErrorAt(c.Line, c.Col, "CREATE CATALOG needs the option 'type' = '%s'", planner.InMemoryCatalogType)
 	}
-	if err := s.planner.Cat.CreateCatalog(name, c.Comment, secrets.Mask(st.Text)); err != nil {
+	if err := s.planner.Cat.CreateCatalog(name, c.Comment, secrets.Mask(st.Text), defaultDB, options); err != nil {
 		return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
 	}
-	if defaultDB != "" && !strings.EqualFold(defaultDB, planner.DefaultDatabase) {
-		if _, err := s.planner.Cat.CreateDatabase(name, defaultDB, "", true); err != nil {
-			return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
-		}
-		if err := s.planner.Cat.DropDatabase(name, planner.DefaultDatabase, false); err != nil {
-			return nil, true, st.ErrorAt(c.Line, c.Col, "%v", err)
-		}
-	}
 	return &Result{Message: fmt.Sprintf("Catalog '%s' created", name)}, true, nil
+}
+
+// alterCatalog runs ALTER CATALOG c SET (...) | RESET (...) | COMMENT
+// 'x', as Flink: SET takes the options CREATE CATALOG takes, RESET
+// drops keys (ones not set are ignored), neither may change 'type' and
+// RESET needs a key. The catalog's databases are left as they are;
+// DESCRIBE CATALOG EXTENDED and SHOW CREATE CATALOG show the new
+// definition.
+func (s *Session) alterCatalog(st *parser.Statement, c *parser.Command) (*Result, bool, error) {
+	ce, ok := s.planner.Cat.CatalogEntry(c.Path[0])
+	if !ok {
+		return nil, true, st.ErrorAt(c.Line, c.Col, "Catalog '%s' does not exist", c.Path[0])
+	}
+	if ce.DDL == "" {
+		return nil, true, st.ErrorAt(c.Line, c.Col, "catalog '%s' is built in and cannot be altered", ce.Name)
+	}
+	opts := map[string]string{}
+	for k, v := range ce.Options {
+		opts[k] = v
+	}
+	comment := ce.Comment
+	switch c.Object {
+	case "SET":
+		for _, o := range st.Options {
+			switch o.Key {
+			case "type":
+				return nil, true, st.ErrorAt(o.Line, o.Col, "ALTER CATALOG SET does not support changing 'type'")
+			case "default-database":
+				opts[o.Key] = o.Value
+			default:
+				return nil, true, st.ErrorAt(o.Line, o.Col, "unknown option '%s' for catalog type '%s'; it takes 'type' and 'default-database'", o.Key, planner.InMemoryCatalogType)
+			}
+		}
+	case "RESET":
+		if len(c.Keys) == 0 {
+			return nil, true, st.ErrorAt(c.Line, c.Col, "ALTER CATALOG RESET does not support empty key")
+		}
+		for _, k := range c.Keys {
+			if k == "type" {
+				return nil, true, st.ErrorAt(c.Line, c.Col, "ALTER CATALOG RESET does not support changing 'type'")
+			}
+			delete(opts, k)
+		}
+	case "COMMENT":
+		comment = c.Comment
+	}
+	ce.Options, ce.Comment = opts, comment
+	ce.DDL = catalogDDL(ce)
+	return &Result{Message: fmt.Sprintf("Catalog '%s' altered", ce.Name)}, true, nil
+}
+
+// catalogDDL writes a catalog's definition as CREATE CATALOG, its
+// options sorted, after ALTER CATALOG changed it.
+func catalogDDL(ce *planner.CatalogEntry) string {
+	quote := func(x string) string { return "'" + strings.ReplaceAll(x, "'", "''") + "'" }
+	var b strings.Builder
+	b.WriteString("CREATE CATALOG `" + strings.ReplaceAll(ce.Name, "`", "``") + "`")
+	if ce.Comment != "" {
+		b.WriteString(" COMMENT " + quote(ce.Comment))
+	}
+	opts := map[string]string{"type": ce.Type}
+	for k, v := range ce.Options {
+		opts[k] = v
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString(" WITH (")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(k) + " = " + quote(opts[k]))
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // showObjects runs SHOW TABLES, VIEWS, DATABASES, CATALOGS, COLUMNS,
@@ -174,6 +248,23 @@ func (s *Session) showObjects(st *parser.Statement, c *parser.Command) (*Result,
 	case "CURRENT DATABASE":
 		_, db := cat.Current()
 		return &Result{Header: []string{"current database name"}, Rows: [][]string{{db}}}, nil
+	case "CATALOG INFO", "CATALOG INFO EXTENDED":
+		ce, ok := cat.CatalogEntry(c.Path[0])
+		if !ok {
+			return nil, st.ErrorAt(c.Line, c.Col, "Catalog '%s' does not exist", c.Path[0])
+		}
+		rows := [][]string{{"name", ce.Name}, {"type", ce.Type}, {"comment", ce.Comment}}
+		if c.Object == "CATALOG INFO EXTENDED" {
+			keys := make([]string, 0, len(ce.Options))
+			for k := range ce.Options {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				rows = append(rows, []string{"option:" + k, ce.Options[k]})
+			}
+		}
+		return &Result{Header: []string{"info name", "info value"}, Rows: rows}, nil
 	case "CATALOGS":
 		header, names = "catalog name", cat.CatalogNames()
 	case "MODULES":

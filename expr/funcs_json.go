@@ -279,6 +279,7 @@ func buildJSONQuery(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 		return nil, err
 	}
 	wrapper, emptyMode, errorMode := "WITHOUT", "NULL", "NULL"
+	retArray := false // RETURNING ARRAY<STRING>
 	if len(args) == 6 {
 		tname, err := b.clauseArg(x, args, 2)
 		if err != nil {
@@ -286,8 +287,9 @@ func buildJSONQuery(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 		}
 		if tname != "" {
 			t, err := parseCastType(tname)
-			if err != nil || t.ID != types.String {
-				return nil, b.errf(x.Args[2], "JSON_QUERY ... RETURNING %s is not supported; JSON_QUERY returns STRING", tname)
+			retArray = err == nil && t.ID == types.Array && t.Fields[0].Type.ID == types.String
+			if err != nil || t.ID != types.String && !retArray {
+				return nil, b.errf(x.Args[2], "JSON_QUERY ... RETURNING %s is not supported; JSON_QUERY returns STRING or ARRAY<STRING>", tname)
 			}
 		}
 		if wrapper, err = b.clauseArg(x, args, 3); err != nil {
@@ -300,21 +302,34 @@ func buildJSONQuery(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 			return nil, err
 		}
 	}
+	if retArray && (emptyMode == "EMPTY OBJECT" || errorMode == "EMPTY OBJECT") {
+		return nil, b.errf(x.Args[2], "JSON_QUERY ... RETURNING ARRAY<STRING> cannot take EMPTY OBJECT ON EMPTY or ON ERROR")
+	}
 	pathText, _ := constString(args[1])
 	behave := func(mode string, cause error) (types.Value, error) {
 		switch mode {
 		case "ERROR":
 			return types.NullValue, cause
 		case "EMPTY ARRAY":
+			if retArray {
+				return types.NewArray([]types.Value{}), nil
+			}
 			return types.NewString("[]"), nil
 		case "EMPTY OBJECT":
 			return types.NewString("{}"), nil
 		}
 		return types.NullValue, nil
 	}
-	return &call{name: name, args: args[:1], typ: types.TypeString, strict: true,
+	typ := types.TypeString
+	if retArray {
+		typ = types.ArrayType(types.TypeString)
+	}
+	return &call{name: name, args: args[:1], typ: typ, strict: true,
 		render: func(a []Expr) string {
 			s := "JSON_QUERY(" + a[0].String() + ", " + quoteSQL(pathText)
+			if retArray {
+				s += " RETURNING ARRAY<STRING>"
+			}
 			if wrapper != "WITHOUT" {
 				s += " WITH " + wrapper + " ARRAY WRAPPER"
 			}
@@ -349,6 +364,25 @@ func buildJSONQuery(b *binder, x *ast.FuncCallExpr, _ string) (Expr, error) {
 					return behave(errorMode, errors.New("strict JSON path mode requires an array or object"))
 				}
 				return behave(emptyMode, errors.New("the JSON path found no array or object (ERROR ON EMPTY)"))
+			}
+			if retArray {
+				// Each element as STRING: a string's text, NULL for null,
+				// any other value as its JSON text (FLINK-35687).
+				if v.kind != jArray {
+					return behave(errorMode, errors.New("RETURNING ARRAY<STRING> needs the path to find an array, found an object"))
+				}
+				out := make([]types.Value, len(v.arr))
+				for i, el := range v.arr {
+					switch el.kind {
+					case jNull:
+						out[i] = types.NullValue
+					case jString:
+						out[i] = types.NewString(el.s)
+					default:
+						out[i] = types.NewString(jsonText(el))
+					}
+				}
+				return types.NewArray(out), nil
 			}
 			return types.NewString(jsonText(v)), nil
 		}}, nil

@@ -130,10 +130,14 @@ func fieldsOf(v types.Value) tsFields {
 	return splitTS(v.Raw())
 }
 
-// nanosOf returns a DATE or TIMESTAMP as TIMESTAMP nanoseconds.
+// nanosOf returns a DATE or TIMESTAMP as TIMESTAMP nanoseconds, and a
+// TIME as nanoseconds since midnight.
 func nanosOf(v types.Value) (int64, bool) {
 	if v.Kind() == types.KindDate {
 		return tsFromDaysNanos(v.Date(), 0)
+	}
+	if v.Kind() == types.KindTime {
+		return v.TimeOfDay(), true
 	}
 	return v.Raw(), true
 }
@@ -972,6 +976,9 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.Type().ID == types.Time {
+		return buildFloorTime(b, x, fname, e)
+	}
 	if e, err = b.timeArg(x, fname, 0, e); err != nil {
 		return nil, err
 	}
@@ -1046,6 +1053,40 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 				}
 			}
 			return types.NewTimestamp(f), nil
+		}}, nil
+}
+
+// buildFloorTime binds FLOOR/CEIL(time TO unit) for a TIME: the time of
+// day rounded to MILLISECOND, SECOND, MINUTE or HOUR, as Flink's
+// FLOOR(TIME '12:44:31' TO MINUTE) = 12:44:00; CEIL past 23:00 TO HOUR
+// wraps to 00:00, as a TIME holds no day.
+func buildFloorTime(b *binder, x *ast.FuncCallExpr, fname string, e Expr) (Expr, error) {
+	ue, err := b.bind(x.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	us, ok := constString(ue)
+	unit := normUnit(us)
+	switch unit {
+	case "MILLISECOND", "SECOND", "MINUTE", "HOUR":
+	default:
+		ok = false
+	}
+	if !ok {
+		return nil, b.errf(x.Args[1], "%s: a TIME rounds to MILLISECOND, SECOND, MINUTE or HOUR, not %s", fname, us)
+	}
+	sz, _ := unitSize(unit)
+	step := sz.nanos
+	ceil := fname == "CEIL"
+	return &call{name: fname, args: []Expr{e, ue}, typ: e.Type(), strict: true,
+		render: func(a []Expr) string { return fname + "(" + a[0].String() + " TO " + unit + ")" },
+		f2: func(v, _ types.Value) (types.Value, error) {
+			ns := v.TimeOfDay()
+			f := civil.FloorDiv(ns, step) * step
+			if ceil && f != ns {
+				f = civil.FloorMod(f+step, nsPerDay)
+			}
+			return types.NewTime(f), nil
 		}}, nil
 }
 

@@ -169,7 +169,21 @@ func buildOverlaps(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Periods of TIME values (Flink's example: (TIME '2:55:00', INTERVAL
+	// '1' HOUR) OVERLAPS (TIME '3:30:00', INTERVAL '2' HOUR)) are
+	// compared as nanoseconds since midnight; both periods must then be
+	// TIMEs.
+	if args[0].Type().ID == types.Time || args[2].Type().ID == types.Time {
+		for i, a := range args {
+			if id := a.Type().ID; id != types.Time && !(id == types.Interval && i%2 == 1) {
+				return nil, b.argErr(x.Args[i], name, i, len(x.Args), a, "TIME (or an INTERVAL as the second of a pair), as the other period is of TIMEs")
+			}
+		}
+	}
 	for _, i := range []int{0, 2} {
+		if args[i].Type().ID == types.Time {
+			continue
+		}
 		if args[i], err = b.timeArg(x, name, i, args[i]); err != nil {
 			return nil, err
 		}

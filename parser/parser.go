@@ -282,6 +282,7 @@ type Command struct {
 	Path                           []string
 	IfExists, IfNotExists, Cascade bool
 	Comment                        string
+	Keys                           []string    // ALTER CATALOG c RESET ('k', ...)
 	Line, Col                      int         // of Path
 	Alter                          *AlterTable // ALTER TABLE (ddl.go)
 }

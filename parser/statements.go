@@ -39,12 +39,14 @@ const (
 	CmdBeginSet                                // BEGIN STATEMENT SET
 	CmdEndSet                                  // END
 	CmdAlterView                               // ALTER VIEW v RENAME TO w; Command.Alter.NewPath
+	CmdAlterCatalog                            // ALTER CATALOG c SET (...) | RESET (...) | COMMENT 'x'; Command.Object, Keys, Statement.Options
 )
 
 var stmtCommandNames = map[CommandKind]string{
 	CmdShow: "SHOW", CmdShowCreate: "SHOW CREATE", CmdCreateCatalog: "CREATE CATALOG", CmdDropCatalog: "DROP CATALOG",
 	CmdUseCatalog: "USE CATALOG", CmdCreateDatabase: "CREATE DATABASE", CmdDropDatabase: "DROP DATABASE",
 	CmdUseDatabase: "USE", CmdBeginSet: "BEGIN STATEMENT SET", CmdEndSet: "END", CmdAlterView: "ALTER VIEW",
+	CmdAlterCatalog: "ALTER CATALOG",
 }
 
 // StatementSet is EXECUTE STATEMENT SET BEGIN ... END or EXPLAIN [details]
@@ -61,7 +63,7 @@ var unsupportedStatements = [][]string{
 	{"CREATE", "OR", "REPLACE", "TEMPORARY", "FUNCTION"}, {"CREATE", "OR", "REPLACE", "FUNCTION"},
 	{"DROP", "TEMPORARY", "SYSTEM", "FUNCTION"}, {"DROP", "TEMPORARY", "FUNCTION"}, {"DROP", "FUNCTION"},
 	{"ALTER", "TEMPORARY", "SYSTEM", "FUNCTION"}, {"ALTER", "TEMPORARY", "FUNCTION"}, {"ALTER", "FUNCTION"},
-	{"ALTER", "CATALOG"}, {"ALTER", "DATABASE"}, {"ALTER", "MATERIALIZED", "TABLE"},
+	{"ALTER", "DATABASE"}, {"ALTER", "MATERIALIZED", "TABLE"},
 	{"CREATE", "MATERIALIZED", "TABLE"}, {"DROP", "MATERIALIZED", "TABLE"}, {"SHOW", "MATERIALIZED", "TABLES"},
 	{"LOAD", "MODULE"}, {"UNLOAD", "MODULE"}, {"INSERT", "OVERWRITE"},
 	{"ADD", "JAR"}, {"REMOVE", "JAR"}, {"SHOW", "JARS"}, {"SHOW", "PARTITIONS"}, {"SHOW", "PROCEDURES"},
@@ -72,9 +74,45 @@ var unsupportedStatements = [][]string{
 	{"CREATE", "MODEL"}, {"CREATE", "TEMPORARY", "MODEL"}, {"DROP", "MODEL"}, {"ALTER", "MODEL"}, {"SHOW", "MODELS"},
 }
 
+// mysqlIntervalFunctions are MySQL's date functions whose second
+// argument must be INTERVAL n unit; Flink has none of them (Hive's
+// DATE_ADD(date, days) is not a Flink built-in), and TiDB's grammar
+// would only say "syntax error" for another second argument.
+var mysqlIntervalFunctions = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": true, "SUBDATE": true}
+
+// unsupportedConstruct returns an error naming a construct anywhere in
+// the statement that streamsql does not take and that TiDB's grammar
+// would refuse with a bare syntax error: MATCH_RECOGNIZE, and
+// DATE_ADD-style calls whose second argument is no INTERVAL.
+func (c *stmtCtx) unsupportedConstruct() *posError {
+	for i := range c.toks {
+		if c.covered[i] {
+			continue
+		}
+		if c.isKw(i, "MATCH_RECOGNIZE") && c.isPunct(i+1, "(") {
+			return c.errAt(i, "MATCH_RECOGNIZE (pattern recognition, Flink's CEP) is not supported")
+		}
+		if mysqlIntervalFunctions[c.upper(i)] && c.isPunct(i+1, "(") && !c.isPunct(i-1, ".") {
+			close := c.match[i+1]
+			for j := i + 2; j < close; j++ {
+				if c.parent[j] == i+1 && c.isPunct(j, ",") {
+					if !c.isKw(j+1, "INTERVAL") {
+						return c.errAt(j+1, "%s(timepoint, n) is not supported: Flink has no %s; write timepoint + INTERVAL 'n' DAY (or %s(timepoint, INTERVAL n DAY))", c.upper(i), c.upper(i), c.upper(i))
+					}
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // unsupportedStatement returns an error naming the statement when it is
 // one of unsupportedStatements.
 func (c *stmtCtx) unsupportedStatement() *posError {
+	if err := c.unsupportedConstruct(); err != nil {
+		return err
+	}
 	for _, kws := range unsupportedStatements {
 		ok := true
 		for k, kw := range kws {
@@ -119,6 +157,22 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 	case "SHOW":
 		return c.parseShow()
 	case "DESCRIBE", "DESC":
+		if c.isKw(1, "CATALOG") && c.isName(2) {
+			// DESCRIBE CATALOG [EXTENDED] c: the catalog's name, type and
+			// comment; EXTENDED adds its options, as Flink's client.
+			k, obj := 2, "CATALOG INFO"
+			if c.isKw(2, "EXTENDED") && c.isName(3) {
+				k, obj = 3, "CATALOG INFO EXTENDED"
+			}
+			path, e, err := c.path(k, 1)
+			if err != nil {
+				return nil, err
+			}
+			if e < n {
+				return nil, c.errAt(e, "unexpected %s after %s CATALOG %s", c.describe(e), c.upper(0), path[0])
+			}
+			return c.cmdAt(&Command{Kind: CmdShow, Object: obj, Path: path}, k), nil
+		}
 		k := 1
 		if c.isKw(1, "EXTENDED") && c.isName(2) {
 			k = 2
@@ -169,6 +223,9 @@ func (c *stmtCtx) parseStmtCommand() (*Command, *posError) {
 			return c.parseCreateCatalogOrDatabase(CmdCreateDatabase, 2)
 		}
 	case "ALTER":
+		if c.isKw(1, "CATALOG") {
+			return c.parseAlterCatalog()
+		}
 		if c.isKw(1, "TABLE") {
 			return c.parseAlterTable() // ddl.go
 		}
@@ -373,6 +430,50 @@ func (c *stmtCtx) parseCreateCatalogOrDatabase(kind CommandKind, maxParts int) (
 	}
 	if k < len(c.toks) {
 		return nil, c.errAt(k, "unexpected %s in %s", c.describe(k), stmtCommandNames[kind])
+	}
+	return cmd, nil
+}
+
+// parseAlterCatalog reads ALTER CATALOG c SET ('k' = 'v', ...), ALTER
+// CATALOG c RESET ('k', ...) and ALTER CATALOG c COMMENT 'x'.
+func (c *stmtCtx) parseAlterCatalog() (*Command, *posError) {
+	n := len(c.toks)
+	path, k, err := c.path(2, 1)
+	if err != nil {
+		return nil, err
+	}
+	cmd := c.cmdAt(&Command{Kind: CmdAlterCatalog, Path: path}, 2)
+	switch {
+	case c.isKw(k, "SET") && c.isPunct(k+1, "("):
+		cmd.Object = "SET"
+		end := c.match[k+1] + 1
+		if err := c.rewriteOptions(k); err != nil {
+			return nil, err
+		}
+		k = end
+	case c.isKw(k, "RESET") && c.isPunct(k+1, "("):
+		cmd.Object = "RESET"
+		close := c.match[k+1]
+		cmd.Keys = []string{}
+		for j := k + 2; j < close; j++ {
+			if !c.isStringLit(j) {
+				return nil, c.errAt(j, "ALTER CATALOG RESET takes option keys as strings such as 'default-database', found %s", c.describe(j))
+			}
+			cmd.Keys = append(cmd.Keys, unquote(c.text(j)))
+			if j+1 < close && !c.isPunct(j+1, ",") {
+				return nil, c.errAt(j+1, "expected ',' or ')' in ALTER CATALOG RESET, found %s", c.describe(j+1))
+			}
+			j++
+		}
+		k = close + 1
+	case c.isKw(k, "COMMENT") && c.isStringLit(k+1):
+		cmd.Object, cmd.Comment = "COMMENT", unquote(c.text(k+1))
+		k += 2
+	default:
+		return nil, c.errAt(k, "ALTER CATALOG takes SET ('key' = 'value', ...), RESET ('key', ...) or COMMENT 'text', found %s", c.describe(k))
+	}
+	if k < n {
+		return nil, c.errAt(k, "unexpected %s in ALTER CATALOG", c.describe(k))
 	}
 	return cmd, nil
 }

@@ -170,7 +170,12 @@ type CatalogEntry struct {
 	Type    string
 	Comment string
 	DDL     string // the CREATE CATALOG text, secrets masked; "" for default_catalog
-	dbs     map[string]*Database
+	// Options are the WITH options but 'type', as DESCRIBE CATALOG
+	// EXTENDED lists them; nil for default_catalog.
+	Options map[string]string
+	// defaultDB is the database USE CATALOG makes current.
+	defaultDB string
+	dbs       map[string]*Database
 }
 
 // Database is a database of a catalog: its tables and views.
@@ -201,7 +206,7 @@ type Catalog struct {
 // default_database, both current.
 func NewCatalog() *Catalog {
 	c := &Catalog{catalogs: map[string]*CatalogEntry{}, cur: DefaultCatalog, curDB: DefaultDatabase}
-	c.catalogs[norm(DefaultCatalog)] = &CatalogEntry{Name: DefaultCatalog, Type: InMemoryCatalogType,
+	c.catalogs[norm(DefaultCatalog)] = &CatalogEntry{Name: DefaultCatalog, Type: InMemoryCatalogType, defaultDB: DefaultDatabase,
 		dbs: map[string]*Database{norm(DefaultDatabase): newDatabase(DefaultDatabase, "")}}
 	return c
 }
@@ -393,14 +398,25 @@ func (c *Catalog) CatalogEntry(name string) (*CatalogEntry, bool) {
 	return ce, ok
 }
 
-// CreateCatalog adds an in-memory catalog holding an empty
-// default_database, as Flink's generic_in_memory catalog does.
-func (c *Catalog) CreateCatalog(name, comment, ddl string) error {
+// InMemoryDefaultDatabase is the database a created catalog starts
+// with when its 'default-database' option is not given: Flink's
+// GenericInMemoryCatalog names it "default" (only default_catalog has
+// default_database).
+const InMemoryDefaultDatabase = "default"
+
+// CreateCatalog adds an in-memory catalog holding one empty database,
+// defaultDB ("" is InMemoryDefaultDatabase), as Flink's
+// generic_in_memory catalog does; options are kept for DESCRIBE
+// CATALOG EXTENDED.
+func (c *Catalog) CreateCatalog(name, comment, ddl, defaultDB string, options map[string]string) error {
 	if _, ok := c.catalogs[norm(name)]; ok {
 		return fmt.Errorf("Catalog '%s' already exists", name)
 	}
-	c.catalogs[norm(name)] = &CatalogEntry{Name: name, Type: InMemoryCatalogType, Comment: comment, DDL: ddl,
-		dbs: map[string]*Database{norm(DefaultDatabase): newDatabase(DefaultDatabase, "")}}
+	if defaultDB == "" {
+		defaultDB = InMemoryDefaultDatabase
+	}
+	c.catalogs[norm(name)] = &CatalogEntry{Name: name, Type: InMemoryCatalogType, Comment: comment, DDL: ddl, Options: options,
+		defaultDB: defaultDB, dbs: map[string]*Database{norm(defaultDB): newDatabase(defaultDB, "")}}
 	return nil
 }
 
@@ -427,7 +443,7 @@ func (c *Catalog) UseCatalog(name string) error {
 	}
 	c.cur = ce.Name
 	c.curDB = ""
-	if d, ok := ce.dbs[norm(DefaultDatabase)]; ok {
+	if d, ok := ce.dbs[norm(ce.defaultDB)]; ok {
 		c.curDB = d.Name
 	} else if dbs := ce.sortedDBs(); len(dbs) > 0 {
 		c.curDB = dbs[0]
