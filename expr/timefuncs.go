@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -982,16 +983,9 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	if e, err = b.timeArg(x, fname, 0, e); err != nil {
 		return nil, err
 	}
-	ue, err := b.bind(x.Args[1])
+	ue, unit, us, ok, err := floorUnit(b, x, "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR")
 	if err != nil {
 		return nil, err
-	}
-	us, ok := constString(ue)
-	unit := normUnit(us)
-	switch unit {
-	case "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR":
-	default:
-		ok = false
 	}
 	if !ok {
 		return nil, b.errf(x.Args[1], "%s: unsupported unit %s", fname, us)
@@ -1056,21 +1050,26 @@ func buildFloorTo(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 		}}, nil
 }
 
+// floorUnit binds FLOOR/CEIL's unit argument: the bound argument, the
+// unit normalized, its text as written, and whether it is a constant
+// among allowed.
+func floorUnit(b *binder, x *ast.FuncCallExpr, allowed ...string) (ue Expr, unit, text string, ok bool, err error) {
+	if ue, err = b.bind(x.Args[1]); err != nil {
+		return nil, "", "", false, err
+	}
+	text, ok = constString(ue)
+	unit = normUnit(text)
+	return ue, unit, text, ok && slices.Contains(allowed, unit), nil
+}
+
 // buildFloorTime binds FLOOR/CEIL(time TO unit) for a TIME: the time of
 // day rounded to MILLISECOND, SECOND, MINUTE or HOUR, as Flink's
 // FLOOR(TIME '12:44:31' TO MINUTE) = 12:44:00; CEIL past 23:00 TO HOUR
 // wraps to 00:00, as a TIME holds no day.
 func buildFloorTime(b *binder, x *ast.FuncCallExpr, fname string, e Expr) (Expr, error) {
-	ue, err := b.bind(x.Args[1])
+	ue, unit, us, ok, err := floorUnit(b, x, "MILLISECOND", "SECOND", "MINUTE", "HOUR")
 	if err != nil {
 		return nil, err
-	}
-	us, ok := constString(ue)
-	unit := normUnit(us)
-	switch unit {
-	case "MILLISECOND", "SECOND", "MINUTE", "HOUR":
-	default:
-		ok = false
 	}
 	if !ok {
 		return nil, b.errf(x.Args[1], "%s: a TIME rounds to MILLISECOND, SECOND, MINUTE or HOUR, not %s", fname, us)
