@@ -111,13 +111,10 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if s.Join.Type != InnerJoin && s.Join.Type != LeftJoin {
 		return fmt.Errorf("%s: a temporal join is INNER or LEFT", j.name)
 	}
-	if ctx == nil || ctx.State == nil {
-		return fmt.Errorf("%s: no state store", j.name)
-	}
 	if len(s.Join.LeftKeys) == 0 {
 		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
 	}
-	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
+	if err := s.Join.Open(ctx, j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
 		return err
 	}
 	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
@@ -293,15 +290,11 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 			var joined types.Row
 			if i >= 0 && !vers[i].v.Deleted {
 				joined = j.shape.Concat(0, row, vers[i].v.Row)
-				if c := j.spec.Join.Condition; c != nil {
-					ok, err := c(joined)
-					if err != nil {
-						rangeErr = fmt.Errorf("%s: join condition: %w", j.name, err)
-						return false
-					}
-					if !ok {
-						joined = nil
-					}
+				if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
+					rangeErr = err
+					return false
+				} else if !ok {
+					joined = nil
 				}
 			}
 			if joined == nil && j.outer {
