@@ -542,6 +542,16 @@ func intervalOfValue(v types.Value, t types.Type, unit string) (ivl, error) {
 	return r, err
 }
 
+// fixedOrIntervalOf is the interval a time shift moves by: fixed when
+// the amount was a constant the binder read, else the run-time amount v
+// (of type t, in unit) converted.
+func fixedOrIntervalOf(fixed *ivl, v types.Value, t types.Type, unit string) (ivl, error) {
+	if fixed != nil {
+		return *fixed, nil
+	}
+	return intervalOfValue(v, t, unit)
+}
+
 // addIvl adds sign * iv to a TIMESTAMP.
 func addIvl(ns int64, iv ivl, sign int64) (int64, bool) {
 	if iv.months != 0 {
@@ -608,14 +618,9 @@ func newDateArith(name string, e, n Expr, unit string, sign int64, fixed *ivl, f
 	nt := n.Type()
 	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
 		f2: func(v, amount types.Value) (types.Value, error) {
-			var iv ivl
-			if fixed != nil {
-				iv = *fixed
-			} else {
-				var err error
-				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
-					return types.NullValue, err
-				}
+			iv, err := fixedOrIntervalOf(fixed, amount, nt, unit)
+			if err != nil {
+				return types.NullValue, err
 			}
 			if isDate {
 				days := v.Date()
@@ -1190,6 +1195,20 @@ func parseWith(fixed dateFmt, s string, p *types.Value) (int64, bool, error) {
 	return ns, ok, nil
 }
 
+// formatCall is the call of a text function whose second argument, a
+// format, may be left out: conv gets that argument by pointer, nil when
+// the call has one argument only. The format conv uses when it is a
+// literal is compiled once by the caller (see formatArg).
+func formatCall(name string, args []Expr, t types.Type, conv func(v types.Value, format *types.Value) (types.Value, error)) *call {
+	c := &call{name: name, args: args, typ: t, strict: true}
+	if len(args) == 2 {
+		c.f2 = func(v, p types.Value) (types.Value, error) { return conv(v, &p) }
+	} else {
+		c.f1 = func(v types.Value) (types.Value, error) { return conv(v, nil) }
+	}
+	return c
+}
+
 func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
 	args, err := b.bindArgs(x)
 	if err != nil {
@@ -1217,13 +1236,7 @@ func buildToTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error)
 		}
 		return types.NewTimestamp(truncNanos(ns, 3)), nil
 	}
-	c := &call{name: name, args: args, typ: t, strict: true}
-	if len(args) == 2 {
-		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
-	} else {
-		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
-	}
-	return c, nil
+	return formatCall(name, args, t, conv), nil
 }
 
 func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -1275,13 +1288,7 @@ func buildUnixTimestamp(b *binder, x *ast.FuncCallExpr, name string) (Expr, erro
 		// The text is a wall clock in the session zone, as in Flink.
 		return types.NewInt(civil.FloorDiv(types.InstantNanos(ns, loc), nsPerSec)), nil
 	}
-	c := &call{name: name, args: args, typ: strictType(types.TypeBigInt, args...), strict: true}
-	if len(args) == 2 {
-		c.f2 = func(s, p types.Value) (types.Value, error) { return conv(s, &p) }
-	} else {
-		c.f1 = func(s types.Value) (types.Value, error) { return conv(s, nil) }
-	}
-	return c, nil
+	return formatCall(name, args, strictType(types.TypeBigInt, args...), conv), nil
 }
 
 func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error) {
@@ -1321,13 +1328,7 @@ func buildFromUnixtime(b *binder, x *ast.FuncCallExpr, name string) (Expr, error
 		// The instant's wall clock in the session zone, as in Flink.
 		return types.NewString(string(f.format(buf[:0], splitTS(types.LocalNanos(int64(secs)*nsPerSec, loc))))), nil
 	}
-	c := &call{name: name, args: args, typ: strictType(types.TypeString, args...), strict: true}
-	if len(args) == 2 {
-		c.f2 = func(n, p types.Value) (types.Value, error) { return conv(n, &p) }
-	} else {
-		c.f1 = func(n types.Value) (types.Value, error) { return conv(n, nil) }
-	}
-	return c, nil
+	return formatCall(name, args, strictType(types.TypeString, args...), conv), nil
 }
 
 // buildToTimestampLTZ binds TO_TIMESTAMP_LTZ(epoch[, precision]), the

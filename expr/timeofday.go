@@ -109,14 +109,9 @@ func (b *binder) timeArith(node ast.Node, name string, e, n Expr, unit string, s
 	nt := n.Type()
 	return &call{name: name, args: []Expr{e, n}, typ: t, strict: true, render: render,
 		f2: func(v, amount types.Value) (types.Value, error) {
-			var iv ivl
-			if fixed != nil {
-				iv = *fixed
-			} else {
-				var err error
-				if iv, err = intervalOfValue(amount, nt, unit); err != nil {
-					return types.NullValue, err
-				}
+			iv, err := fixedOrIntervalOf(fixed, amount, nt, unit)
+			if err != nil {
+				return types.NullValue, err
 			}
 			if iv.months != 0 {
 				return types.NullValue, fmt.Errorf("a TIME cannot be moved by a year-month interval")

@@ -90,10 +90,7 @@ type intervalJoinOp struct {
 func (j *intervalJoinOp) Open(ctx *dataflow.OpContext) error {
 	s := j.spec
 	j.name = "IntervalJoin(" + s.Join.Type.String() + ")"
-	if ctx == nil || ctx.State == nil {
-		return fmt.Errorf("%s: no state store", j.name)
-	}
-	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
+	if err := s.Join.Open(ctx, j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
 		return err
 	}
 	if s.Lower > s.Upper {
@@ -207,14 +204,10 @@ func (j *intervalJoinOp) process(side int, row types.Row, em *kit.Emitter) error
 		h := &hits[i]
 		for i, r := range h.rows.Rows {
 			joined := j.shape.Concat(side, row, r)
-			if c := j.spec.Join.Condition; c != nil {
-				ok, err := c(joined)
-				if err != nil {
-					return fmt.Errorf("%s: join condition: %w", j.name, err)
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
+				return err
+			} else if !ok {
+				continue
 			}
 			matched = true
 			em.Add(dyntable.Insert, joined)

@@ -72,6 +72,29 @@ func (s JoinSpec) Check(name string, extra [2][]int) error {
 	return checkJoinColumns(name, [2][]int{s.LeftKeys, s.RightKeys}, [2]int{s.LeftWidth, s.RightWidth}, extra)
 }
 
+// Open is what the Open of every join operator over a JoinSpec checks
+// first: that it has a state store, then s (see Check).
+func (s JoinSpec) Open(ctx *dataflow.OpContext, name string, extra [2][]int) error {
+	if ctx == nil || ctx.State == nil {
+		return fmt.Errorf("%s: no state store", name)
+	}
+	return s.Check(name, extra)
+}
+
+// Holds reports whether the joined row satisfies the residual
+// Condition, true when there is none; name is the operator's, for the
+// error.
+func (s JoinSpec) Holds(name string, joined types.Row) (bool, error) {
+	if s.Condition == nil {
+		return true, nil
+	}
+	ok, err := s.Condition(joined)
+	if err != nil {
+		return false, fmt.Errorf("%s: join condition: %w", name, err)
+	}
+	return ok, nil
+}
+
 // checkJoinColumns checks the columns of a two-input equi-join for its
 // operator's Open: as many left keys as right keys, no negative input
 // width, and each side's keys and extra columns inside its width.
@@ -194,10 +217,7 @@ type joinOp struct {
 func (j *joinOp) Open(ctx *dataflow.OpContext) error {
 	s := j.spec
 	j.name = "Join(" + s.Type.String() + ")"
-	if ctx == nil || ctx.State == nil {
-		return fmt.Errorf("%s: no state store", j.name)
-	}
-	if err := s.Check(j.name, [2][]int{}); err != nil {
+	if err := s.Open(ctx, j.name, [2][]int{}); err != nil {
 		return err
 	}
 	j.keys = [2][]int{s.LeftKeys, s.RightKeys}
@@ -281,14 +301,10 @@ func (j *joinOp) process(side int, ch dyntable.Change, res *dyntable.Chunk) erro
 		kept := matches[:0]
 		for _, m := range matches {
 			m.joined = j.shape.Concat(side, row, m.row)
-			if j.spec.Condition != nil {
-				ok, err := j.spec.Condition(m.joined)
-				if err != nil {
-					return fmt.Errorf("%s: join condition: %w", j.name, err)
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := j.spec.Holds(j.name, m.joined); err != nil {
+				return err
+			} else if !ok {
+				continue
 			}
 			kept = append(kept, m)
 		}

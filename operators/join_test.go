@@ -2,6 +2,7 @@ package operators
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -393,4 +394,28 @@ func TestJoinWithoutEquiKeys(t *testing.T) {
 	// 1 < 3 joins; 5 < 3 does not.
 	h.expect(joinR, joinCs(joinC("+I", 3)), "-D[1, NULL]", "+I[1, 3]")
 	h.expectTable("[1, 3]", "[5, NULL]")
+}
+
+func TestJoinSpecHolds(t *testing.T) {
+	if ok, err := (JoinSpec{}).Holds("J", types.Row{}); !ok || err != nil {
+		t.Fatalf("no condition: Holds = %v, %v, want true", ok, err)
+	}
+	s := JoinSpec{Condition: func(r types.Row) (bool, error) {
+		if r[0].IsNull() {
+			return false, errors.New("boom")
+		}
+		return r[0].Int() > 1, nil
+	}}
+	if ok, err := s.Holds("J", types.Row{types.NewInt(2)}); !ok || err != nil {
+		t.Fatalf("Holds(2) = %v, %v, want true", ok, err)
+	}
+	if ok, err := s.Holds("J", types.Row{types.NewInt(1)}); ok || err != nil {
+		t.Fatalf("Holds(1) = %v, %v, want false", ok, err)
+	}
+	if _, err := s.Holds("J", types.Row{types.NullValue}); err == nil || err.Error() != "J: join condition: boom" {
+		t.Fatalf("a failing condition: err = %v", err)
+	}
+	if err := (JoinSpec{}).Open(nil, "J", [2][]int{}); err == nil || err.Error() != "J: no state store" {
+		t.Fatalf("Open without a state store: err = %v", err)
+	}
 }

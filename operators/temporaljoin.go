@@ -1,7 +1,6 @@
 package operators
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 
@@ -111,13 +110,10 @@ func (j *temporalJoinOp) Open(ctx *dataflow.OpContext) error {
 	if s.Join.Type != InnerJoin && s.Join.Type != LeftJoin {
 		return fmt.Errorf("%s: a temporal join is INNER or LEFT", j.name)
 	}
-	if ctx == nil || ctx.State == nil {
-		return fmt.Errorf("%s: no state store", j.name)
-	}
 	if len(s.Join.LeftKeys) == 0 {
 		return fmt.Errorf("%s: %d left keys but %d right keys", j.name, len(s.Join.LeftKeys), len(s.Join.RightKeys))
 	}
-	if err := s.Join.Check(j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
+	if err := s.Join.Open(ctx, j.name, [2][]int{{s.LeftTime}, {s.RightTime}}); err != nil {
 		return err
 	}
 	j.shape.Width = [2]int{s.Join.LeftWidth, s.Join.RightWidth}
@@ -293,15 +289,11 @@ func (j *temporalJoinOp) fire(key []byte, wm int64, outs []tjOut) ([]tjOut, erro
 			var joined types.Row
 			if i >= 0 && !vers[i].v.Deleted {
 				joined = j.shape.Concat(0, row, vers[i].v.Row)
-				if c := j.spec.Join.Condition; c != nil {
-					ok, err := c(joined)
-					if err != nil {
-						rangeErr = fmt.Errorf("%s: join condition: %w", j.name, err)
-						return false
-					}
-					if !ok {
-						joined = nil
-					}
+				if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
+					rangeErr = err
+					return false
+				} else if !ok {
+					joined = nil
 				}
 			}
 			if joined == nil && j.outer {
@@ -358,41 +350,22 @@ func (v tjLeftRows) withKind(k dyntable.RowKind, row types.Row) tjLeftRows {
 type tjLeftCodec struct{}
 
 func (tjLeftCodec) Encode(dst []byte, v tjLeftRows) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(v.Rows)))
-	var enc []byte
-	for i, r := range v.Rows {
-		enc = types.EncodeRow(enc[:0], r)
-		dst = append(dst, byte(v.Kinds[i]))
-		dst = binary.AppendUvarint(dst, uint64(len(enc)))
-		dst = append(dst, enc...)
-	}
-	return dst
+	return kit.AppendFlaggedRows(dst, v.Rows, func(i int) byte { return byte(v.Kinds[i]) })
 }
 
 func (tjLeftCodec) Decode(b []byte) (tjLeftRows, error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row count")
-	}
-	kinds := make([]dyntable.RowKind, 0, n)
-	rest := b[k:]
-	for i := uint64(0); i < n; i++ {
-		if len(rest) == 0 {
-			return tjLeftRows{}, fmt.Errorf("temporal join state: truncated row")
+	var kinds []dyntable.RowKind
+	rows, err := kit.DecodeFlaggedRows(b, "temporal join state", func(n uint64) {
+		kinds = make([]dyntable.RowKind, 0, n)
+	}, func(f byte) error {
+		if f > byte(dyntable.Delete) {
+			return fmt.Errorf("corrupt row kind %d", f)
 		}
-		if rest[0] > byte(dyntable.Delete) {
-			return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row kind %d", rest[0])
-		}
-		kinds = append(kinds, dyntable.RowKind(rest[0]))
-		l, k := binary.Uvarint(rest[1:])
-		if k <= 0 || l > uint64(len(rest)-1-k) {
-			return tjLeftRows{}, fmt.Errorf("temporal join state: corrupt row length")
-		}
-		rest = rest[1+k+int(l):]
-	}
-	v, err := kit.RowsCodec{}.Decode(b) // reads the flag byte 1 as matched; unused here
+		kinds = append(kinds, dyntable.RowKind(f))
+		return nil
+	})
 	if err != nil {
 		return tjLeftRows{}, err
 	}
-	return tjLeftRows{Rows: v.Rows, Kinds: kinds}, nil
+	return tjLeftRows{Rows: rows, Kinds: kinds}, nil
 }

@@ -29,3 +29,28 @@ func TestTemporalJoinLeftStateKinds(t *testing.T) {
 		t.Errorf("old state: %+v", got)
 	}
 }
+
+// The left-row codec writes kit.RowsCodec's bytes, the kind in the flag
+// byte, and its errors name the temporal join's state.
+func TestTemporalJoinLeftStateBytes(t *testing.T) {
+	r := types.Row{types.NewString("o1")}
+	enc := types.EncodeRow(nil, r)
+	want := append([]byte{1, byte(dyntable.Delete), byte(len(enc))}, enc...)
+	got := tjLeftCodec{}.Encode(nil, tjLeftRows{Rows: []types.Row{r}, Kinds: []dyntable.RowKind{dyntable.Delete}})
+	if string(got) != string(want) {
+		t.Fatalf("Encode = %x, want %x", got, want)
+	}
+	for _, c := range []struct {
+		b    []byte
+		want string
+	}{
+		{want[:len(want)-1], "temporal join state: corrupt row length"},
+		{append([]byte{1, 9}, want[2:]...), "temporal join state: corrupt row kind 9"},
+		{append(append([]byte(nil), want...), 0), "temporal join state: 1 trailing bytes"},
+		{[]byte{1}, "temporal join state: truncated row"},
+	} {
+		if _, err := (tjLeftCodec{}).Decode(c.b); err == nil || err.Error() != c.want {
+			t.Errorf("Decode(%x): err = %v, want %q", c.b, err, c.want)
+		}
+	}
+}

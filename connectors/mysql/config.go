@@ -210,9 +210,7 @@ func isTransient(err error) bool {
 		}
 		return false
 	}
-	s := err.Error()
-	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
-		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "i/o timeout")
+	return dbconn.LostConnection(err, "i/o timeout")
 }
 
 // errNumber is the MySQL error number of err, or 0.

@@ -36,17 +36,13 @@ func describe(ctx context.Context, db *sql.DB, schema, table string) ([]mysqlCol
 	if err != nil {
 		return nil, nil, err
 	}
-	var cols []mysqlColumn
-	for rows.Next() {
-		var c mysqlColumn
-		if err := rows.Scan(&c.name, &c.dataType, &c.columnType, &c.precision, &c.scale); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		cols = append(cols, c)
-	}
+	// rows is closed before the key query, so that it need not wait for
+	// a second connection of the pool.
+	cols, err := dbconn.ScanAll(rows, func(c *mysqlColumn) []any {
+		return []any{&c.name, &c.dataType, &c.columnType, &c.precision, &c.scale}
+	})
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, nil, err
 	}
 	if len(cols) == 0 {
@@ -58,15 +54,11 @@ func describe(ctx context.Context, db *sql.DB, schema, table string) ([]mysqlCol
 		return nil, nil, err
 	}
 	defer krows.Close()
-	var pk []string
-	for krows.Next() {
-		var n string
-		if err := krows.Scan(&n); err != nil {
-			return nil, nil, err
-		}
-		pk = append(pk, n)
+	pk, err := dbconn.ScanAll(krows, dbconn.Names)
+	if err != nil {
+		return nil, nil, err
 	}
-	return cols, pk, krows.Err()
+	return cols, pk, nil
 }
 
 // compatible reports whether values of streamsql type t can be written

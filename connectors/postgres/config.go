@@ -210,9 +210,7 @@ func isTransient(err error) bool {
 	if errors.As(err, &ce) {
 		return true
 	}
-	s := err.Error()
-	return strings.Contains(s, "connection refused") || strings.Contains(s, "broken pipe") ||
-		strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "conn closed")
+	return dbconn.LostConnection(err, "conn closed")
 }
 
 // sqlState is the SQLSTATE of err, or "".

@@ -51,17 +51,13 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 	if err != nil {
 		return nil, nil, err
 	}
-	var cols []pgColumn
-	for rows.Next() {
-		var c pgColumn
-		if err := rows.Scan(&c.name, &c.dataType, &c.precision, &c.scale); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		cols = append(cols, c)
-	}
+	// rows is closed before the key query: a pgx connection runs one
+	// query at a time.
+	cols, err := dbconn.ScanAll(rows, func(c *pgColumn) []any {
+		return []any{&c.name, &c.dataType, &c.precision, &c.scale}
+	})
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, nil, err
 	}
 	krows, err := db.Query(ctx, `SELECT a.attname FROM pg_index i
@@ -71,15 +67,11 @@ func describe(ctx context.Context, db *pgxpool.Pool, schema, table string) ([]pg
 		return nil, nil, err
 	}
 	defer krows.Close()
-	var pk []string
-	for krows.Next() {
-		var n string
-		if err := krows.Scan(&n); err != nil {
-			return nil, nil, err
-		}
-		pk = append(pk, n)
+	pk, err := dbconn.ScanAll(krows, dbconn.Names)
+	if err != nil {
+		return nil, nil, err
 	}
-	return cols, pk, krows.Err()
+	return cols, pk, nil
 }
 
 // compatible reports whether values of streamsql type t can be written

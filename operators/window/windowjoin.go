@@ -76,10 +76,7 @@ func (j *windowJoinOp) Open(ctx *dataflow.OpContext) error {
 	j.oc = ctx
 	s := j.spec
 	j.name = "WindowJoin(" + s.Join.Type.String() + ")"
-	if ctx == nil || ctx.State == nil {
-		return fmt.Errorf("%s: no state store", j.name)
-	}
-	if err := s.Join.Check(j.name, [2][]int{{s.LeftEnd}, {s.RightEnd}}); err != nil {
+	if err := s.Join.Open(ctx, j.name, [2][]int{{s.LeftEnd}, {s.RightEnd}}); err != nil {
 		return err
 	}
 	j.keys = [2][]int{s.Join.LeftKeys, s.Join.RightKeys}
@@ -199,15 +196,11 @@ func (j *windowJoinOp) fire(key []byte, em *kit.Emitter) error {
 		matched := false
 		for ri, r := range right {
 			joined := j.shape.Concat(0, l, r)
-			if c := j.spec.Join.Condition; c != nil {
-				ok, err := c(joined)
-				if err != nil {
-					condErr = fmt.Errorf("%s: join condition: %w", j.name, err)
-					return false
-				}
-				if !ok {
-					continue
-				}
+			if ok, err := j.spec.Join.Holds(j.name, joined); err != nil {
+				condErr = err
+				return false
+			} else if !ok {
+				continue
 			}
 			matched, rightMatched[ri] = true, true
 			em.Add(dyntable.Insert, joined)

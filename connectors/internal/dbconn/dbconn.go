@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -108,4 +109,17 @@ func Retry(ctx context.Context, attempts int, transient func(error) bool, fn fun
 		return fmt.Errorf("%w (job stopping; last error: %v)", err, last)
 	}
 	return err
+}
+
+// LostConnection reports whether the text of err says the connection
+// went away under the statement (refused, reset, a broken pipe, an
+// early EOF), or names one of also, the phrases a driver adds.
+func LostConnection(err error, also ...string) bool {
+	s := err.Error()
+	for _, p := range append([]string{"connection refused", "broken pipe", "connection reset", "EOF"}, also...) {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }

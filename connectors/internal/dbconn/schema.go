@@ -64,3 +64,29 @@ func CheckColumnTypes(t *connectors.Table, system string) error {
 	}
 	return nil
 }
+
+// Rows is what ScanAll needs of a result set: database/sql's *sql.Rows
+// and pgx's Rows both are one.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanAll reads every row of rows into a T, fields naming where each
+// column of the row goes. The caller still owns rows and closes it.
+func ScanAll[T any](rows Rows, fields func(*T) []any) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(fields(&v)...); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// Names is ScanAll's fields for a one-column result of names, as the
+// primary-key queries of describe return.
+func Names(n *string) []any { return []any{n} }

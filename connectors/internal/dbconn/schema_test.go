@@ -52,3 +52,56 @@ func TestSameKey(t *testing.T) {
 		t.Error("no key on either side is the same")
 	}
 }
+
+// fakeRows is a result set of string pairs; failAt makes that row's Scan
+// fail.
+type fakeRows struct {
+	rows   [][2]string
+	i      int
+	failAt int
+	err    error
+}
+
+func (r *fakeRows) Next() bool { r.i++; return r.i <= len(r.rows) }
+func (r *fakeRows) Err() error { return r.err }
+func (r *fakeRows) Scan(dest ...any) error {
+	if r.i == r.failAt {
+		return errors.New("scan failed")
+	}
+	*dest[0].(*string), *dest[1].(*string) = r.rows[r.i-1][0], r.rows[r.i-1][1]
+	return nil
+}
+
+func TestScanAll(t *testing.T) {
+	fields := func(c *col) []any { return []any{&c.name, &c.typ} }
+	got, err := ScanAll(&fakeRows{rows: [][2]string{{"a", "int"}, {"b", "text"}}}, fields)
+	if err != nil || !reflect.DeepEqual(got, []col{{"a", "int"}, {"b", "text"}}) {
+		t.Fatalf("ScanAll = %v, %v", got, err)
+	}
+	if _, err := ScanAll(&fakeRows{rows: [][2]string{{"a", "int"}, {"b", "text"}}, failAt: 2}, fields); err == nil || err.Error() != "scan failed" {
+		t.Fatalf("a failing Scan: err = %v", err)
+	}
+	if _, err := ScanAll(&fakeRows{err: errors.New("read failed")}, fields); err == nil || err.Error() != "read failed" {
+		t.Fatalf("a failing read: err = %v", err)
+	}
+}
+
+func TestLostConnection(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		also []string
+		want bool
+	}{
+		{"dial tcp: connect: connection refused", nil, true},
+		{"write: broken pipe", nil, true},
+		{"read: connection reset by peer", nil, true},
+		{"unexpected EOF", nil, true},
+		{"read: i/o timeout", nil, false},
+		{"read: i/o timeout", []string{"i/o timeout"}, true},
+		{"duplicate key", []string{"conn closed"}, false},
+	} {
+		if got := LostConnection(errors.New(c.msg), c.also...); got != c.want {
+			t.Errorf("LostConnection(%q, %q) = %v, want %v", c.msg, c.also, got, c.want)
+		}
+	}
+}

@@ -38,49 +38,76 @@ type RowsCodec struct{}
 
 // Encode implements state.Codec.
 func (RowsCodec) Encode(dst []byte, v Rows) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(v.Rows)))
-	var enc []byte
-	for i, r := range v.Rows {
-		m := byte(0)
+	return AppendFlaggedRows(dst, v.Rows, func(i int) byte {
 		if v.Matched[i] {
-			m = 1
+			return 1
 		}
+		return 0
+	})
+}
+
+// Decode implements state.Codec.
+func (RowsCodec) Decode(b []byte) (Rows, error) {
+	var matched []bool
+	rows, err := DecodeFlaggedRows(b, "interval join state", func(n uint64) {
+		matched = make([]bool, 0, n)
+	}, func(f byte) error {
+		matched = append(matched, f == 1)
+		return nil
+	})
+	if err != nil {
+		return Rows{}, err
+	}
+	return Rows{Rows: rows, Matched: matched}, nil
+}
+
+// AppendFlaggedRows appends rows in RowsCodec's layout, flag(i) being
+// the flag byte of row i: a count, then per row the flag byte, the
+// encoded row's length and the encoded row.
+func AppendFlaggedRows(dst []byte, rows []types.Row, flag func(i int) byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	var enc []byte
+	for i, r := range rows {
 		enc = types.EncodeRow(enc[:0], r)
-		dst = append(dst, m)
+		dst = append(dst, flag(i))
 		dst = binary.AppendUvarint(dst, uint64(len(enc)))
 		dst = append(dst, enc...)
 	}
 	return dst
 }
 
-// Decode implements state.Codec.
-func (RowsCodec) Decode(b []byte) (Rows, error) {
+// DecodeFlaggedRows reads what AppendFlaggedRows wrote; what names the
+// state in the errors. count is told the row count first; flag gets
+// each row's flag byte, in order, and may refuse it.
+func DecodeFlaggedRows(b []byte, what string, count func(n uint64), flag func(byte) error) ([]types.Row, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
-		return Rows{}, fmt.Errorf("interval join state: corrupt row count")
+		return nil, fmt.Errorf("%s: corrupt row count", what)
 	}
 	b = b[k:]
-	v := Rows{Rows: make([]types.Row, 0, n), Matched: make([]bool, 0, n)}
+	count(n)
+	rows := make([]types.Row, 0, n)
 	for i := uint64(0); i < n; i++ {
 		if len(b) == 0 {
-			return Rows{}, fmt.Errorf("interval join state: truncated row")
+			return nil, fmt.Errorf("%s: truncated row", what)
 		}
-		m := b[0] == 1
+		if err := flag(b[0]); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		l, k := binary.Uvarint(b[1:])
 		if k <= 0 || l > uint64(len(b)-1-k) {
-			return Rows{}, fmt.Errorf("interval join state: corrupt row length")
+			return nil, fmt.Errorf("%s: corrupt row length", what)
 		}
 		b = b[1+k:]
 		r, err := types.DecodeRow(b[:l])
 		if err != nil {
-			return Rows{}, fmt.Errorf("interval join state: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		b = b[l:]
-		v.Rows = append(v.Rows, r)
-		v.Matched = append(v.Matched, m)
+		rows = append(rows, r)
 	}
 	if len(b) != 0 {
-		return Rows{}, fmt.Errorf("interval join state: %d trailing bytes", len(b))
+		return nil, fmt.Errorf("%s: %d trailing bytes", what, len(b))
 	}
-	return v, nil
+	return rows, nil
 }
