@@ -18,7 +18,8 @@
 //     functions; aggmerge.go merges aggregate states, and aggregator.go
 //     exports that code as Aggregator for the window operators;
 //   - over.go: OVER aggregation; dedup.go, rank.go: deduplication and
-//     Top-N; normalize.go: ChangelogNormalize; setop.go: INTERSECT and
+//     Top-N; temporalsort.go: ORDER BY a time attribute without LIMIT
+//     (Flink's temporal sort); normalize.go: ChangelogNormalize; setop.go: INTERSECT and
 //     EXCEPT;
 //   - join.go, semijoin.go, intervaljoin.go, temporaljoin.go,
 //     lookupjoin.go: the joins;

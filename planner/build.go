@@ -504,7 +504,7 @@ func (b *builder) orderLimit(in rel, ob *ast.OrderByClause, lim *ast.Limit) (rel
 		return in, nil
 	}
 	if lim == nil {
-		return rel{}, b.errf(ob, "ORDER BY without LIMIT is not supported on a streaming query; add LIMIT n, or sort the result in the client")
+		return b.temporalSort(in, ob)
 	}
 	count, ok := intLiteral(lim.Count)
 	if !ok || count < 0 {
@@ -516,19 +516,30 @@ func (b *builder) orderLimit(in rel, ob *ast.OrderByClause, lim *ast.Limit) (rel
 			return rel{}, b.errf(lim, "OFFSET must be a non-negative integer literal")
 		}
 	}
-	var keys []operators.SortKey
-	if ob != nil {
-		for _, it := range ob.Items {
-			idx, err := b.sortColumn(in, it.Expr)
-			if err != nil {
-				return rel{}, err
-			}
-			keys = append(keys, operators.SortKey{Col: idx, Desc: it.Desc})
-		}
+	keys, err := b.sortKeys(in, ob)
+	if err != nil {
+		return rel{}, err
 	}
 	rk := &RankNode{nodeBase: nodeBase{cols: in.node.Columns(), inputs: []Node{in.node}},
 		OrderBy: keys, Offset: offset, Limit: count}
 	return rel{node: rk, scope: in.scope}, nil
+}
+
+// sortKeys resolves the items of ob (nil: none) to sort keys over the
+// output columns.
+func (b *builder) sortKeys(in rel, ob *ast.OrderByClause) ([]operators.SortKey, error) {
+	if ob == nil {
+		return nil, nil
+	}
+	var keys []operators.SortKey
+	for _, it := range ob.Items {
+		idx, err := b.sortColumn(in, it.Expr)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, operators.SortKey{Col: idx, Desc: it.Desc})
+	}
+	return keys, nil
 }
 
 // sortColumn resolves an ORDER BY item: a column of the output by name,

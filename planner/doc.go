@@ -20,7 +20,8 @@
 //     condition (build_commajoin.go); [NOT] IN and [NOT] EXISTS become
 //     semi and anti joins (build_subquery.go); GROUPING SETS, ROLLUP
 //     and CUBE become an Expand under the aggregation
-//     (build_grouping_sets.go).
+//     (build_grouping_sets.go); ORDER BY without LIMIT over a time
+//     attribute becomes a temporal sort (build_temporalsort.go).
 //  2. optimize (rewrite.go) applies, once, the rewrites that need the
 //     complete tree: projection push-down into scans, which drops a Calc
 //     it leaves doing nothing, and into the inputs of regular joins and
