@@ -174,12 +174,15 @@ func (o *temporalSortOp) buffer(row types.Row) error {
 		return nil
 	}
 	mk := kit.AppendSortableTime(nil, ts)
-	cur, _, err := o.pending.Get(temporalSortKey, mk)
+	cur, held, err := o.pending.Get(temporalSortKey, mk)
 	if err != nil {
 		return fmt.Errorf("%s: %w", temporalSortName, err)
 	}
 	if err := o.pending.Put(temporalSortKey, mk, cur.With(false, row)); err != nil {
 		return fmt.Errorf("%s: %w", temporalSortName, err)
+	}
+	if held {
+		return nil // the time's first row registered its timer
 	}
 	if err := o.timers.Register(ts, 0 /* tag */, temporalSortKey); err != nil {
 		return fmt.Errorf("%s: %w", temporalSortName, err)
