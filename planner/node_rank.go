@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
+	"github.com/streamsql/streamsql/expr"
 	"github.com/streamsql/streamsql/operators"
 	"github.com/streamsql/streamsql/operators/window"
 )
@@ -143,23 +144,16 @@ func (n *RankNode) timeAttrs() []timeAttr {
 
 func (n *RankNode) Explain() string {
 	in := n.inputs[0].Columns()
-	var ord []string
-	for _, k := range n.OrderBy {
-		d := "ASC"
-		if k.Desc {
-			d = "DESC"
-		}
-		ord = append(ord, in[k.Col].Name+" "+d)
-	}
+	ord := explainOrderBy(in, n.OrderBy)
 	kind := n.kind()
 	switch kind {
 	case rankSortLimit:
-		return fmt.Sprintf("SortLimit(orderBy=[%s], offset=[%d], fetch=[%d])", strings.Join(ord, ", "), n.Offset, n.Limit)
+		return fmt.Sprintf("SortLimit(orderBy=[%s], offset=[%d], fetch=[%d])", ord, n.Offset, n.Limit)
 	case rankLimit:
 		return fmt.Sprintf("Limit(offset=[%d], fetch=[%d])", n.Offset, n.Limit)
 	}
 	s := fmt.Sprintf("%s(partitionBy=[%s], orderBy=[%s], rankRange=[%d..%d]", kind,
-		colNames(in, n.PartitionKeys), strings.Join(ord, ", "), n.Offset+1, n.Offset+n.Limit)
+		colNames(in, n.PartitionKeys), ord, n.Offset+1, n.Offset+n.Limit)
 	if n.OutputRank {
 		s += ", rankNumber=[" + n.cols[len(n.cols)-1].Name + "]"
 	}
@@ -196,3 +190,17 @@ func (n *RankNode) translate(t *translator, ins []*dataflow.Node) (*dataflow.Nod
 }
 
 func (n *RankNode) withInputs(ins []Node) Node { return copyOver(n, ins) }
+
+// explainOrderBy renders sort keys over columns in for EXPLAIN, as
+// "a ASC, b DESC" (Top-N and the temporal sort).
+func explainOrderBy(in []expr.Column, keys []operators.SortKey) string {
+	ord := make([]string, len(keys))
+	for i, k := range keys {
+		d := "ASC"
+		if k.Desc {
+			d = "DESC"
+		}
+		ord[i] = in[k.Col].Name + " " + d
+	}
+	return strings.Join(ord, ", ")
+}

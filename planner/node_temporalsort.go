@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/streamsql/streamsql/dataflow"
 	"github.com/streamsql/streamsql/dyntable"
@@ -28,16 +27,7 @@ func (n *TemporalSortNode) UpsertKey() []int             { return nil }
 func (n *TemporalSortNode) partitionKeys(int) []int      { return nil }
 
 func (n *TemporalSortNode) Explain() string {
-	in := n.inputs[0].Columns()
-	ord := make([]string, len(n.OrderBy))
-	for i, k := range n.OrderBy {
-		d := "ASC"
-		if k.Desc {
-			d = "DESC"
-		}
-		ord[i] = in[k.Col].Name + " " + d
-	}
-	return fmt.Sprintf("TemporalSort(orderBy=[%s])", strings.Join(ord, ", "))
+	return fmt.Sprintf("TemporalSort(orderBy=[%s])", explainOrderBy(n.inputs[0].Columns(), n.OrderBy))
 }
 
 // timeAttrs: over rowtime a row is emitted when the watermark reaches
